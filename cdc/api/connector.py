@@ -1,0 +1,219 @@
+"""Connectors and tasks: the plugin API a source or sink implements.
+
+A connector splits its job into task configs; the runtime runs one task per config, each in its own
+thread. ``SourceTask.poll`` returns a batch (or None when there is nothing yet, so pausing and stopping
+stay responsive); ``stop`` is called from another thread and must make ``poll`` return soon.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from cdc.api.records import SinkRecord, SourceRecord
+from cdc.config.definition import ConfigDef, ConfigValue
+
+__all__ = [
+    "Connector",
+    "ConnectorContext",
+    "ConnectorTransactionBoundaries",
+    "ExactlyOnceSupport",
+    "OffsetStorageReader",
+    "SinkConnector",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceTask",
+    "SourceTaskContext",
+    "Task",
+    "TopicPartition",
+    "TransactionContext",
+]
+
+Partition = Mapping[str, Any]
+Offset = Mapping[str, Any]
+
+
+class OffsetStorageReader(ABC):
+    """Reads the committed source offsets of the connector the task belongs to."""
+
+    @abstractmethod
+    def offsets(self, partitions: Sequence[Partition]) -> dict[str, dict[str, Any]]:
+        """Offsets by the canonical JSON of each partition (missing partitions are left out)."""
+
+    def offset(self, partition: Partition) -> dict[str, Any] | None:
+        from cdc.api.offsets import partition_key
+
+        return self.offsets([partition]).get(partition_key(partition))
+
+
+class ConnectorContext(ABC):
+    """What a connector may ask of the runtime."""
+
+    @abstractmethod
+    def request_task_reconfiguration(self) -> None:
+        """Ask the runtime to call ``task_configs`` again (e.g. a new table appeared)."""
+
+    @abstractmethod
+    def raise_error(self, error: BaseException) -> None:
+        """Fail the connector from a background thread of its own."""
+
+    def offset_storage_reader(self) -> OffsetStorageReader | None:
+        return None
+
+
+class ExactlyOnceSupport(str, Enum):
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries(str, Enum):
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class Task(ABC):
+    """Common to source and sink tasks."""
+
+    def version(self) -> str:
+        from cdc import __version__
+
+        return __version__
+
+    @abstractmethod
+    def start(self, props: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+class Connector(ABC):
+    """A connector instance: configures itself and splits its work into task configs."""
+
+    context: ConnectorContext
+
+    def initialize(self, context: ConnectorContext) -> None:
+        self.context = context
+
+    def version(self) -> str:
+        from cdc import __version__
+
+        return __version__
+
+    @abstractmethod
+    def start(self, props: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def task_class(self) -> type[Task]: ...
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def config(self) -> ConfigDef: ...
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        """Per-key validation; connectors add cross-key checks by extending the result."""
+        return self.config().validate(props)
+
+
+class SourceConnector(Connector):
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        return None
+
+    def can_define_transaction_boundaries(self, props: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries.UNSUPPORTED
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
+        """Called before offsets are altered over REST; False means "not checked by the connector"."""
+        return False
+
+
+class SinkConnector(Connector):
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
+        return False
+
+
+class TransactionContext(ABC):
+    """Lets a connector-defined transaction boundary be drawn (KIP-618)."""
+
+    @abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None: ...
+
+    @abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None: ...
+
+
+class SourceTaskContext(ABC):
+    @abstractmethod
+    def configs(self) -> dict[str, str]: ...
+
+    @abstractmethod
+    def offset_storage_reader(self) -> OffsetStorageReader: ...
+
+    def transaction_context(self) -> TransactionContext | None:
+        return None
+
+
+class SourceTask(Task):
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None:
+        """The next batch of records, or None when there is nothing yet (wait a little inside)."""
+
+    def commit(self) -> None:
+        """Offsets of everything returned so far have been committed."""
+
+    def commit_record(self, record: SourceRecord, metadata: Any | None) -> None:
+        """``record`` has been acknowledged by Kafka (``metadata`` None if a transform dropped it)."""
+
+
+TopicPartition = tuple[str, int]
+
+
+class SinkTaskContext(ABC):
+    @abstractmethod
+    def configs(self) -> dict[str, str]: ...
+
+    def offset(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Ask the runtime to rewind consumption to these offsets."""
+
+    def request_commit(self) -> None:
+        """Ask the runtime to commit offsets soon."""
+
+    def assignment(self) -> set[TopicPartition]:
+        return set()
+
+    def pause(self, *partitions: TopicPartition) -> None: ...
+
+    def resume(self, *partitions: TopicPartition) -> None: ...
+
+
+class SinkTask(Task):
+    context: SinkTaskContext
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def put(self, records: list[SinkRecord]) -> None: ...
+
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Make everything ``put`` so far durable."""
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        self.flush(offsets)
+        return offsets
+
+    def open(self, partitions: list[TopicPartition]) -> None: ...
+
+    def close(self, partitions: list[TopicPartition]) -> None: ...

@@ -1,0 +1,103 @@
+"""The plugin registry: resolves the class names users write to our implementations.
+
+Each plugin package exposes ``PLUGINS``, a map from every name a user may write (the Java FQCN, the
+simple name, and for connectors the simple name without ``Connector``) to ``"module:attribute"``. Third
+parties add theirs through the ``cdc.plugins`` entry-point group (name = class name users write,
+value = ``module:attribute``). Modules are imported only when a plugin is first used, which keeps the
+worker's start-up fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from enum import Enum
+from importlib.metadata import entry_points
+from typing import Any
+
+from cdc.api.errors import ConfigError, NotFoundError
+
+__all__ = ["PluginKind", "Registry", "registry"]
+
+_PACKAGES = (
+    "cdc.converters",
+    "cdc.transforms",
+    "cdc.file",
+    "cdc.mysql",
+    "cdc.jdbc",
+)
+
+
+class PluginKind(str, Enum):
+    SOURCE = "source"
+    SINK = "sink"
+    CONVERTER = "converter"
+    HEADER_CONVERTER = "header_converter"
+    TRANSFORMATION = "transformation"
+    PREDICATE = "predicate"
+    CONFIG_PROVIDER = "config_provider"
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._targets: dict[str, str] = {}
+        self._loaded: dict[str, Any] = {}
+        self._discovered = False
+
+    def _discover(self) -> None:
+        if self._discovered:
+            return
+        self._discovered = True
+        for package in _PACKAGES:
+            try:
+                module = importlib.import_module(package)
+            except ImportError:
+                continue
+            self._targets.update(getattr(module, "PLUGINS", {}))
+        for ep in entry_points(group="cdc.plugins"):
+            self._targets.setdefault(ep.name, ep.value)
+
+    def register(self, name: str, target: str | type) -> None:
+        """Register ``name`` for a ``module:attribute`` string or a class (tests, embedding)."""
+        self._discover()
+        if isinstance(target, str):
+            self._targets[name] = target
+        else:
+            self._targets[name] = f"{target.__module__}:{target.__qualname__}"
+            self._loaded[name] = target
+
+    def names(self) -> list[str]:
+        self._discover()
+        return sorted(self._targets)
+
+    def load(self, name: str) -> Any:
+        """The class registered under ``name`` (whitespace trimmed)."""
+        self._discover()
+        name = name.strip()
+        if name in self._loaded:
+            return self._loaded[name]
+        target = self._targets.get(name)
+        if target is None:
+            raise NotFoundError(f"Failed to find any class that implements {name}")
+        module_name, _, attr = target.partition(":")
+        try:
+            obj = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"Plugin {name} could not be loaded: {exc}") from exc
+        self._loaded[name] = obj
+        return obj
+
+    def canonical(self) -> dict[str, str]:
+        """One entry per distinct plugin: its canonical (longest dotted) name → target."""
+        self._discover()
+        by_target: dict[str, str] = {}
+        for name, target in self._targets.items():
+            best = by_target.get(target)
+            if best is None or (name.count("."), len(name)) > (best.count("."), len(best)):
+                by_target[target] = name
+        return {name: target for target, name in by_target.items()}
+
+    def instantiate(self, name: str) -> Any:
+        return self.load(name)()
+
+
+registry = Registry()

@@ -1,0 +1,1 @@
+"""The runtime: herders (standalone, distributed), the worker that runs tasks, stores, REST, CLI."""

@@ -1,0 +1,245 @@
+"""The three storage concerns of a Connect worker, each behind a narrow interface.
+
+* :class:`OffsetBackingStore` — source offsets as raw key/value bytes (keys ``["conn",{partition}]``).
+* :class:`ConfigBackingStore` — connector configs, task configs, target states, restart requests,
+  the session key; read as a :class:`ClusterConfigState` snapshot, changes announced to a listener.
+* :class:`StatusBackingStore` — connector/task states and the topics each connector used.
+
+Each has a memory implementation (``memory.py``, standalone mode and unit tests), and Kafka
+implementations over the internal topics in Connect's exact formats (``kafka.py``); offsets also have a
+file implementation (``file.py``) that reads and writes the Java-serialized map Kafka Connect's
+standalone worker keeps.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+__all__ = [
+    "ClusterConfigState",
+    "ConfigBackingStore",
+    "ConfigUpdateListener",
+    "ConnectorStatus",
+    "OffsetBackingStore",
+    "RestartRequest",
+    "SessionKey",
+    "State",
+    "StatusBackingStore",
+    "TargetState",
+    "TaskId",
+    "TaskStatus",
+    "TopicStatus",
+]
+
+
+class TargetState(str, Enum):
+    STARTED = "STARTED"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+class State(str, Enum):
+    UNASSIGNED = "UNASSIGNED"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    FAILED = "FAILED"
+    RESTARTING = "RESTARTING"
+    STOPPED = "STOPPED"
+    DESTROYED = "DESTROYED"
+
+
+@dataclass(frozen=True, order=True)
+class TaskId:
+    connector: str
+    task: int
+
+    def __str__(self) -> str:
+        return f"{self.connector}-{self.task}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"connector": self.connector, "task": self.task}
+
+
+@dataclass(frozen=True)
+class RestartRequest:
+    connector: str
+    only_failed: bool = False
+    include_tasks: bool = False
+
+    def restart_connector(self, state: State | None) -> bool:
+        return not self.only_failed or state is State.FAILED
+
+    def restart_task(self, state: State | None) -> bool:
+        return self.include_tasks and (not self.only_failed or state is State.FAILED)
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    key: bytes
+    algorithm: str
+    creation_timestamp: int
+
+
+@dataclass
+class ClusterConfigState:
+    """A consistent snapshot of the config topic, as of ``offset`` (the last record read)."""
+
+    offset: int = -1
+    session_key: SessionKey | None = None
+    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    target_states: dict[str, TargetState] = field(default_factory=dict)
+    task_configs: dict[TaskId, dict[str, str]] = field(default_factory=dict)
+    task_counts: dict[str, int] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+    task_config_generations: dict[str, int] = field(default_factory=dict)
+
+    def connectors(self) -> list[str]:
+        return sorted(self.connector_configs)
+
+    def contains(self, connector: str) -> bool:
+        return connector in self.connector_configs
+
+    def target_state(self, connector: str) -> TargetState | None:
+        if connector not in self.connector_configs:
+            return None
+        return self.target_states.get(connector, TargetState.STARTED)
+
+    def tasks(self, connector: str) -> list[TaskId]:
+        if connector in self.inconsistent:
+            return []
+        return [TaskId(connector, i) for i in range(self.task_counts.get(connector, 0))]
+
+    def task_config(self, task: TaskId) -> dict[str, str] | None:
+        return self.task_configs.get(task)
+
+
+class ConfigUpdateListener(Protocol):
+    def on_connector_config_update(self, connector: str) -> None: ...
+    def on_connector_config_remove(self, connector: str) -> None: ...
+    def on_task_config_update(self, tasks: list[TaskId]) -> None: ...
+    def on_connector_target_state_change(self, connector: str) -> None: ...
+    def on_session_key_update(self, key: SessionKey) -> None: ...
+    def on_restart_request(self, request: RestartRequest) -> None: ...
+
+
+class OffsetBackingStore(ABC):
+    """Raw offsets: ``get`` and ``set`` in bulk; ``set`` returns once the values are durable."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]: ...
+
+    @abstractmethod
+    def set(self, values: Mapping[bytes, bytes | None], timeout: float = 30.0) -> None:
+        """Store ``values`` (None deletes a key); raise if they could not be made durable in time."""
+
+    @abstractmethod
+    def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
+        """Every source partition stored for ``connector`` (from the keys' JSON)."""
+
+
+class ConfigBackingStore(ABC):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def set_update_listener(self, listener: ConfigUpdateListener) -> None: ...
+
+    @abstractmethod
+    def snapshot(self) -> ClusterConfigState: ...
+
+    @abstractmethod
+    def put_connector_config(
+        self, connector: str, config: Mapping[str, str], target_state: TargetState | None = None
+    ) -> None: ...
+
+    @abstractmethod
+    def remove_connector_config(self, connector: str) -> None: ...
+
+    @abstractmethod
+    def put_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None: ...
+
+    @abstractmethod
+    def put_target_state(self, connector: str, state: TargetState) -> None: ...
+
+    def put_restart_request(self, request: RestartRequest) -> None:
+        """Record a restart request (the distributed herder's way to reach every worker)."""
+
+    def put_session_key(self, key: SessionKey) -> None: ...
+
+    def refresh(self, timeout: float = 30.0) -> None:
+        """Read to the end of the log (Kafka); nothing to do for memory."""
+
+
+@dataclass(frozen=True)
+class ConnectorStatus:
+    connector: str
+    state: State
+    worker_id: str
+    generation: int = 0
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    id: TaskId
+    state: State
+    worker_id: str
+    generation: int = 0
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class TopicStatus:
+    topic: str
+    connector: str
+    task: int
+    discover_timestamp: int = field(default_factory=lambda: int(time.time() * 1000))
+
+
+class StatusBackingStore(ABC):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def put(self, status: ConnectorStatus | TaskStatus) -> None: ...
+
+    @abstractmethod
+    def put_safe(self, status: ConnectorStatus | TaskStatus) -> None:
+        """Write only if no other worker has written a newer generation (Connect's safe write)."""
+
+    @abstractmethod
+    def get(self, connector: str) -> ConnectorStatus | None: ...
+
+    @abstractmethod
+    def get_task(self, task: TaskId) -> TaskStatus | None: ...
+
+    @abstractmethod
+    def get_all(self, connector: str) -> list[TaskStatus]: ...
+
+    @abstractmethod
+    def connectors(self) -> set[str]: ...
+
+    @abstractmethod
+    def put_topic(self, status: TopicStatus) -> None: ...
+
+    @abstractmethod
+    def get_topic(self, connector: str, topic: str) -> TopicStatus | None: ...
+
+    @abstractmethod
+    def get_all_topics(self, connector: str) -> list[TopicStatus]: ...
+
+    @abstractmethod
+    def delete_topic(self, connector: str, topic: str) -> None: ...
+
+    def flush(self) -> None: ...
