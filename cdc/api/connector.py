@@ -10,10 +10,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc.api.records import SinkRecord, SourceRecord
-from cdc.config.definition import ConfigDef, ConfigValue
+
+if TYPE_CHECKING:
+    from cdc.config.definition import ConfigDef, ConfigValue
 
 __all__ = [
     "Connector",

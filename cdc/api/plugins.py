@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cdc.api.records import ConnectRecord, Headers, SchemaAndValue
 from cdc.api.schema import Schema
-from cdc.config.definition import ConfigDef
+
+if TYPE_CHECKING:
+    from cdc.config.definition import ConfigDef
 
 __all__ = ["Converter", "HeaderConverter", "Predicate", "Transformation"]
 
@@ -19,6 +21,8 @@ class Converter(ABC):
     """Turns Connect data into bytes for Kafka and back."""
 
     def config(self) -> ConfigDef:
+        from cdc.config.definition import ConfigDef
+
         return ConfigDef()
 
     @abstractmethod
@@ -37,6 +41,8 @@ class Converter(ABC):
 
 class HeaderConverter(ABC):
     def config(self) -> ConfigDef:
+        from cdc.config.definition import ConfigDef
+
         return ConfigDef()
 
     @abstractmethod
@@ -55,6 +61,8 @@ class Transformation(ABC, Generic[R]):
     """A single message transform: returns a new record, or None to drop it. Never mutates its input."""
 
     def config(self) -> ConfigDef:
+        from cdc.config.definition import ConfigDef
+
         return ConfigDef()
 
     @abstractmethod
@@ -70,6 +78,8 @@ class Predicate(ABC, Generic[R]):
     """Decides whether a transform applies to a record."""
 
     def config(self) -> ConfigDef:
+        from cdc.config.definition import ConfigDef
+
         return ConfigDef()
 
     @abstractmethod

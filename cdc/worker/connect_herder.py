@@ -1,0 +1,616 @@
+"""The herder: one control plane for standalone and distributed mode.
+
+Requests write the desired state to the config store (memory in standalone, the config topic in
+distributed mode); a single herder thread then *reconciles*: it compares what the config snapshot and
+this worker's assignment ask for with what runs, and starts, stops, reconfigures or restarts connectors
+and tasks until they match. Standalone and distributed differ only in their stores and their
+:class:`~cdc.worker.membership.Membership` — which is why this is one class and not two (Connect has
+two herders that duplicate much of this logic).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from cdc import __version__
+from cdc.api.offsets import offset_key
+from cdc.api.errors import ConnectError
+from cdc.worker import validation
+from cdc.worker.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ForbiddenError,
+    NotFoundError,
+    NotLeaderError,
+)
+from cdc.worker.herder import Herder, PutResult
+from cdc.worker.membership import Membership
+from cdc.worker.offsets import decode_offset, encode_offset
+from cdc.worker.stores.base import (
+    ClusterConfigState,
+    ConfigBackingStore,
+    ConnectorStatus,
+    OffsetBackingStore,
+    RestartRequest,
+    SessionKey,
+    State,
+    StatusBackingStore,
+    TargetState,
+    TaskId,
+    TaskStatus,
+    TopicStatus,
+)
+from cdc.worker.worker import Worker, connector_kind
+
+__all__ = ["ConnectHerder", "KAFKA_COMPAT_VERSION"]
+
+log = logging.getLogger(__name__)
+
+KAFKA_COMPAT_VERSION = "4.4.0"
+JSON = dict[str, Any]
+
+
+class ConnectHerder(Herder):
+    def __init__(
+        self,
+        worker_factory: Callable[[ConnectHerder], Worker],
+        config_store: ConfigBackingStore,
+        status_store: StatusBackingStore,
+        offset_store: OffsetBackingStore,
+        membership: Membership,
+        worker_props: Mapping[str, Any],
+        kafka_cluster_id: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self.config_store = config_store
+        self.status_store = status_store
+        self.offset_store = offset_store
+        self.membership = membership
+        self.worker_props = worker_props
+        self._cluster_id_fn = kafka_cluster_id
+        self._cluster_id: str | None = None
+        self.worker = worker_factory(self)
+        self.worker_id = self.worker.worker_id
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
+        self._lock = threading.RLock()
+        # What runs, with the config each instance was started with.
+        self._running_connectors: dict[str, dict[str, str]] = {}
+        self._connector_targets: dict[str, TargetState] = {}
+        self._running_tasks: dict[TaskId, dict[str, str]] = {}
+        self._needs_reconfig: set[str] = set()
+        self._restart_connectors: set[str] = set()
+        self._restart_tasks: set[TaskId] = set()
+        self._pending_restarts: list[RestartRequest] = []
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.status_store.start()
+        self.offset_store.start()
+        self.config_store.set_update_listener(self)
+        self.config_store.start()
+        self._thread.start()
+
+    def wait_started(self, timeout: float) -> bool:
+        return self._started.wait(timeout)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+        self._thread.join(60)
+        self.worker.stop()
+        self.membership.stop()
+        for store in (self.config_store, self.status_store, self.offset_store):
+            try:
+                store.stop()
+            except Exception:  # noqa: BLE001 - stop the others anyway
+                log.exception("Error stopping %s", store)
+
+    def _run(self) -> None:
+        try:
+            self._reconcile()
+        except Exception:  # noqa: BLE001
+            log.exception("Herder failed its first reconciliation")
+        self._started.set()
+        log.info("Herder started")
+        while not self._stopping.is_set():
+            self._wake.wait(1.0)
+            self._wake.clear()
+            if self._stopping.is_set():
+                break
+            try:
+                self.membership.poll(0)
+                self._reconcile()
+            except Exception:  # noqa: BLE001 - the herder thread must survive a bad tick
+                log.exception("Unexpected error in the herder's tick")
+                self._stopping.wait(1.0)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # -- config store listener ----------------------------------------------------------------------------
+    def on_connector_config_update(self, connector: str) -> None:
+        self.wake()
+
+    def on_connector_config_remove(self, connector: str) -> None:
+        self.wake()
+
+    def on_task_config_update(self, tasks: list[TaskId]) -> None:
+        self.wake()
+
+    def on_connector_target_state_change(self, connector: str) -> None:
+        self.wake()
+
+    def on_session_key_update(self, key: SessionKey) -> None:
+        self.wake()
+
+    def on_restart_request(self, request: RestartRequest) -> None:
+        with self._lock:
+            self._pending_restarts.append(request)
+        self.wake()
+
+    # -- status listener (connectors and tasks report here) --------------------------------------------------
+    def _put_connector(self, name: str, state: State, trace: str | None = None) -> None:
+        self.status_store.put(ConnectorStatus(name, state, self.worker_id, self.membership.generation(), trace))
+
+    def _put_task(self, task: TaskId, state: State, trace: str | None = None, safe: bool = False) -> None:
+        status = TaskStatus(task, state, self.worker_id, self.membership.generation(), trace)
+        (self.status_store.put_safe if safe else self.status_store.put)(status)
+
+    def on_connector_startup(self, connector: str) -> None:
+        self._put_connector(connector, State.RUNNING)
+
+    def on_connector_pause(self, connector: str) -> None:
+        self._put_connector(connector, State.PAUSED)
+
+    def on_connector_stop(self, connector: str) -> None:
+        self._put_connector(connector, State.STOPPED)
+
+    def on_connector_failure(self, connector: str, trace: str) -> None:
+        self._put_connector(connector, State.FAILED, trace)
+
+    def on_connector_shutdown(self, connector: str) -> None:
+        self.status_store.put_safe(
+            ConnectorStatus(connector, State.UNASSIGNED, self.worker_id, self.membership.generation()))
+
+    def request_task_reconfiguration(self, connector: str) -> None:
+        with self._lock:
+            self._needs_reconfig.add(connector)
+        self.wake()
+
+    def on_startup(self, task: TaskId) -> None:
+        self._put_task(task, State.RUNNING)
+
+    def on_pause(self, task: TaskId) -> None:
+        self._put_task(task, State.PAUSED)
+
+    def on_resume(self, task: TaskId) -> None:
+        self._put_task(task, State.RUNNING)
+
+    def on_failure(self, task: TaskId, trace: str) -> None:
+        self._put_task(task, State.FAILED, trace)
+
+    def on_shutdown(self, task: TaskId) -> None:
+        self._put_task(task, State.UNASSIGNED, safe=True)
+
+    def on_topic_seen(self, topic: str, connector: str, task: int) -> None:
+        if not self.worker_props.get("topic.tracking.enable", True):
+            return
+        if self.status_store.get_topic(connector, topic) is None:
+            self.status_store.put_topic(TopicStatus(topic, connector, task))
+
+    # -- reconciliation (herder thread only) ---------------------------------------------------------------
+    def _reconcile(self) -> None:
+        snapshot = self.config_store.snapshot()
+        my_connectors, my_tasks = self.membership.assignment(snapshot)
+        with self._lock:
+            restarts, self._pending_restarts = self._pending_restarts, []
+        for request in restarts:
+            self._plan_restart(request, my_connectors, my_tasks)
+        self._reconcile_connectors(snapshot, my_connectors)
+        if self.membership.is_leader():
+            self._generate_task_configs(snapshot)
+            snapshot = self.config_store.snapshot()
+            my_connectors, my_tasks = self.membership.assignment(snapshot)
+        self._reconcile_tasks(snapshot, my_tasks)
+
+    def _reconcile_connectors(self, snapshot: ClusterConfigState, mine: set[str]) -> None:
+        for name in list(self._running_connectors):
+            config = snapshot.connector_configs.get(name)
+            restart = name in self._restart_connectors
+            if config is None or name not in mine or config != self._running_connectors[name] or restart:
+                self.worker.stop_connector(name)
+                del self._running_connectors[name]
+                self._connector_targets.pop(name, None)
+                if config is None:
+                    self._destroy_statuses(name)
+        self._restart_connectors.clear()
+        for name in sorted(mine):
+            config = snapshot.connector_configs.get(name)
+            if config is None:
+                continue
+            target = snapshot.target_state(name) or TargetState.STARTED
+            if name not in self._running_connectors:
+                self._running_connectors[name] = config
+                self._connector_targets[name] = target
+                if self.worker.start_connector(name, config, target) and target is TargetState.STARTED:
+                    with self._lock:
+                        self._needs_reconfig.add(name)
+            elif self._connector_targets.get(name) is not target:
+                self._connector_targets[name] = target
+                self.worker.set_connector_target_state(name, target)
+                if target is TargetState.STARTED:
+                    with self._lock:
+                        self._needs_reconfig.add(name)
+
+    def _destroy_statuses(self, name: str) -> None:
+        gen = self.membership.generation()
+        self.status_store.put(ConnectorStatus(name, State.DESTROYED, self.worker_id, gen))
+        for status in self.status_store.get_all(name):
+            self.status_store.put(TaskStatus(status.id, State.DESTROYED, self.worker_id, gen))
+
+    def _generate_task_configs(self, snapshot: ClusterConfigState) -> None:
+        with self._lock:
+            wanted, self._needs_reconfig = self._needs_reconfig, set()
+        for name in sorted(wanted):
+            if name not in self._running_connectors or not self.worker.is_running(name):
+                continue
+            if snapshot.target_state(name) is not TargetState.STARTED:
+                continue
+            config = snapshot.connector_configs[name]
+            max_tasks = int(config.get("tasks.max", "1"))
+            try:
+                configs = self.worker.connector_task_configs(name, max_tasks)
+            except Exception as exc:  # noqa: BLE001 - the connector fails, the herder goes on
+                self.worker.fail_connector(name, exc)
+                continue
+            enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
+            if enforce and len(configs) > max_tasks:
+                self.worker.fail_connector(name, ConnectError(
+                    f"The connector {name} has generated {len(configs)} tasks, which is greater than "
+                    f"{max_tasks}, the maximum number of tasks it is configured to create. "))
+                continue
+            current = [snapshot.task_config(t) for t in snapshot.tasks(name)]
+            if current != configs or name in snapshot.inconsistent:
+                log.info("Writing %d task configs for connector %s", len(configs), name)
+                self.config_store.put_task_configs(name, configs)
+
+    def _reconcile_tasks(self, snapshot: ClusterConfigState, mine: set[TaskId]) -> None:
+        wanted: dict[TaskId, dict[str, str]] = {}
+        for task in mine:
+            config = snapshot.task_config(task)
+            target = snapshot.target_state(task.connector)
+            if config is not None and target is not None and target is not TargetState.STOPPED:
+                wanted[task] = config
+        to_stop = [t for t, cfg in self._running_tasks.items()
+                   if wanted.get(t) != cfg or t in self._restart_tasks]
+        if to_stop:
+            self.worker.stop_tasks(to_stop)
+            for t in to_stop:
+                del self._running_tasks[t]
+        self._restart_tasks.clear()
+        for task, config in sorted(wanted.items()):
+            target = snapshot.target_state(task.connector) or TargetState.STARTED
+            if task in self._running_tasks:
+                self.worker.set_task_target_state(task, target)
+                continue
+            connector_config = snapshot.connector_configs[task.connector]
+            self._running_tasks[task] = config
+            self.worker.start_task(task, connector_config, config, target)
+
+    def _plan_restart(self, request: RestartRequest, my_connectors: set[str], my_tasks: set[TaskId]) -> None:
+        name = request.connector
+        if name in my_connectors:
+            status = self.status_store.get(name)
+            if request.restart_connector(status.state if status else None):
+                self._restart_connectors.add(name)
+                self._put_connector(name, State.RESTARTING)
+        for task in my_tasks:
+            if task.connector != name:
+                continue
+            status = self.status_store.get_task(task)
+            if request.restart_task(status.state if status else None):
+                self._restart_tasks.add(task)
+                self._put_task(task, State.RESTARTING)
+
+    # -- helpers for requests -------------------------------------------------------------------------------
+    def _snapshot(self) -> ClusterConfigState:
+        return self.config_store.snapshot()
+
+    def _require(self, name: str) -> ClusterConfigState:
+        snapshot = self._snapshot()
+        if not snapshot.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return snapshot
+
+    def _require_leader(self) -> None:
+        if not self.membership.is_leader():
+            raise NotLeaderError("This worker is not able to communicate with the leader of the cluster, "
+                                 "which is required for dynamically-reconfiguring connectors.",
+                                 self.membership.leader_url())
+
+    def _refresh(self) -> None:
+        self.config_store.refresh()
+
+    # -- Herder API: worker -----------------------------------------------------------------------------------
+    def server_info(self) -> JSON:
+        if self._cluster_id is None:
+            try:
+                self._cluster_id = self._cluster_id_fn()
+            except Exception:  # noqa: BLE001 - informational
+                self._cluster_id = None
+        return {"version": KAFKA_COMPAT_VERSION, "commit": f"cdc-{__version__}", "kafka_cluster_id": self._cluster_id}
+
+    def health(self) -> tuple[str, str]:
+        if not self._started.is_set():
+            return "starting", "Worker is still starting up."
+        if self._stopping.is_set() or not self._thread.is_alive():
+            return "unhealthy", "Worker's herder thread is not running."
+        return "healthy", "Worker has completed startup and is ready to handle requests."
+
+    # -- connectors --------------------------------------------------------------------------------------------
+    def connectors(self) -> list[str]:
+        return self._snapshot().connectors()
+
+    def _info(self, name: str, snapshot: ClusterConfigState) -> JSON:
+        config = snapshot.connector_configs[name]
+        return {
+            "name": name,
+            "config": dict(config),
+            "tasks": [t.to_json() for t in snapshot.tasks(name)],
+            "type": connector_kind(config.get("connector.class")),
+        }
+
+    def connector_info(self, name: str) -> JSON:
+        return self._info(name, self._require(name))
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._require(name).connector_configs[name])
+
+    def put_connector_config(self, name: str, config: Mapping[str, str], allow_replace: bool,
+                             initial_state: TargetState | None = None) -> PutResult:
+        config = {k: str(v) for k, v in config.items()}
+        config["name"] = name
+        infos = validation.validate(config)
+        if infos["error_count"]:
+            raise BadRequestError(validation.invalid_config_message(infos))
+        self._require_leader()
+        with self._lock:
+            exists = self._snapshot().contains(name)
+            if exists and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            self.config_store.put_connector_config(name, config, None if exists else initial_state)
+            self._refresh()
+        self.wake()
+        return PutResult(not exists, self._info(name, self._snapshot()))
+
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> JSON:
+        current = self.connector_config(name)
+        for key, value in patch.items():
+            if value is None:
+                current.pop(key, None)
+            else:
+                current[key] = str(value)
+        if current.get("name", name) != name:
+            raise BadRequestError(f"Connector name configuration ({current.get('name')}) doesn't match "
+                                  f"connector name in the URL ({name})")
+        return self.put_connector_config(name, current, True).info
+
+    def delete_connector(self, name: str) -> None:
+        self._require(name)
+        self._require_leader()
+        self.config_store.remove_connector_config(name)
+        self._refresh()
+        self.wake()
+
+    def connector_status(self, name: str) -> JSON:
+        snapshot = self._snapshot()
+        status = self.status_store.get(name)
+        if status is None or not snapshot.contains(name):
+            raise NotFoundError(f"No status found for connector {name}")
+        return {
+            "name": name,
+            "connector": _state_json(status.state, status.worker_id, status.trace),
+            "tasks": [{"id": t.task, **self._task_state(t)} for t in snapshot.tasks(name)],
+            "type": connector_kind(snapshot.connector_configs[name].get("connector.class")),
+        }
+
+    def _task_state(self, task: TaskId) -> JSON:
+        status = self.status_store.get_task(task)
+        if status is None:
+            return {"state": State.UNASSIGNED.value, "worker_id": None}
+        return _state_json(status.state, status.worker_id, status.trace)
+
+    def task_status(self, task: TaskId) -> JSON:
+        snapshot = self._require(task.connector)
+        status = self.status_store.get_task(task)
+        if status is None or task not in snapshot.tasks(task.connector):
+            raise NotFoundError(f"No status found for task {task}")
+        return {"id": task.task, **_state_json(status.state, status.worker_id, status.trace)}
+
+    def task_configs(self, name: str) -> list[JSON]:
+        snapshot = self._require(name)
+        return [{"id": t.to_json(), "config": dict(snapshot.task_config(t) or {})} for t in snapshot.tasks(name)]
+
+    def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
+        snapshot = self._require(name)
+        return {str(t): dict(snapshot.task_config(t) or {}) for t in snapshot.tasks(name)}
+
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> JSON | None:
+        snapshot = self._require(name)
+        request = RestartRequest(name, only_failed=only_failed, include_tasks=include_tasks)
+        self._require_leader()
+        if not include_tasks and not only_failed:
+            self._restart_now(request)
+            return None
+        plan = self.connector_status(name)
+        status = self.status_store.get(name)
+        if request.restart_connector(status.state if status else None):
+            plan["connector"]["state"] = State.RESTARTING.value
+        for task_json in plan["tasks"]:
+            tstatus = self.status_store.get_task(TaskId(name, task_json["id"]))
+            if request.restart_task(tstatus.state if tstatus else None):
+                task_json["state"] = State.RESTARTING.value
+        self._restart_now(request)
+        del snapshot
+        return plan
+
+    def _restart_now(self, request: RestartRequest) -> None:
+        before = self.config_store.snapshot().offset
+        self.config_store.put_restart_request(request)
+        self._refresh()
+        # A store that does not announce restart requests (memory) gets them applied directly.
+        if self.config_store.snapshot().offset == before or not _announces_restarts(self.config_store):
+            self.on_restart_request(request)
+
+    def restart_task(self, task: TaskId) -> None:
+        snapshot = self._require(task.connector)
+        if task not in snapshot.tasks(task.connector):
+            raise NotFoundError(f"Task {task} not found")
+        with self._lock:
+            self._restart_tasks.add(task)
+        self.wake()
+
+    def _set_target(self, name: str, state: TargetState) -> None:
+        self._require(name)
+        self.config_store.put_target_state(name, state)
+        self._refresh()
+        self.wake()
+
+    def pause_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.STARTED)
+
+    def stop_connector(self, name: str) -> None:
+        self._require(name)
+        self._require_leader()
+        self.config_store.put_task_configs(name, [])
+        self._set_target(name, TargetState.STOPPED)
+
+    def connector_active_topics(self, name: str) -> list[str]:
+        if not self.worker_props.get("topic.tracking.enable", True):
+            raise ForbiddenError("Topic tracking is disabled.")
+        self._require(name)
+        return sorted({t.topic for t in self.status_store.get_all_topics(name)})
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        if not self.worker_props.get("topic.tracking.enable", True):
+            raise ForbiddenError("Topic tracking is disabled.")
+        if not self.worker_props.get("topic.tracking.allow.reset", True):
+            raise ForbiddenError("Topic tracking reset is disabled.")
+        self._require(name)
+        for status in self.status_store.get_all_topics(name):
+            self.status_store.delete_topic(name, status.topic)
+
+    # -- offsets ---------------------------------------------------------------------------------------------
+    def connector_offsets(self, name: str) -> JSON:
+        snapshot = self._require(name)
+        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        if kind == "sink":
+            return {"offsets": self._sink_offsets(name)}
+        partitions = self.offset_store.connector_partitions(name)
+        keys = [offset_key(name, p) for p in partitions]
+        values = self.offset_store.get(keys)
+        offsets = []
+        for partition, key in zip(partitions, keys, strict=True):
+            value = decode_offset(values.get(key))
+            if value is not None:
+                offsets.append({"partition": partition, "offset": value})
+        return {"offsets": offsets}
+
+    def _sink_offsets(self, name: str) -> list[JSON]:
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka.admin import AdminClient
+
+        from cdc.worker.config import client_config
+        from cdc.worker.kafka_clients import to_librdkafka
+
+        admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
+        futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
+        result = next(iter(futures.values())).result(30)
+        return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                 "offset": {"kafka_offset": tp.offset}} for tp in result.topic_partitions if tp.offset >= 0]
+
+    def _require_stopped(self, name: str) -> ClusterConfigState:
+        snapshot = self._require(name)
+        if snapshot.target_state(name) is not TargetState.STOPPED or self._tasks_still_running(name):
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
+                f"done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' "
+                "endpoint")
+        return snapshot
+
+    def _tasks_still_running(self, name: str) -> bool:
+        return any(t.connector == name for t in self.worker.task_ids())
+
+    def alter_connector_offsets(self, name: str, offsets: list[JSON]) -> str:
+        snapshot = self._require_stopped(name)
+        self._require_leader()
+        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        if kind == "sink":
+            raise BadRequestError("Altering the offsets of sink connectors is not supported yet by this worker")
+        values: dict[bytes, bytes | None] = {}
+        for entry in offsets:
+            partition = entry.get("partition")
+            if not isinstance(partition, dict):
+                raise BadRequestError("Source partitions may not be null")
+            offset = entry.get("offset")
+            if offset is not None and not isinstance(offset, dict):
+                raise BadRequestError("Source offsets must be maps")
+            values[offset_key(name, partition)] = encode_offset(offset)
+        self.offset_store.set(values)
+        return "The offsets for this connector have been altered successfully"
+
+    def reset_connector_offsets(self, name: str) -> str:
+        snapshot = self._require_stopped(name)
+        self._require_leader()
+        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        if kind == "sink":
+            raise BadRequestError("Resetting the offsets of sink connectors is not supported yet by this worker")
+        partitions = self.offset_store.connector_partitions(name)
+        self.offset_store.set({offset_key(name, p): None for p in partitions})
+        return "The offsets for this connector have been reset successfully"
+
+    # -- plugins -------------------------------------------------------------------------------------------------
+    def plugins(self, connectors_only: bool) -> list[JSON]:
+        return validation.plugins(connectors_only)
+
+    def plugin_config(self, plugin: str) -> list[JSON]:
+        return validation.plugin_config(plugin)
+
+    def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
+        return validation.validate({k: str(v) for k, v in config.items()})
+
+    # -- waiting helpers for tests and the CLI ------------------------------------------------------------------
+    def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:
+        deadline = time.monotonic() + timeout
+        last: JSON = {}
+        while time.monotonic() < deadline:
+            try:
+                last = self.connector_status(name)
+            except NotFoundError:
+                last = {}
+            if last and last["connector"]["state"] == state and (
+                    tasks is None or (len(last["tasks"]) == tasks
+                                      and all(t["state"] == state for t in last["tasks"]))):
+                return last
+            time.sleep(0.1)
+        raise TimeoutError(f"{name} did not reach {state}: {last}")
+
+
+def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:
+    out: JSON = {"state": state.value, "worker_id": worker_id}
+    if trace:
+        out["trace"] = trace
+    return out
+
+
+def _announces_restarts(store: ConfigBackingStore) -> bool:
+    return bool(getattr(store, "announces_restart_requests", False))

@@ -1,0 +1,66 @@
+"""Who does what: the assignment of connectors and tasks to this worker.
+
+A herder asks its :class:`Membership` which connectors and tasks are this worker's, whether it leads,
+and where the leader or an instance's owner is (for request forwarding). :class:`SoloMembership` is a
+cluster of one (standalone mode, and a distributed worker before it joins a group); the Kafka group
+protocol (``connect``) implements the same interface in :mod:`cdc.worker.distributed`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from cdc.worker.stores.base import ClusterConfigState, TaskId
+
+__all__ = ["Membership", "SoloMembership"]
+
+
+class Membership(Protocol):
+    def generation(self) -> int: ...
+
+    def is_leader(self) -> bool: ...
+
+    def leader_url(self) -> str | None: ...
+
+    def owner_url(self, connector: str, task: int | None = None) -> str | None: ...
+
+    def assignment(self, snapshot: ClusterConfigState) -> tuple[set[str], set[TaskId]]:
+        """The connectors and tasks this worker should run now."""
+        ...
+
+    def poll(self, timeout: float) -> bool:
+        """Drive membership (heartbeats, rebalances); True if the assignment may have changed."""
+        ...
+
+    def stop(self) -> None: ...
+
+
+class SoloMembership:
+    """A cluster of one: this worker leads and runs everything."""
+
+    def __init__(self, url: str, generation: int = 0) -> None:
+        self.url = url
+        self._generation = generation
+
+    def generation(self) -> int:
+        return self._generation
+
+    def is_leader(self) -> bool:
+        return True
+
+    def leader_url(self) -> str | None:
+        return self.url
+
+    def owner_url(self, connector: str, task: int | None = None) -> str | None:
+        return self.url
+
+    def assignment(self, snapshot: ClusterConfigState) -> tuple[set[str], set[TaskId]]:
+        connectors = set(snapshot.connectors())
+        tasks = {t for c in connectors for t in snapshot.tasks(c)}
+        return connectors, tasks
+
+    def poll(self, timeout: float) -> bool:
+        return False
+
+    def stop(self) -> None:
+        pass

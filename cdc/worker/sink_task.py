@@ -1,0 +1,242 @@
+"""The sink task loop: consume (group ``connect-<name>``) → convert → transform → put → commit.
+
+Offsets are committed to Kafka only after the task's ``pre_commit`` (which flushes by default)
+returns them, every ``offset.flush.interval.ms`` and when partitions are revoked or the task stops.
+Records the error handler skips go to the dead-letter queue when one is configured.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+from cdc.api.connector import SinkTask, SinkTaskContext
+from cdc.api.plugins import Converter, HeaderConverter
+from cdc.api.records import Headers, SinkRecord
+from cdc.worker.source_task import Chain
+from cdc.worker.stores.base import TargetState, TaskId
+from cdc.worker.task import TaskStatusListener, WorkerTask
+from cdc.worker.tolerance import ErrorHandler, Stage
+
+__all__ = ["DeadLetterQueueReporter", "SinkTaskSettings", "WorkerSinkTask"]
+
+log = logging.getLogger(__name__)
+
+_TS_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+
+
+@dataclass
+class SinkTaskSettings:
+    consumer: dict[str, Any]
+    topics: list[str]
+    topics_regex: str = ""
+    flush_interval_ms: int = 60000
+    batch_size: int = 500
+
+
+class DeadLetterQueueReporter:
+    """Writes the original bytes of a failed record to the DLQ topic, with error context headers."""
+
+    def __init__(self, producer_settings: dict[str, Any], topic: str, context_headers: bool, connector: str,
+                 task: int) -> None:
+        self.producer = Producer(producer_settings)
+        self.topic = topic
+        self.context_headers = context_headers
+        self.connector = connector
+        self.task = task
+
+    def report(self, stage: str, origin: str, error: BaseException, record: Any) -> None:
+        msg = record if isinstance(record, Message) else getattr(record, "_raw", None)
+        if not isinstance(msg, Message):
+            return
+        headers: list[tuple[str, bytes]] = list(msg.headers() or [])
+        if self.context_headers:
+            prefix = "__connect.errors."
+            headers += [
+                (prefix + "topic", (msg.topic() or "").encode()),
+                (prefix + "partition", str(msg.partition()).encode()),
+                (prefix + "offset", str(msg.offset()).encode()),
+                (prefix + "connector.name", self.connector.encode()),
+                (prefix + "task.id", str(self.task).encode()),
+                (prefix + "stage", stage.encode()),
+                (prefix + "class.name", origin.encode()),
+                (prefix + "exception.class.name", type(error).__name__.encode()),
+                (prefix + "exception.message", str(error).encode()),
+            ]
+        self.producer.produce(self.topic, key=msg.key(), value=msg.value(), headers=headers)
+        self.producer.flush(30)
+
+
+class _Context(SinkTaskContext):
+    def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
+        self.owner = owner
+        self._config = config
+
+    def configs(self) -> dict[str, str]:
+        return self._config
+
+    def offset(self, offsets: Any) -> None:
+        self.owner.rewind.update(offsets)
+
+    def request_commit(self) -> None:
+        self.owner.commit_requested = True
+
+    def assignment(self) -> set[tuple[str, int]]:
+        return set(self.owner.assigned)
+
+    def pause(self, *partitions: tuple[str, int]) -> None:
+        if self.owner.consumer is not None:
+            self.owner.consumer.pause([TopicPartition(t, p) for t, p in partitions])
+
+    def resume(self, *partitions: tuple[str, int]) -> None:
+        if self.owner.consumer is not None:
+            self.owner.consumer.resume([TopicPartition(t, p) for t, p in partitions])
+
+
+class WorkerSinkTask(WorkerTask):
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SinkTask,
+        task_config: dict[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        chain: Chain,
+        errors: ErrorHandler,
+        settings: SinkTaskSettings,
+    ) -> None:
+        super().__init__(task_id, listener, target_state)
+        self.task = task
+        self.task_config = task_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = chain
+        self.errors = errors
+        errors.stopping = self.stopping
+        self.settings = settings
+        self.consumer: Consumer | None = None
+        self.assigned: set[tuple[str, int]] = set()
+        self.current: dict[tuple[str, int], int] = {}
+        self.rewind: dict[tuple[str, int], int] = {}
+        self.commit_requested = False
+        self._started = False
+
+    def initialize(self) -> None:
+        self.consumer = Consumer(self.settings.consumer)
+        self.task.initialize(_Context(self, self.task_config))
+        self.task.start(self.task_config)
+        self._started = True
+        topics = list(self.settings.topics)
+        if self.settings.topics_regex:
+            pattern = self.settings.topics_regex
+            topics.append(pattern if pattern.startswith("^") else "^" + pattern)
+        self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        new = [(p.topic, p.partition) for p in partitions]
+        self.assigned.update(new)
+        self.task.open(new)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        gone = [(p.topic, p.partition) for p in partitions]
+        if not self.failed:
+            self._commit(only=set(gone))
+        self.task.close(gone)
+        for tp in gone:
+            self.assigned.discard(tp)
+            self.current.pop(tp, None)
+
+    def execute(self) -> None:
+        consumer = self.consumer
+        assert consumer is not None
+        next_commit = time.monotonic() + self.settings.flush_interval_ms / 1000
+        while not self.stopping.is_set():
+            if not self.await_unpause():
+                break
+            self._apply_rewind()
+            messages = consumer.consume(self.settings.batch_size, 1.0)
+            records: list[SinkRecord] = []
+            for msg in messages:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    log.warning("%s Consumer error: %s", self, err)
+                    continue
+                record = self._convert(msg)
+                tp = (msg.topic() or "", msg.partition() or 0)
+                self.current[tp] = (msg.offset() or 0) + 1
+                if record is not None:
+                    records.append(record)
+            if records or messages:
+                self.task.put(records)
+            if self.commit_requested or time.monotonic() >= next_commit:
+                self.commit_requested = False
+                self._commit()
+                next_commit = time.monotonic() + self.settings.flush_interval_ms / 1000
+
+    def _apply_rewind(self) -> None:
+        if self.rewind and self.consumer is not None:
+            for (topic, partition), offset in self.rewind.items():
+                self.consumer.seek(TopicPartition(topic, partition, offset))
+                self.current[(topic, partition)] = offset
+            self.rewind.clear()
+
+    def _convert(self, msg: Message) -> SinkRecord | None:
+        topic = msg.topic() or ""
+        headers = Headers()
+        for hkey, hval in msg.headers() or []:
+            sv = self.header_converter.to_connect_header(topic, hkey, hval)
+            headers.add(hkey, sv.value, sv.schema)
+        ok, key = self.errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
+                                      lambda: self.key_converter.to_connect_data(topic, msg.key(), headers), msg)
+        if not ok or key is None:
+            return None
+        ok, value = self.errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
+                                        lambda: self.value_converter.to_connect_data(topic, msg.value(), headers),
+                                        msg)
+        if not ok or value is None:
+            return None
+        ts_type, ts = msg.timestamp()
+        record = SinkRecord(
+            topic=topic, kafka_partition=msg.partition(), key_schema=key.schema, key=key.value,
+            value_schema=value.schema, value=value.value, timestamp=ts if ts_type else None,
+            headers=headers, kafka_offset=msg.offset() or 0, timestamp_type=_TS_TYPES.get(ts_type, "CreateTime"),
+            original_topic=topic, original_kafka_partition=msg.partition(), original_kafka_offset=msg.offset(),
+        )
+        ok, transformed = self.errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
+                                              lambda: self.chain.apply(record), msg)
+        if not ok:
+            return None
+        return transformed  # type: ignore[no-any-return]
+
+    def _commit(self, only: set[tuple[str, int]] | None = None) -> None:
+        if self.consumer is None or not self.current:
+            return
+        offsets = {tp: o for tp, o in self.current.items() if only is None or tp in only}
+        if not offsets:
+            return
+        committable = self.task.pre_commit(offsets)
+        if committable:
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in committable.items()],
+                                 asynchronous=False)
+
+    def close(self) -> None:
+        try:
+            if self._started and not self.failed:
+                self._commit()
+        finally:
+            try:
+                if self.consumer is not None:
+                    self.consumer.close()
+            finally:
+                if self._started:
+                    self.task.stop()

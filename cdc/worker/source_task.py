@@ -1,0 +1,268 @@
+"""The source task loop, written once: poll → transform → convert → produce → offset flush.
+
+Delivery is at-least-once: an offset is committed only after Kafka acknowledged every record
+submitted before it (``producer.flush()`` precedes each offset commit), and the final flush on stop
+commits what was acknowledged. A failed delivery fails the task before its offsets are committed.
+The exactly-once variant (issue 9) changes only the hooks ``_begin``/``_commit_offsets``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from cdc.api.connector import SourceTask, SourceTaskContext
+from cdc.api.errors import ConnectError, RetriableError
+from cdc.api.plugins import Converter, HeaderConverter
+from cdc.api.records import SourceRecord
+from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
+from cdc.worker.stores.base import TargetState, TaskId
+from cdc.worker.task import TaskStatusListener, WorkerTask
+from cdc.worker.tolerance import ErrorHandler, Stage
+
+__all__ = ["SourceTaskSettings", "WorkerSourceTask"]
+
+log = logging.getLogger(__name__)
+
+
+class Chain(Protocol):
+    def apply(self, record: Any) -> Any: ...
+
+
+@dataclass
+class SourceTaskSettings:
+    producer: dict[str, Any]
+    flush_interval_ms: int = 60000
+    flush_timeout_ms: int = 5000
+    topic_seen: Callable[[str], None] | None = None
+    ensure_topic: Callable[[str], None] | None = None
+
+
+class _Context(SourceTaskContext):
+    def __init__(self, config: dict[str, str], reader: StoreOffsetReader) -> None:
+        self._config = config
+        self._reader = reader
+
+    def configs(self) -> dict[str, str]:
+        return self._config
+
+    def offset_storage_reader(self) -> StoreOffsetReader:
+        return self._reader
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SourceTask,
+        task_config: dict[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        chain: Chain,
+        errors: ErrorHandler,
+        offset_reader: StoreOffsetReader,
+        offset_writer: OffsetWriter,
+        settings: SourceTaskSettings,
+    ) -> None:
+        super().__init__(task_id, listener, target_state)
+        self.task = task
+        self.task_config = task_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = chain
+        self.errors = errors
+        errors.stopping = self.stopping
+        self.offset_reader = offset_reader
+        self.offset_writer = offset_writer
+        self.settings = settings
+        self.producer: Producer | None = None
+        self._delivery_error: KafkaError | None = None
+        self._topics_seen: set[str] = set()
+        self._task_started = False
+        self._stop_lock = threading.Lock()
+        self._task_stopped = False
+        self.records_sent = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def initialize(self) -> None:
+        self.producer = Producer(self.settings.producer)
+        self.task.initialize(_Context(self.task_config, self.offset_reader))
+        self.task.start(self.task_config)
+        self._task_started = True
+
+    def on_stop_requested(self) -> None:
+        self._stop_task()
+
+    def _stop_task(self) -> None:
+        with self._stop_lock:
+            if self._task_started and not self._task_stopped:
+                self._task_stopped = True
+                try:
+                    self.task.stop()
+                except Exception:  # noqa: BLE001 - stopping must go on
+                    log.exception("%s Error while stopping the task", self)
+
+    def close(self) -> None:
+        self._stop_task()
+        if self.producer is not None:
+            self.producer.flush(self.settings.flush_timeout_ms / 1000)
+
+    # -- the loop -------------------------------------------------------------------------------------
+    def execute(self) -> None:
+        next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+        try:
+            while not self.stopping.is_set():
+                if not self.await_unpause():
+                    break
+                records = self._poll()
+                if records:
+                    self._send(records)
+                assert self.producer is not None
+                self.producer.poll(0)
+                self._check_delivery()
+                if time.monotonic() >= next_flush:
+                    self.commit_offsets()
+                    next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+        finally:
+            if not self.failed:
+                self._final_commit()
+
+    def _final_commit(self) -> None:
+        try:
+            self.commit_offsets()
+        except Exception:  # noqa: BLE001 - logged; the records will be re-sent after restart
+            log.exception("%s Failed to commit offsets on stop", self)
+            raise
+
+    def _poll(self) -> list[SourceRecord] | None:
+        try:
+            return self.task.poll()
+        except RetriableError as exc:
+            log.warning("%s Retriable error while polling; will retry: %s", self, exc)
+            self.stopping.wait(0.5)
+            return None
+
+    def _send(self, records: list[SourceRecord]) -> None:
+        producer = self.producer
+        assert producer is not None
+        errors = self.errors
+        for original in records:
+            ok, record = errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
+                                        lambda r=original: self.chain.apply(r), original)
+            if not ok or record is None:
+                self._offset(original)
+                self.task.commit_record(original, None)
+                continue
+            topic = record.topic
+            ok, key = errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
+                                     lambda: self.key_converter.from_connect_data(
+                                         topic, record.key_schema, record.key, record.headers), record)
+            if not ok:
+                self._offset(original)
+                continue
+            ok, value = errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
+                                       lambda: self.value_converter.from_connect_data(
+                                           topic, record.value_schema, record.value, record.headers), record)
+            if not ok:
+                self._offset(original)
+                continue
+            headers = None
+            if record.headers:
+                ok, headers = errors.execute(Stage.HEADER_CONVERTER, type(self.header_converter).__name__,
+                                             lambda: [(h.key, self.header_converter.from_connect_header(
+                                                 topic, h.key, h.schema, h.value)) for h in record.headers],
+                                             record)
+                if not ok:
+                    self._offset(original)
+                    continue
+            if topic not in self._topics_seen:
+                self._first_use(topic)
+            self._produce(producer, record, topic, key, value, headers, original)
+        self.records_sent += len(records)
+
+    def _produce(self, producer: Producer, record: SourceRecord, topic: str, key: bytes | None,
+                 value: bytes | None, headers: Any, original: SourceRecord) -> None:
+        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._make_callback(original)}
+        if headers:
+            kwargs["headers"] = headers
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        while True:
+            try:
+                producer.produce(topic, **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.05)
+                self._check_delivery()
+        self._offset(original)
+
+    def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
+        def on_delivery(err: KafkaError | None, msg: Any) -> None:
+            if err is not None:
+                if self._delivery_error is None:
+                    self._delivery_error = err
+                return
+            try:
+                self.task.commit_record(original, msg)
+            except Exception:  # noqa: BLE001 - a hook failure is the connector's to report
+                log.exception("%s Exception thrown while calling task.commit_record()", self)
+
+        return on_delivery
+
+    def _offset(self, record: SourceRecord) -> None:
+        if record.source_partition is not None and record.source_offset is not None:
+            self.offset_writer.offset(record.source_partition, record.source_offset)
+
+    def _check_delivery(self) -> None:
+        if self._delivery_error is not None:
+            err = self._delivery_error
+            raise ConnectError(f"Unrecoverable exception from producer send callback: {err.str()}")
+
+    def _first_use(self, topic: str) -> None:
+        if self.settings.ensure_topic is not None:
+            self.settings.ensure_topic(topic)
+        if self.settings.topic_seen is not None:
+            self.settings.topic_seen(topic)
+        self._topics_seen.add(topic)
+
+    # -- offsets ------------------------------------------------------------------------------------------
+    def commit_offsets(self) -> None:
+        """Flush the producer, then store the offsets of everything it acknowledged."""
+        producer = self.producer
+        if producer is None:
+            return
+        snapshot = self.offset_writer.snapshot()
+        timeout = self.settings.flush_timeout_ms / 1000
+        deadline = time.monotonic() + max(timeout, 1.0)
+        while producer.flush(0.5) > 0:
+            self._check_delivery()
+            if time.monotonic() > deadline and self.stopping.is_set():
+                self.offset_writer.restore(snapshot)
+                log.error("%s Failed to flush, timed out while waiting for producer to flush outstanding "
+                          "messages", self)
+                return
+        self._check_delivery()
+        if not snapshot:
+            return
+        try:
+            self.offset_writer.commit(snapshot, max(timeout, 5.0))
+        except (KafkaException, ConnectError, OSError) as exc:
+            self.offset_writer.restore(snapshot)
+            log.error("%s Failed to commit offsets: %s", self, exc)
+            raise
+        try:
+            self.task.commit()
+        except Exception:  # noqa: BLE001
+            log.exception("%s Exception thrown while calling task.commit()", self)

@@ -1,0 +1,180 @@
+"""Connector config validation and plugin descriptions, in the REST API's shapes.
+
+``validate`` merges the runtime's keys (name, class, tasks.max, converters, transforms, predicates,
+error handling …, enriched per transform alias) with the connector's own declaration and
+``Connector.validate``, as Connect's ``AbstractHerder.validateConnectorConfig`` does, and answers
+ConfigInfos.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from cdc.api.connector import Connector, SinkConnector, SourceConnector
+from cdc.api.errors import ConfigError, ConnectError, NotFoundError
+from cdc.api.plugins import Converter, HeaderConverter, Predicate, Transformation
+from cdc.config import ConfigDef, ConfigValue
+from cdc.plugins import registry
+from cdc.worker.config import connector_def
+from cdc.worker.errors import BadRequestError
+
+__all__ = ["invalid_config_message", "plugin_config", "plugins", "validate"]
+
+log = logging.getLogger(__name__)
+
+_KINDS: list[tuple[type, str]] = [
+    (SourceConnector, "source"),
+    (SinkConnector, "sink"),
+    (Converter, "converter"),
+    (HeaderConverter, "header_converter"),
+    (Transformation, "transformation"),
+    (Predicate, "predicate"),
+]
+
+
+def _kind(cls: Any) -> str | None:
+    if not isinstance(cls, type):
+        return None
+    for base, kind in _KINDS:
+        if issubclass(cls, base):
+            return kind
+    return None
+
+
+def _version(cls: Any) -> str:
+    try:
+        version = getattr(cls(), "version", None)
+        return str(version()) if callable(version) else "unknown"
+    except Exception:  # noqa: BLE001 - a version is informational only
+        return "unknown"
+
+
+def plugins(connectors_only: bool) -> list[dict[str, Any]]:
+    out = []
+    for name in registry.canonical():
+        try:
+            cls = registry.load(name)
+        except ConnectError as exc:
+            log.debug("Plugin %s not loadable: %s", name, exc)
+            continue
+        kind = _kind(cls)
+        if kind is None or (connectors_only and kind not in ("source", "sink")):
+            continue
+        out.append({"class": name, "type": kind, "version": _version(cls)})
+    order = {k: i for i, (_, k) in enumerate(_KINDS)}
+    return sorted(out, key=lambda p: (order[p["type"]] if not connectors_only else 0, p["class"]))
+
+
+def plugin_config(plugin: str) -> list[dict[str, Any]]:
+    try:
+        cls = registry.load(plugin)
+    except ConnectError as exc:
+        raise NotFoundError(f"Unknown plugin {plugin}.") from exc
+    definition: ConfigDef = cls().config()
+    return [k.to_info() for k in definition.keys() if not k.internal]
+
+
+def _runtime_def(kind: str, props: Mapping[str, str]) -> ConfigDef:
+    base = connector_def(kind)
+    try:
+        from cdc.transforms.chain import enrich_config_def
+    except ImportError:
+        return base
+    try:
+        return enrich_config_def(base, props)  # type: ignore[no-any-return]
+    except ConfigError:
+        return base
+
+
+def validate(props: Mapping[str, str]) -> dict[str, Any]:
+    """ConfigInfos for a connector config (raises BadRequestError without a usable class)."""
+    class_name = props.get("connector.class")
+    if not class_name:
+        raise BadRequestError(f"Connector config {dict(props)} contains no connector type")
+    try:
+        cls = registry.load(class_name)
+    except ConnectError as exc:
+        available = ", ".join(p["class"] for p in plugins(True))
+        raise BadRequestError(
+            f"Failed to find any class that implements Connector and which name matches {class_name}, "
+            f"available connectors are: {available}"
+        ) from exc
+    kind = _kind(cls)
+    if kind not in ("source", "sink"):
+        raise BadRequestError(f"{class_name} is not a connector")
+    connector: Connector = cls()
+    runtime = _runtime_def(kind, props)
+    results: list[tuple[Any, ConfigValue]] = [(runtime[v.name], v) for v in runtime.validate(props)]
+    _check_transforms(props, results)
+    own = connector.config()
+    try:
+        own_values = connector.validate(props)
+    except Exception as exc:  # noqa: BLE001 - a connector's validate bug becomes an error, not a 500
+        own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
+    seen = {k.name for k, _ in results}
+    for value in own_values:
+        if value.name in seen:
+            continue
+        key = own[value.name] if value.name in own else None
+        results.append((key, value))
+    groups: list[str] = []
+    for key, _ in results:
+        group = getattr(key, "group", None)
+        if group and group not in groups:
+            groups.append(group)
+    configs = []
+    error_count = 0
+    for key, value in results:
+        error_count += len(value.errors)
+        definition = key.to_info() if key is not None else {
+            "name": value.name, "type": "STRING", "required": False, "default_value": None,
+            "importance": "LOW", "documentation": "", "group": None, "width": "NONE",
+            "display_name": value.name, "dependents": [], "order": -1,
+        }
+        configs.append({"definition": definition, "value": value.to_info(key.type if key is not None else None)})
+    return {"name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
+            "error_count": error_count, "groups": groups, "configs": configs}
+
+
+def _check_transforms(props: Mapping[str, str], results: list[tuple[Any, ConfigValue]]) -> None:
+    """Errors for transform/predicate aliases whose type is missing or unknown."""
+    by_name = {v.name: v for _, v in results}
+    for section, kind in (("transforms", "transformation"), ("predicates", "predicate")):
+        aliases = [a.strip() for a in props.get(section, "").split(",") if a.strip()]
+        for alias in aliases:
+            type_key = f"{section}.{alias}.type"
+            type_name = props.get(type_key)
+            value = by_name.get(type_key)
+            if value is None:
+                value = ConfigValue(type_key, type_name)
+                results.append((None, value))
+                by_name[type_key] = value
+            if value.errors:
+                continue
+            if not type_name:
+                value.add_error(f"Missing required configuration \"{type_key}\" which has no default value.")
+                continue
+            try:
+                cls = registry.load(type_name)
+            except ConnectError:
+                value.add_error(f"Class {type_name} could not be found.")
+                continue
+            if _kind(cls) != kind:
+                value.add_error(f"{type_name} is not a {kind}")
+
+
+def invalid_config_message(infos: Mapping[str, Any]) -> str:
+    """Connect's 400 message for an invalid connector config."""
+    messages = []
+    for entry in infos["configs"]:
+        for error in entry["value"]["errors"]:
+            messages.append(f"{entry['value']['name']}: {error}" if not error.startswith("Invalid value")
+                            else error)
+    return (
+        f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
+        + "\n".join(messages)
+        + "\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}"
+        "/config/validate`"
+    )

@@ -1,0 +1,408 @@
+"""The worker: runs connector instances and task threads on this process.
+
+It knows nothing of clusters: the herder tells it what to start and stop. Its work is assembly —
+plugin classes from the registry, converters from the connector's or the worker's settings, the
+transformation chain, Kafka client settings, offset readers/writers — and the bookkeeping of what
+runs. Config provider placeholders are resolved here, at start, and never written back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cdc.api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
+from cdc.api.errors import ConfigError, ConnectError
+from cdc.api.plugins import Converter, HeaderConverter
+from cdc.plugins import registry
+from cdc.worker.config import client_config, connector_def
+from cdc.worker.kafka_clients import to_librdkafka
+from cdc.worker.logcontext import set_context
+from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
+from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
+from cdc.worker.source_task import SourceTaskSettings, WorkerSourceTask
+from cdc.worker.stores.base import OffsetBackingStore, TargetState, TaskId
+from cdc.worker.task import TaskStatusListener, WorkerTask
+from cdc.worker.tolerance import ErrorHandler
+
+__all__ = ["ConnectorStatusListener", "Worker", "WorkerSettings", "connector_kind"]
+
+log = logging.getLogger(__name__)
+
+
+class ConnectorStatusListener(Protocol):
+    def on_connector_startup(self, connector: str) -> None: ...
+    def on_connector_pause(self, connector: str) -> None: ...
+    def on_connector_stop(self, connector: str) -> None: ...
+    def on_connector_failure(self, connector: str, trace: str) -> None: ...
+    def on_connector_shutdown(self, connector: str) -> None: ...
+    def request_task_reconfiguration(self, connector: str) -> None: ...
+
+
+class _IdentityChain:
+    def apply(self, record: Any) -> Any:
+        return record
+
+
+def connector_kind(connector_class: str | None) -> str:
+    """``source``, ``sink`` or ``unknown`` for a connector class name."""
+    if not connector_class:
+        return "unknown"
+    try:
+        cls = registry.load(connector_class)
+    except ConnectError:
+        return "unknown"
+    if isinstance(cls, type) and issubclass(cls, SourceConnector):
+        return "source"
+    if isinstance(cls, type) and issubclass(cls, SinkConnector):
+        return "sink"
+    return "unknown"
+
+
+@dataclass
+class WorkerSettings:
+    worker_id: str
+    props: dict[str, str]
+    """The worker file's raw properties."""
+    parsed: dict[str, Any]
+    """The same, parsed by the worker's ConfigDef."""
+    group_id: str | None = None
+    resolve: Callable[[dict[str, str]], dict[str, str]] = field(default=lambda c: dict(c))
+    """Resolves config provider placeholders (``${file:…}``)."""
+
+
+class _ConnectorContext(ConnectorContext):
+    def __init__(self, worker: Worker, name: str) -> None:
+        self.worker = worker
+        self.name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self.worker.connector_listener.request_task_reconfiguration(self.name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self.worker.fail_connector(self.name, error)
+
+    def offset_storage_reader(self) -> StoreOffsetReader:
+        return StoreOffsetReader(self.name, self.worker.offset_store)
+
+
+@dataclass
+class _RunningConnector:
+    connector: Connector
+    config: dict[str, str]
+    target: TargetState
+    started: bool = False
+    failed: bool = False
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        offset_store: OffsetBackingStore,
+        connector_listener: ConnectorStatusListener,
+        task_listener: TaskStatusListener,
+        topic_seen: Callable[[str, str, int], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.worker_id = settings.worker_id
+        self.offset_store = offset_store
+        self.connector_listener = connector_listener
+        self.task_listener = task_listener
+        self.topic_seen = topic_seen
+        self._connectors: dict[str, _RunningConnector] = {}
+        self._tasks: dict[TaskId, WorkerTask] = {}
+        self._lock = threading.RLock()
+        self._created_topics: set[str] = set()
+
+    # -- connectors ------------------------------------------------------------------------------------
+    def connector_names(self) -> list[str]:
+        with self._lock:
+            return list(self._connectors)
+
+    def is_running(self, name: str) -> bool:
+        with self._lock:
+            rc = self._connectors.get(name)
+            return rc is not None and rc.started and not rc.failed
+
+    def start_connector(self, name: str, config: Mapping[str, str], target: TargetState) -> bool:
+        """Create and (unless STOPPED) start a connector; False if it failed (status says why)."""
+        with self._lock:
+            if name in self._connectors:
+                raise ConnectError(f"Connector {name} already running on this worker")
+        set_context(name)
+        try:
+            cls = registry.load(config["connector.class"])
+            connector: Connector = cls()
+            connector.initialize(_ConnectorContext(self, name))
+            rc = _RunningConnector(connector, dict(config), target)
+            with self._lock:
+                self._connectors[name] = rc
+            if target is TargetState.STOPPED:
+                self.connector_listener.on_connector_stop(name)
+                return True
+            connector.start(self.settings.resolve(dict(config)))
+            rc.started = True
+            if target is TargetState.PAUSED:
+                self.connector_listener.on_connector_pause(name)
+            else:
+                self.connector_listener.on_connector_startup(name)
+            log.info("Finished creating connector %s", name)
+            return True
+        except Exception as exc:  # noqa: BLE001 - a failing connector must not take the worker down
+            log.error("Failed to start connector %s", name, exc_info=exc)
+            with self._lock:
+                rc2 = self._connectors.get(name)
+                if rc2 is not None:
+                    rc2.failed = True
+            self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(exc)))
+            return False
+        finally:
+            set_context(None)
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        with self._lock:
+            rc = self._connectors.get(name)
+            if rc is None:
+                return
+            rc.failed = True
+        self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(error)))
+
+    def set_connector_target_state(self, name: str, target: TargetState) -> None:
+        with self._lock:
+            rc = self._connectors.get(name)
+            if rc is None:
+                return
+            previous, rc.target = rc.target, target
+        if rc.failed or previous is target:
+            return
+        if target is TargetState.STOPPED:
+            self._shutdown_connector(rc, name)
+            self.connector_listener.on_connector_stop(name)
+        elif target is TargetState.PAUSED:
+            if not rc.started:
+                self._start_existing(rc, name)
+            self.connector_listener.on_connector_pause(name)
+        else:
+            if not rc.started:
+                self._start_existing(rc, name)
+            if not rc.failed:
+                self.connector_listener.on_connector_startup(name)
+
+    def _start_existing(self, rc: _RunningConnector, name: str) -> None:
+        try:
+            rc.connector.start(self.settings.resolve(rc.config))
+            rc.started = True
+        except Exception as exc:  # noqa: BLE001
+            rc.failed = True
+            self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(exc)))
+
+    def _shutdown_connector(self, rc: _RunningConnector, name: str) -> None:
+        if rc.started:
+            rc.started = False
+            try:
+                rc.connector.stop()
+            except Exception:  # noqa: BLE001
+                log.exception("Error while stopping connector %s", name)
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            rc = self._connectors.pop(name, None)
+        if rc is None:
+            return
+        self._shutdown_connector(rc, name)
+        if not rc.failed:
+            self.connector_listener.on_connector_shutdown(name)
+        log.info("Stopped connector %s", name)
+
+    def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
+        with self._lock:
+            rc = self._connectors.get(name)
+        if rc is None or not rc.started or rc.failed:
+            return []
+        configs = rc.connector.task_configs(max_tasks)
+        task_cls = rc.connector.task_class()
+        task_class_name = getattr(task_cls, "JAVA_NAME", f"{task_cls.__module__}.{task_cls.__qualname__}")
+        out = []
+        for cfg in configs:
+            cfg = {k: str(v) for k, v in cfg.items()}
+            cfg["task.class"] = task_class_name
+            for key in ("topics", "topics.regex"):
+                if key in rc.config:
+                    cfg[key] = rc.config[key]
+            out.append(cfg)
+        return out
+
+    def connector(self, name: str) -> Connector | None:
+        with self._lock:
+            rc = self._connectors.get(name)
+        return rc.connector if rc else None
+
+    # -- tasks ------------------------------------------------------------------------------------------
+    def task_ids(self) -> list[TaskId]:
+        with self._lock:
+            return list(self._tasks)
+
+    def task(self, task_id: TaskId) -> WorkerTask | None:
+        with self._lock:
+            return self._tasks.get(task_id)
+
+    def start_task(self, task_id: TaskId, connector_config: Mapping[str, str], task_config: Mapping[str, str],
+                   target: TargetState) -> bool:
+        with self._lock:
+            if task_id in self._tasks:
+                raise ConnectError(f"Task already exists in this worker: {task_id}")
+        try:
+            worker_task = self._build_task(task_id, dict(connector_config), dict(task_config), target)
+        except Exception as exc:  # noqa: BLE001 - bad configs fail the task, not the worker
+            log.error("Failed to start task %s", task_id, exc_info=exc)
+            self.task_listener.on_failure(task_id, "".join(traceback.format_exception(exc)))
+            return False
+        with self._lock:
+            self._tasks[task_id] = worker_task
+        worker_task.start()
+        return True
+
+    def set_task_target_state(self, task_id: TaskId, target: TargetState) -> None:
+        t = self.task(task_id)
+        if t is not None:
+            t.transition_to(target)
+
+    def stop_tasks(self, ids: list[TaskId], timeout: float | None = None) -> None:
+        """Stop ``ids`` and wait for them (``task.shutdown.graceful.timeout.ms`` in total)."""
+        with self._lock:
+            tasks = [self._tasks.pop(i) for i in ids if i in self._tasks]
+        for t in tasks:
+            t.stop()
+        total = timeout if timeout is not None else self.settings.parsed["task.shutdown.graceful.timeout.ms"] / 1000
+        deadline = time.monotonic() + total
+        for t in tasks:
+            if not t.await_stop(max(0.0, deadline - time.monotonic())):
+                log.error("Graceful stop of task %s failed.", t.id)
+
+    def stop(self) -> None:
+        self.stop_tasks(self.task_ids())
+        for name in self.connector_names():
+            self.stop_connector(name)
+
+    # -- assembly -----------------------------------------------------------------------------------------
+    def _converter(self, role: str, connector_config: Mapping[str, str], is_key: bool) -> Any:
+        """A configured converter, the connector's if it names one, else the worker's (as Connect does)."""
+        source: Mapping[str, Any]
+        if connector_config.get(role):
+            source = connector_config
+            class_name = connector_config[role]
+        else:
+            source = self.settings.props
+            class_name = self.settings.props.get(role) or self.settings.parsed.get(role)
+        if not class_name:
+            raise ConfigError(f"Missing required configuration \"{role}\" which has no default value.")
+        prefix = role + "."
+        sub = {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix)}
+        instance = registry.instantiate(str(class_name))
+        if role == "header.converter":
+            instance.configure(sub)
+        else:
+            instance.configure(sub, is_key)
+        return instance
+
+    def _chain(self, connector_config: Mapping[str, str]) -> Any:
+        if not connector_config.get("transforms", "").strip():
+            return _IdentityChain()
+        from cdc.transforms.chain import build_chain
+
+        return build_chain(connector_config)
+
+    def _build_task(self, task_id: TaskId, connector_config: dict[str, str], task_config: dict[str, str],
+                    target: TargetState) -> WorkerTask:
+        connector_config = self.settings.resolve(connector_config)
+        task_config = self.settings.resolve(task_config)
+        connector_cls = registry.load(connector_config["connector.class"])
+        kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
+        parsed = connector_def(kind).parse(connector_config)
+        task_cls = connector_cls().task_class()
+        task = task_cls()
+        key_conv: Converter = self._converter("key.converter", connector_config, True)
+        value_conv: Converter = self._converter("value.converter", connector_config, False)
+        header_conv: HeaderConverter = self._converter("header.converter", connector_config, False)
+        chain = self._chain(connector_config)
+        errors = ErrorHandler.from_config(str(task_id), parsed, threading.Event())
+        name = task_id.connector
+        worker = self.settings.parsed
+        if kind == "source":
+            producer = client_config(self.settings.props, "producer.")
+            producer.update({k[len("producer.override."):]: v for k, v in connector_config.items()
+                             if k.startswith("producer.override.")})
+            producer = {
+                "acks": "all", "enable.idempotence": True, "linger.ms": 5, "compression.type": "none",
+                "partitioner": "murmur2_random", "client.id": f"connector-producer-{task_id}",
+                "delivery.timeout.ms": 2147483647, **to_librdkafka(producer),
+            }
+            settings = SourceTaskSettings(
+                producer=producer,
+                flush_interval_ms=int(worker["offset.flush.interval.ms"]),
+                flush_timeout_ms=int(worker["offset.flush.timeout.ms"]),
+                topic_seen=(lambda topic: self.topic_seen(topic, name, task_id.task)) if self.topic_seen else None,
+                ensure_topic=self._topic_creator(connector_config, parsed, producer),
+            )
+            return WorkerSourceTask(
+                task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv, chain,
+                errors, StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store), settings,
+            )
+        consumer = client_config(self.settings.props, "consumer.")
+        consumer.update({k[len("consumer.override."):]: v for k, v in connector_config.items()
+                         if k.startswith("consumer.override.")})
+        consumer = {
+            "group.id": f"connect-{name}", "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "client.id": f"connector-consumer-{task_id}", **to_librdkafka(consumer),
+        }
+        dlq = str(parsed.get("errors.deadletterqueue.topic.name") or "")
+        if dlq:
+            dlq_producer = to_librdkafka(client_config(self.settings.props, "producer."))
+            errors.reporters.append(DeadLetterQueueReporter(
+                dlq_producer, dlq, bool(parsed["errors.deadletterqueue.context.headers.enable"]), name, task_id.task))
+        sink_settings = SinkTaskSettings(
+            consumer=consumer,
+            topics=[t for t in parsed.get("topics") or [] if t],
+            topics_regex=str(parsed.get("topics.regex") or ""),
+            flush_interval_ms=int(worker["offset.flush.interval.ms"]),
+        )
+        return WorkerSinkTask(task_id, task, task_config, self.task_listener, target, key_conv, value_conv,
+                              header_conv, chain, errors, sink_settings)
+
+    def _topic_creator(self, connector_config: Mapping[str, str], parsed: Mapping[str, Any],
+                       producer: Mapping[str, Any]) -> Callable[[str], None] | None:
+        partitions = parsed.get("topic.creation.default.partitions")
+        replication = parsed.get("topic.creation.default.replication.factor")
+        if not self.settings.parsed.get("topic.creation.enable", True) or partitions is None or replication is None:
+            return None
+        prefix = "topic.creation.default."
+        topic_configs = {k[len(prefix):]: str(v) for k, v in connector_config.items()
+                         if k.startswith(prefix) and k not in (prefix + "partitions", prefix + "replication.factor")}
+        admin_settings = to_librdkafka(client_config(self.settings.props, "admin."))
+
+        def ensure(topic: str) -> None:
+            if topic in self._created_topics:
+                return
+            from confluent_kafka.admin import AdminClient, NewTopic
+
+            admin = AdminClient(admin_settings)
+            metadata = admin.list_topics(timeout=10)
+            if topic not in metadata.topics:
+                futures = admin.create_topics([NewTopic(topic, int(partitions), int(replication),
+                                                        config=topic_configs)])
+                for future in futures.values():
+                    try:
+                        future.result(30)
+                    except Exception as exc:  # noqa: BLE001 - already exists is fine
+                        if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                            raise
+                log.info("Created topic %s with %s partitions", topic, partitions)
+            self._created_topics.add(topic)
+
+        return ensure
