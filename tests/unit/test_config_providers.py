@@ -199,7 +199,7 @@ def test_instantiate_from_worker_config(secrets: Path) -> None:
 
 
 def test_unknown_provider_class() -> None:
-    with pytest.raises(ConfigError, match="Class com.example.Nope could not be found"):
+    with pytest.raises(ConfigError, match=r"Class com\.example\.Nope could not be found"):
         instantiate_providers({"config.providers": "x", "config.providers.x.class": "com.example.Nope"})
 
 
