@@ -1,0 +1,157 @@
+"""Composition roots: a standalone or distributed worker assembled from its properties.
+
+``build_standalone`` and ``build_distributed`` differ only in the stores and the membership they hand
+the one :class:`~cdc.worker.connect_herder.ConnectHerder`; the REST server, the worker and the logging
+are the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.api.errors import ConfigError
+from cdc.config import ConfigDef, mask_secrets
+from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF, client_config
+from cdc.worker.connect_herder import ConnectHerder
+from cdc.worker.kafka_clients import to_librdkafka
+from cdc.worker.membership import Membership, SoloMembership
+from cdc.worker.stores.base import ConfigBackingStore, OffsetBackingStore, StatusBackingStore
+from cdc.worker.worker import Worker, WorkerSettings
+
+__all__ = ["ConnectRuntime", "build_distributed", "build_standalone"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ConnectRuntime:
+    herder: ConnectHerder
+    rest: Any
+    mode: str
+
+    @property
+    def url(self) -> str:
+        return str(self.rest.advertised_url)
+
+    def start(self) -> None:
+        self.herder.start()
+        self.rest.start()
+        log.info("cdc %s worker %s started; REST API at %s", self.mode, self.herder.worker_id, self.url)
+
+    def stop(self) -> None:
+        log.info("Stopping the %s worker", self.mode)
+        try:
+            self.rest.stop()
+        finally:
+            self.herder.stop()
+        log.info("Worker stopped")
+
+    def run_until_signalled(self) -> None:
+        done = threading.Event()
+
+        def handle(signum: int, frame: Any) -> None:
+            log.info("Received signal %s, shutting down", signum)
+            done.set()
+
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+        done.wait()
+        self.stop()
+
+
+def _parse(definition: ConfigDef, props: Mapping[str, str]) -> dict[str, Any]:
+    try:
+        return definition.parse(props)
+    except ConfigError as exc:
+        raise ConfigError(f"Invalid worker configuration: {exc}") from exc
+
+
+def _resolved(props: Mapping[str, str]) -> dict[str, str]:
+    from cdc.worker.config_providers import resolve_worker_config
+
+    return resolve_worker_config(props)
+
+
+def _transformer(props: Mapping[str, str]) -> Any:
+    from cdc.worker.config_providers import ConfigTransformer, instantiate_providers
+
+    providers = instantiate_providers(props)
+    if not providers:
+        return lambda config: dict(config)
+    transformer = ConfigTransformer(providers)
+
+    def resolve(config: dict[str, str]) -> dict[str, str]:
+        resolved, _ttls = transformer.transform(config)
+        return dict(resolved)
+
+    return resolve
+
+
+def _rest(props: Mapping[str, str]) -> tuple[Any, str, str]:
+    """The REST server (not started yet), its advertised URL and the worker id."""
+    from cdc.worker.rest import RestServer, RestSettings
+
+    settings = RestSettings.from_props(props)
+    server = RestServer(settings)
+    return server, server.advertised_url, server.worker_id
+
+
+def _cluster_id(props: Mapping[str, str]) -> Any:
+    def fetch() -> str | None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(to_librdkafka(client_config(props, "admin.")))
+        return str(admin.describe_cluster(request_timeout=10).result(15).cluster_id)
+
+    return fetch
+
+
+def _assemble(
+    props: dict[str, str],
+    parsed: dict[str, Any],
+    stores: tuple[ConfigBackingStore, StatusBackingStore, OffsetBackingStore],
+    membership_for: Any,
+    mode: str,
+) -> ConnectRuntime:
+    rest, url, worker_id = _rest(props)
+    config_store, status_store, offset_store = stores
+    membership: Membership = membership_for(url)
+    settings = WorkerSettings(worker_id, props, parsed, parsed.get("group.id"), _transformer(props))
+
+    def make_worker(herder: ConnectHerder) -> Worker:
+        return Worker(settings, offset_store, herder, herder, herder.on_topic_seen)
+
+    herder = ConnectHerder(make_worker, config_store, status_store, offset_store, membership, {**props, **parsed},
+                           _cluster_id(props))
+    rest.bind(herder)
+    log.info("Worker configuration: %s", mask_secrets(props))
+    return ConnectRuntime(herder, rest, mode)
+
+
+def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
+    from cdc.worker.stores.file import FileOffsetBackingStore
+    from cdc.worker.stores.memory import MemoryConfigBackingStore, MemoryStatusBackingStore
+
+    props = _resolved(worker_props)
+    parsed = _parse(STANDALONE_DEF, props)
+    stores = (
+        MemoryConfigBackingStore(),
+        MemoryStatusBackingStore(),
+        FileOffsetBackingStore(parsed["offset.storage.file.filename"]),
+    )
+    return _assemble(props, parsed, stores, lambda url: SoloMembership(url), "standalone")
+
+
+def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
+    from cdc.worker.stores.kafka import create_kafka_stores
+
+    props = _resolved(worker_props)
+    parsed = _parse(DISTRIBUTED_DEF, props)
+    config_store, status_store, offset_store = create_kafka_stores(props)
+    return _assemble(props, parsed, (config_store, status_store, offset_store),
+                     lambda url: SoloMembership(url, 1), "distributed")
