@@ -1,0 +1,1 @@
+"""Schema history: the relational model, DDL applied to it, and Debezium's history records and stores."""
