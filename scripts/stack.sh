@@ -1,0 +1,436 @@
+#!/usr/bin/env bash
+# The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs) and an Apache Kafka broker (KRaft).
+#
+#   scripts/stack.sh up | down | status | clean | env
+#
+# The Makefile is the door (make up / down / status / clean-stack). Without a Docker engine, each service
+# is a process of ours: installed from Debian's packages or Maven Central on first use, its data, logs,
+# config and pid file under $CDC_STACK_DIR (default <repo>/.stack, git-ignored). With a Docker engine
+# (`docker info` answers) docker/compose.yaml runs the same services instead; CDC_STACK_BACKEND=local|docker
+# forces one.
+#
+# `up` is idempotent: a service whose pid file names a live process that answers its probe is left alone.
+# A port already answering as a cdc stack (started by another checkout) is used as it is and never stopped
+# from here. `down` stops only the processes whose pid files are ours; the data stays for the next `up`.
+#
+# Each service is a set of functions <svc>_install, <svc>_start, <svc>_probe, <svc>_provision and
+# <svc>_describe; add one (postgres, schema_registry, ...) and name it in CDC_STACK_SERVICES.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STACK_DIR=${CDC_STACK_DIR:-$REPO/.stack}
+CACHE=${CDC_CACHE:-$HOME/.cache/cdc}
+SERVICES=${CDC_STACK_SERVICES:-mariadb kafka}
+RUN_DIR=$STACK_DIR/run
+
+MYSQL_HOST=127.0.0.1
+MYSQL_PORT=${CDC_MYSQL_PORT:-3306}
+KAFKA_HOST=127.0.0.1
+KAFKA_PORT=${CDC_KAFKA_PORT:-9092}
+KAFKA_CONTROLLER_PORT=${CDC_KAFKA_CONTROLLER_PORT:-9093}
+KAFKA_VERSION=4.4.0
+KAFKA_LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
+KAFKA_HEAP=${CDC_KAFKA_HEAP:-512m}
+
+say() { printf '[stack] %s\n' "$*"; }
+die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
+
+python_cmd() {
+  if [ -x "$REPO/.venv/bin/python" ]; then echo "$REPO/.venv/bin/python"; else command -v python3; fi
+}
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# apt-get install, waiting for another apt/dpkg (an install may run in the background) to let go of the
+# lock; `apt-get update` only when the install fails, as the package lists may be missing or stale.
+apt_install() {
+  local log=$STACK_DIR/apt.log opts=(-y -q -o DPkg::Lock::Timeout=1200)
+  say "installing $* from Debian's packages (log: $log)"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! as_root apt-get install "${opts[@]}" "$@" >>"$log" 2>&1; then
+    say "apt-get install failed; running apt-get update and trying again"
+    as_root apt-get update -q -o DPkg::Lock::Timeout=1200 >>"$log" 2>&1 || true
+    as_root apt-get install "${opts[@]}" "$@" >>"$log" 2>&1 || { tail -20 "$log" >&2; die "could not install $*"; }
+  fi
+}
+
+pidfile() { echo "$RUN_DIR/$1.pid"; }
+
+# The pid of a service we started, if its process still lives (and is still that program).
+our_pid() {
+  local file pid
+  file=$(pidfile "$1")
+  [ -f "$file" ] || return 1
+  pid=$(cat "$file")
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  grep -qa -- "$2" "/proc/$pid/cmdline" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: run COMMAND every half second until it succeeds.
+wait_for() {
+  local seconds=$1 what=$2 deadline
+  shift 2
+  deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then return 1; fi
+    sleep 0.5
+  done
+}
+
+# stop_pid NAME PATTERN: TERM the process of our pid file, KILL it after 60 s, remove the pid file.
+stop_pid() {
+  local name=$1 pattern=$2 pid
+  if pid=$(our_pid "$name" "$pattern"); then
+    say "$name: stopping (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_for 60 "$name to stop" bash -c "! kill -0 $pid"; then
+      say "$name: still running after 60 s, killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_for 10 "$name to die" bash -c "! kill -0 $pid" || die "$name (pid $pid) does not die"
+    fi
+  else
+    say "$name: not running (no live process of ours)"
+  fi
+  rm -f "$(pidfile "$name")"
+}
+
+# ---------------------------------------------------------------------------------------------- mariadb
+
+MARIADB_DIR=$STACK_DIR/mariadb
+MARIADB_SOCKET=$MARIADB_DIR/mysqld.sock
+MARIADB_CNF=$MARIADB_DIR/my.cnf
+
+mariadb_install() {
+  if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ]; then
+    apt_install mariadb-server mariadb-client
+  fi
+  command -v mariadb >/dev/null || apt_install mariadb-client
+}
+
+mariadb_config() {
+  mkdir -p "$MARIADB_DIR/data" "$MARIADB_DIR/tmp"
+  cat >"$MARIADB_CNF" <<EOF
+# written by scripts/stack.sh on every start: edit the script, not this file
+[client]
+socket = $MARIADB_SOCKET
+default-character-set = utf8mb4
+
+[mariadbd]
+user = root
+datadir = $MARIADB_DIR/data
+tmpdir = $MARIADB_DIR/tmp
+socket = $MARIADB_SOCKET
+pid-file = $MARIADB_DIR/mariadbd.pid
+log-error = $MARIADB_DIR/mariadbd.err
+bind-address = $MYSQL_HOST
+port = $MYSQL_PORT
+skip-name-resolve
+
+# change data capture: full row images with column names, GTIDs
+server_id = 1
+log_bin = $MARIADB_DIR/data/binlog
+binlog_format = ROW
+binlog_row_image = FULL
+binlog_row_metadata = FULL
+gtid_domain_id = 0
+gtid_strict_mode = ON
+log_slave_updates = ON
+expire_logs_days = 3
+
+max_connections = 500
+innodb_buffer_pool_size = 512M
+# tests, not durability
+innodb_flush_log_at_trx_commit = 2
+sync_binlog = 0
+performance_schema = OFF
+
+character_set_server = utf8mb4
+collation_server = utf8mb4_general_ci
+EOF
+}
+
+mariadb_start() {
+  mariadb_config
+  if [ ! -d "$MARIADB_DIR/data/mysql" ]; then
+    say "mariadb: creating the data directory $MARIADB_DIR/data"
+    mariadb-install-db --defaults-file="$MARIADB_CNF" --user=root --skip-test-db \
+      --auth-root-authentication-method=socket >"$MARIADB_DIR/install-db.log" 2>&1 \
+      || { tail -20 "$MARIADB_DIR/install-db.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  # setsid: the server outlives make and ignores the terminal's Ctrl-C; without job control the
+  # background child is no group leader, so setsid execs in place and $! is mariadbd's own pid.
+  # 9>&-: the server must not inherit (and so hold for ever) the lock of `up`.
+  setsid mariadbd --defaults-file="$MARIADB_CNF" --user=root </dev/null >>"$MARIADB_DIR/mariadbd.out" 2>&1 9>&- &
+  echo $! >"$(pidfile mariadb)"
+}
+
+mariadb_probe() {
+  mariadb --protocol=TCP -h "$MYSQL_HOST" -P "$MYSQL_PORT" -ucdc -pcdc --connect-timeout=2 -N -e 'SELECT 1' \
+    >/dev/null 2>&1
+}
+
+# Whether the server answers at all (before provisioning created the cdc user): over our socket as root.
+mariadb_probe_root() {
+  mariadb --socket="$MARIADB_SOCKET" -uroot --connect-timeout=2 -N -e 'SELECT 1' >/dev/null 2>&1
+}
+
+mariadb_wait() { wait_for "${1:-120}" "mariadb" mariadb_probe_root; }
+
+mariadb_provision() {
+  mariadb --socket="$MARIADB_SOCKET" -uroot <"$REPO/scripts/sql/provision.sql"
+  local tables
+  tables=$(mariadb --socket="$MARIADB_SOCKET" -uroot -N -e \
+    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'kafkadb'")
+  if [ "$tables" = 0 ]; then
+    say "mariadb: creating the tables of kafkadb"
+    mariadb --socket="$MARIADB_SOCKET" -uroot kafkadb <"$REPO/scripts/sql/kafkadb.sql"
+  fi
+}
+
+mariadb_log() { echo "$MARIADB_DIR/mariadbd.err"; }
+mariadb_port() { echo "$MYSQL_HOST $MYSQL_PORT"; }
+mariadb_pattern() { echo mariadbd; }
+mariadb_describe() {
+  echo "MariaDB on $MYSQL_HOST:$MYSQL_PORT (users cdc/cdc, kafka/kafka123, connect_dev/connect_dev; socket $MARIADB_SOCKET)"
+}
+
+# ------------------------------------------------------------------------------------------------ kafka
+
+KAFKA_DIR=$STACK_DIR/kafka
+
+kafka_install() {
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
+  if [ ! -f "$KAFKA_LIBS/kafka_2.13-$KAFKA_VERSION.jar" ]; then
+    command -v mvn >/dev/null || apt_install maven
+    say "kafka: fetching Apache Kafka $KAFKA_VERSION's jars from Maven Central into $KAFKA_LIBS"
+    local tmp=$KAFKA_LIBS.tmp.$$
+    rm -rf "$tmp"
+    mkdir -p "$(dirname "$KAFKA_LIBS")"
+    mvn -q -B -f "$REPO/scripts/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$tmp" >"$STACK_DIR/maven.log" 2>&1 \
+      || { tail -30 "$STACK_DIR/maven.log" >&2; rm -rf "$tmp"; die "maven could not fetch Kafka's jars"; }
+    rm -rf "$KAFKA_LIBS"
+    mv "$tmp" "$KAFKA_LIBS"
+  fi
+}
+
+kafka_config() {
+  mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
+  cat >"$KAFKA_DIR/server.properties" <<EOF
+# written by scripts/stack.sh on every start: edit the script, not this file
+# one node, broker and controller in one process (KRaft)
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.network.threads=3
+num.io.threads=4
+
+# as a user's cluster has them
+auto.create.topics.enable=true
+delete.topic.enable=true
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.hours=168
+
+# compaction that happens within seconds, for tests (topics set segment.ms, min.cleanable.dirty.ratio)
+log.cleaner.enable=true
+log.cleaner.threads=1
+log.cleaner.backoff.ms=500
+log.cleaner.min.compaction.lag.ms=0
+log.cleaner.dedupe.buffer.size=33554432
+log.retention.check.interval.ms=5000
+log.segment.delete.delay.ms=1000
+log.initial.task.delay.ms=1000
+EOF
+  cat >"$KAFKA_DIR/log4j2.properties" <<EOF
+# written by scripts/stack.sh
+status = warn
+appender.server.type = RollingFile
+appender.server.name = SERVER
+appender.server.fileName = $KAFKA_DIR/logs/server.log
+appender.server.filePattern = $KAFKA_DIR/logs/server.log.%i
+appender.server.layout.type = PatternLayout
+appender.server.layout.pattern = [%d] %p %m (%c)%n
+appender.server.policies.type = Policies
+appender.server.policies.size.type = SizeBasedTriggeringPolicy
+appender.server.policies.size.size = 50MB
+appender.server.strategy.type = DefaultRolloverStrategy
+appender.server.strategy.max = 3
+rootLogger.level = INFO
+rootLogger.appenderRef.server.ref = SERVER
+logger.cleaner.name = kafka.log.LogCleaner
+logger.cleaner.level = INFO
+EOF
+}
+
+kafka_java() {
+  java -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    -Djava.awt.headless=true -cp "$KAFKA_LIBS/*" "$@"
+}
+
+kafka_start() {
+  kafka_config
+  if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
+    local cluster_id
+    cluster_id=$(kafka_java kafka.tools.StorageTool random-uuid 2>>"$KAFKA_DIR/format.log")
+    say "kafka: formatting $KAFKA_DIR/data (cluster id $cluster_id)"
+    kafka_java kafka.tools.StorageTool format --cluster-id "$cluster_id" \
+      --config "$KAFKA_DIR/server.properties" >>"$KAFKA_DIR/format.log" 2>&1 \
+      || { tail -20 "$KAFKA_DIR/format.log" >&2; die "kafka storage format failed"; }
+  fi
+  setsid java -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    -Djava.awt.headless=true -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
+    </dev/null >>"$KAFKA_DIR/logs/kafka.out" 2>&1 9>&- &
+  echo $! >"$(pidfile kafka)"
+}
+
+kafka_probe() { "$(python_cmd)" "$REPO/scripts/kafka_probe.py" "$KAFKA_HOST:$KAFKA_PORT" --timeout 2 2>/dev/null; }
+kafka_wait() { wait_for "${1:-120}" "kafka" kafka_probe; }
+kafka_provision() { :; }
+kafka_log() { echo "$KAFKA_DIR/logs/server.log"; }
+kafka_port() { echo "$KAFKA_HOST $KAFKA_PORT"; }
+kafka_pattern() { echo kafka.Kafka; }
+kafka_describe() { echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT"; }
+
+# ------------------------------------------------------------------------------------- local backend
+
+service_up() {
+  local svc=$1 pid
+  if pid=$(our_pid "$svc" "$("${svc}"_pattern)"); then
+    if "${svc}"_probe; then
+      say "$svc: already running (pid $pid)"
+      return
+    fi
+    say "$svc: running (pid $pid) but not answering yet; waiting"
+    "${svc}"_wait || die "$svc (pid $pid) does not answer; see $("${svc}"_log)"
+    "${svc}"_provision
+    return
+  fi
+  # shellcheck disable=SC2046
+  if port_busy $("${svc}"_port); then
+    if "${svc}"_probe; then
+      say "$svc: $(set -- $("${svc}"_port); echo "$1:$2") answers already (not started from $STACK_DIR; never stopped from here)"
+      return
+    fi
+    die "$svc: port $("${svc}"_port) is taken by a process that is not a cdc stack's $svc"
+  fi
+  "${svc}"_install
+  local started=$SECONDS
+  "${svc}"_start
+  if ! "${svc}"_wait 180; then
+    tail -30 "$("${svc}"_log)" >&2 || true
+    die "$svc did not answer within 180 s; see $("${svc}"_log)"
+  fi
+  "${svc}"_provision
+  say "$svc: up in $((SECONDS - started)) s (pid $(cat "$(pidfile "$svc")")): $("${svc}"_describe)"
+}
+
+local_up() {
+  local svc
+  say "backend: local processes (no Docker engine); state in $STACK_DIR"
+  for svc in $SERVICES; do service_up "$svc"; done
+}
+
+local_down() {
+  local svc
+  # in reverse order of start
+  for svc in $(echo "$SERVICES" | tr ' ' '\n' | tac); do stop_pid "$svc" "$("${svc}"_pattern)"; done
+}
+
+local_status() {
+  local svc pid rc=0
+  say "backend: local processes; state in $STACK_DIR"
+  for svc in $SERVICES; do
+    if pid=$(our_pid "$svc" "$("${svc}"_pattern)"); then
+      if "${svc}"_probe; then say "$svc: up (pid $pid): $("${svc}"_describe)"
+      else say "$svc: running (pid $pid) but not answering"; rc=3; fi
+    elif "${svc}"_probe; then
+      say "$svc: answering, but not started from $STACK_DIR: $("${svc}"_describe)"
+    else
+      say "$svc: down"; rc=3
+    fi
+  done
+  return $rc
+}
+
+# ------------------------------------------------------------------------------------ docker backend
+
+COMPOSE=(docker compose -f "$REPO/docker/compose.yaml")
+
+docker_answers() {
+  command -v docker >/dev/null 2>&1 && timeout 15 docker info >/dev/null 2>&1 \
+    && docker compose version >/dev/null 2>&1
+}
+
+backend() {
+  case ${CDC_STACK_BACKEND:-auto} in
+    local | docker) echo "$CDC_STACK_BACKEND" ;;
+    auto) if docker_answers; then echo docker; else echo local; fi ;;
+    *) die "CDC_STACK_BACKEND must be local, docker or auto" ;;
+  esac
+}
+
+docker_up() {
+  say "backend: docker compose ($REPO/docker/compose.yaml)"
+  "${COMPOSE[@]}" up -d --wait mysql kafka schema-registry
+}
+
+# ------------------------------------------------------------------------------------------------ main
+
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+
+main() {
+  local cmd=${1:-}
+  mkdir -p "$STACK_DIR" "$RUN_DIR"
+  case $cmd in
+    up)
+      # one `up` at a time (make up and a test session's fixture may race)
+      exec 9>"$STACK_DIR/.lock"
+      flock 9
+      if [ "$(backend)" = docker ]; then docker_up; else local_up; fi
+      say "stack is up"
+      ;;
+    down)
+      exec 9>"$STACK_DIR/.lock"
+      flock 9
+      if [ "$(backend)" = docker ]; then "${COMPOSE[@]}" stop; else local_down; fi
+      ;;
+    status)
+      if [ "$(backend)" = docker ]; then "${COMPOSE[@]}" ps; else local_status; fi
+      ;;
+    clean)
+      main down
+      if [ "$(backend)" = docker ]; then "${COMPOSE[@]}" down -v; fi
+      say "removing $STACK_DIR"
+      rm -rf "$STACK_DIR"
+      ;;
+    env)
+      # what the tests read (tests/conftest.py), for `eval "$(scripts/stack.sh env)"`
+      echo "export CDC_MYSQL_HOST=$MYSQL_HOST CDC_MYSQL_PORT=$MYSQL_PORT"
+      echo "export CDC_KAFKA_BOOTSTRAP=$KAFKA_HOST:$KAFKA_PORT"
+      ;;
+    -h | --help | help) usage ;;
+    *) usage >&2; exit 2 ;;
+  esac
+}
+
+main "$@"
