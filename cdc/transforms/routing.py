@@ -64,8 +64,9 @@ class RegexRouter(BaseTransformation[R]):
     def apply(self, record: R) -> R | None:
         topic = record.topic
         # Few distinct topics flow through a task: remember each one's fate.
-        routed = self._topics.get(topic, "")
-        if routed == "":
+        if topic in self._topics:
+            routed = self._topics[topic]
+        else:
             m = self.regex.fullmatch(topic) if topic is not None else None
             routed = expand(self.replacement, m) if m else None
             if len(self._topics) > 1024:
