@@ -1,0 +1,388 @@
+"""Connect values to JSON payloads and back, compiled once per schema.
+
+``compile_encoder(schema, ...)`` walks the schema once and returns a closure that turns a value into
+plain Python objects (dicts in field order, lists, str, int, bool, None) that orjson serializes exactly as
+Jackson would. Where orjson's spelling differs from Jackson's, the closure emits an ``orjson.Fragment``
+holding Jackson's text: doubles outside ``[1e-3, 1e7)`` (``1.0E7``), every float32 (``Float.toString``),
+non-finite numbers (``"NaN"``) and NUMERIC decimals (``BigDecimal.toString``). Doubles inside that range
+are written by orjson itself: its shortest round-trip digits match Java's there.
+
+Structs are the hot path: a struct whose fields are all pass-through types (ints, booleans, strings) is
+encoded with ``dict(zip(names, values))`` unless a value is None; other fields are patched in place,
+which keeps the field order of the schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import decimal as _decimal
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from cdc.api.errors import DataError
+from cdc.api.schema import Date, Decimal, Schema, Time, Timestamp, Type
+from cdc.api.struct import Struct
+from cdc.converters._java import java_double_json, java_float_json
+
+__all__ = [
+    "Decoder",
+    "Encoder",
+    "compile_decoder",
+    "compile_encoder",
+    "decode_schemaless",
+    "encode_schemaless",
+]
+
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+
+_Fragment = orjson.Fragment
+_b64encode = base64.b64encode
+_LOGICAL = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
+_PASS_THROUGH = (Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.BOOLEAN, Type.STRING)
+
+
+def _b64(value: bytes | bytearray | memoryview) -> str:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise DataError(f"Invalid type for bytes type: {type(value).__name__}")
+    return _b64encode(value).decode("ascii")
+
+
+def _double(value: Any) -> Any:
+    if type(value) is float and (1e-3 <= value < 1e7 or -1e7 < value <= -1e-3):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataError(f"Invalid type for FLOAT64: {type(value).__name__}")
+    return _Fragment(java_double_json(float(value)))
+
+
+def _float(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataError(f"Invalid type for FLOAT32: {type(value).__name__}")
+    return _Fragment(java_float_json(float(value)))
+
+
+def _numeric_decimal(value: Any) -> Any:
+    if not isinstance(value, _decimal.Decimal):
+        raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {type(value).__name__}")
+    return _Fragment(str(value))
+
+
+class _Required:
+    """Marker for 'null is not allowed here'."""
+
+
+_REQUIRED = _Required()
+
+
+def _null_result(schema: Schema, replace_null: bool, numeric: bool) -> Any:
+    if schema.default is not None and replace_null:
+        conv = _non_null(schema, numeric, replace_null)
+        return schema.default if conv is None else conv(schema.default)
+    if schema.optional:
+        return None
+    return _REQUIRED
+
+
+def _null_error() -> DataError:
+    return DataError("Conversion error: null value for field that is required and has no default value")
+
+
+def _non_null(schema: Schema, numeric: bool, replace_null: bool) -> Encoder | None:
+    """The converter for non-null values, or None when the value passes through unchanged."""
+    name = schema.name
+    if name in _LOGICAL:
+        if name == Decimal.LOGICAL_NAME:
+            if numeric:
+                return _numeric_decimal
+            return lambda v: _b64(Decimal.from_logical(schema, _check_decimal(v)))
+        logical: Any = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
+        return lambda v: logical.from_logical(schema, v)
+    t = schema.type
+    if t in _PASS_THROUGH:
+        return None
+    if t is Type.FLOAT64:
+        return _double
+    if t is Type.FLOAT32:
+        return _float
+    if t is Type.BYTES:
+        return _b64
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = compile_encoder(schema.value_schema, numeric, replace_null)
+        return lambda v: [item(x) for x in v]
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key = compile_encoder(schema.key_schema, numeric, replace_null)
+        val = compile_encoder(schema.value_schema, numeric, replace_null)
+        if schema.key_schema.type is Type.STRING:
+            return lambda v: {_key_text(key(k)): val(x) for k, x in v.items()}
+        return lambda v: [[key(k), val(x)] for k, x in v.items()]
+    return _struct_encoder(schema, numeric, replace_null)
+
+
+def _check_decimal(value: Any) -> _decimal.Decimal:
+    if not isinstance(value, _decimal.Decimal):
+        raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {type(value).__name__}")
+    return value
+
+
+def _key_text(key: Any) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+def compile_encoder(schema: Schema, numeric: bool = False, replace_null: bool = True) -> Encoder:
+    """A function from a Connect value of ``schema`` to its orjson-ready JSON form."""
+    conv = _non_null(schema, numeric, replace_null)
+    null = _null_result(schema, replace_null, numeric)
+    required = null is _REQUIRED
+
+    if conv is None:
+        if not required and null is None:
+            return _identity
+
+        def enc_plain(v: Any) -> Any:
+            if v is None:
+                if required:
+                    raise _null_error()
+                return null
+            return v
+
+        return enc_plain
+
+    def enc(v: Any) -> Any:
+        if v is None:
+            if required:
+                raise _null_error()
+            return null
+        return conv(v)
+
+    return enc
+
+
+def _identity(v: Any) -> Any:
+    return v
+
+
+def _struct_encoder(schema: Schema, numeric: bool, replace_null: bool) -> Encoder:
+    fields = schema.fields
+    names = tuple(f.name for f in fields)
+    convs = [_non_null(f.schema, numeric, replace_null) for f in fields]
+    nulls = [_null_result(f.schema, replace_null, numeric) for f in fields]
+    patched = tuple((i, names[i], c) for i, c in enumerate(convs) if c is not None)
+    full = tuple(compile_encoder(f.schema, numeric, replace_null) for f in fields)
+    nulls_plain = all(n is None for n in nulls)
+
+    def enc_struct(value: Any) -> Any:
+        if type(value) is not Struct or (value.schema is not schema and value.schema != schema):
+            raise DataError("Mismatching schema.")
+        vals = value.values
+        if not nulls_plain and None in vals:
+            return {n: e(v) for n, e, v in zip(names, full, vals, strict=True)}
+        out = dict(zip(names, vals, strict=True))
+        for i, n, c in patched:
+            v = vals[i]
+            if v is not None:
+                out[n] = c(v)
+        return out
+
+    return enc_struct
+
+
+def encode_schemaless(value: Any) -> Any:
+    """A value without a schema, typed by its Python class (Connect's ``ConnectSchema.schemaType``)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return _double(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _b64(value)
+    if isinstance(value, (list, tuple)):
+        return [encode_schemaless(x) for x in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: encode_schemaless(v) for k, v in value.items()}
+        return [[encode_schemaless(k), encode_schemaless(v)] for k, v in value.items()]
+    if isinstance(value, Struct):
+        raise DataError("Mismatching schema.")
+    raise DataError(f"Java class {type(value).__name__} does not have corresponding schema type.")
+
+
+# -------------------------------------------------------------------------------------------- decoding
+
+
+def _node_type(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, (int, float, _decimal.Decimal)):
+        return "NUMBER"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, list):
+        return "ARRAY"
+    return "OBJECT"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, (int, float, _decimal.Decimal)) and not isinstance(value, bool):
+        return int(value)
+    return 0  # Jackson's intValue() of a non-numeric node
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, (int, float, _decimal.Decimal)) and not isinstance(value, bool):
+        return float(value)
+    return 0.0
+
+
+def _from_b64(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise DataError("Invalid bytes field")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise DataError("Invalid bytes field") from exc
+
+
+def _decimal_decoder(schema: Schema) -> Decoder:
+    def dec(value: Any) -> Any:
+        if isinstance(value, _decimal.Decimal):
+            return value
+        if _is_int(value):
+            return _decimal.Decimal(value)
+        if isinstance(value, float):
+            return _decimal.Decimal(repr(value))
+        if isinstance(value, str):
+            try:
+                raw = base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise DataError("Invalid bytes for Decimal field") from exc
+            return Decimal.to_logical(schema, raw)
+        raise DataError(
+            "Invalid type for Decimal, underlying representation should be numeric or bytes but was "
+            + _node_type(value)
+        )
+
+    return dec
+
+
+def _int_logical_decoder(schema: Schema, logical: Any, label: str, kind: str) -> Decoder:
+    def dec(value: Any) -> Any:
+        if not _is_int(value):
+            raise DataError(
+                f"Invalid type for {label}, underlying representation should be {kind} "
+                f"but was {_node_type(value)}"
+            )
+        return logical.to_logical(schema, value)
+
+    return dec
+
+
+def _non_null_decoder(schema: Schema, replace_null: bool) -> Decoder:
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return _decimal_decoder(schema)
+    if name == Date.LOGICAL_NAME:
+        return _int_logical_decoder(schema, Date, "Date", "integer")
+    if name == Time.LOGICAL_NAME:
+        return _int_logical_decoder(schema, Time, "Time", "integer")
+    if name == Timestamp.LOGICAL_NAME:
+        return _int_logical_decoder(schema, Timestamp, "Timestamp", "integral")
+    t = schema.type
+    if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
+        return _to_int
+    if t in (Type.FLOAT32, Type.FLOAT64):
+        return _to_float
+    if t is Type.BOOLEAN:
+        return lambda v: v is True
+    if t is Type.STRING:
+        return lambda v: v if isinstance(v, str) else None
+    if t is Type.BYTES:
+        return _from_b64
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = compile_decoder(schema.value_schema, replace_null)
+        return lambda v: [item(x) for x in v] if isinstance(v, list) else []
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key = compile_decoder(schema.key_schema, replace_null)
+        val = compile_decoder(schema.value_schema, replace_null)
+        if schema.key_schema.type is Type.STRING:
+
+            def dec_obj_map(v: Any) -> Any:
+                if not isinstance(v, dict):
+                    raise DataError(
+                        "Maps with string fields should be encoded as JSON objects, but found "
+                        + _node_type(v)
+                    )
+                return {k: val(x) for k, x in v.items()}
+
+            return dec_obj_map
+
+        def dec_pair_map(v: Any) -> Any:
+            if not isinstance(v, list):
+                raise DataError(
+                    "Maps with non-string fields should be encoded as JSON array of tuples, but found "
+                    + _node_type(v)
+                )
+            out = {}
+            for entry in v:
+                if not isinstance(entry, list):
+                    raise DataError("Found invalid map entry instead of array tuple: " + _node_type(entry))
+                if len(entry) != 2:
+                    raise DataError(f"Found invalid map entry, expected length 2 but found :{len(entry)}")
+                out[key(entry[0])] = val(entry[1])
+            return out
+
+        return dec_pair_map
+    names = tuple(f.name for f in schema.fields)
+    decs = tuple(compile_decoder(f.schema, replace_null) for f in schema.fields)
+
+    def dec_struct(v: Any) -> Any:
+        if not isinstance(v, dict):
+            raise DataError("Structs should be encoded as JSON objects, but found " + _node_type(v))
+        get = v.get
+        return Struct(schema, [d(get(n)) for n, d in zip(names, decs, strict=True)])
+
+    return dec_struct
+
+
+def compile_decoder(schema: Schema, replace_null: bool = True) -> Decoder:
+    """A function from a parsed JSON payload to the Connect value of ``schema``."""
+    conv = _non_null_decoder(schema, replace_null)
+    default = schema.default if replace_null else None
+    optional = schema.optional
+    label = schema.type.name
+
+    def dec(v: Any) -> Any:
+        if v is None:
+            if default is not None:
+                return default
+            if optional:
+                return None
+            raise DataError(f"Invalid null value for required {label} field")
+        return conv(v)
+
+    return dec
+
+
+def decode_schemaless(value: Any) -> Any:
+    """A schemaless payload: integers stay ints (INT64), other numbers become floats (FLOAT64)."""
+    if isinstance(value, _decimal.Decimal):
+        return float(value)
+    if isinstance(value, list):
+        return [decode_schemaless(x) for x in value]
+    if isinstance(value, dict):
+        return {k: decode_schemaless(v) for k, v in value.items()}
+    return value
