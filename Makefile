@@ -1,0 +1,47 @@
+# cdc's door: `make help` lists what it opens. The local stack (MariaDB + Kafka, no Docker needed) is
+# scripts/stack.sh; its state lives in .stack/ (or $CDC_STACK_DIR).
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: help install up down status test lint demo clean-stack
+
+help: ## this list
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## create .venv (Python 3.11) with cdc and its dev tools; fast when nothing changed
+
+up: ## start the local stack (MariaDB on :3306, Kafka on :9092); returns at once when it runs
+	@scripts/stack.sh up
+
+down: ## stop the processes of the stack that this checkout started; the data stays
+	@scripts/stack.sh down
+
+status: ## show whether each service of the stack runs and answers
+	@scripts/stack.sh status
+
+test: install up ## unit and integration tests against the local stack (installs all it needs)
+	@set +e; $(BIN)/pytest tests $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: nothing failed"; rc=0; fi; exit $$rc
+
+lint: install ## ruff check, ruff format --check, mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+demo: install up ## show the stack answering (binlog position, Kafka topics)
+	@scripts/demo.sh
+
+clean-stack: ## stop the stack and delete its data (.stack/)
+	@scripts/stack.sh clean
