@@ -1,0 +1,61 @@
+"""``/admin/loggers``: Connect's ``LoggingResource`` over :class:`~cdc.worker.rest.loggers.Loggers`.
+
+``PUT ?scope=cluster`` asks the herder to spread the level to every worker, through its
+``set_cluster_logger_level(namespace, level)`` when it has one (the distributed herder writes a record
+to the config topic); otherwise the level is set on this worker only. Either way the answer is 204.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from cdc.worker.rest.body import as_string_map, read_json
+from cdc.worker.rest.context import context, endpoint, json, no_content, path_param
+from cdc.worker.rest.errors import RestError
+from cdc.worker.rest.loggers import to_python_level
+
+__all__ = ["routes"]
+
+
+@endpoint
+async def list_loggers(request: Request) -> Response:
+    return json(context(request).loggers.all_levels())
+
+
+@endpoint
+async def get_logger(request: Request) -> Response:
+    name = path_param(request, "logger")
+    level = context(request).loggers.level(name)
+    if level is None:
+        raise RestError(404, f"Logger {name} not found.")
+    return json(level)
+
+
+@endpoint
+async def set_logger(request: Request) -> Response:
+    ctx = context(request)
+    namespace = path_param(request, "logger")
+    body = as_string_map(await read_json(request), allow_null=True)
+    level = body.get("level")
+    if level is None:
+        raise RestError(400, "Desired 'level' parameter was not specified in request.")
+    if to_python_level(level) is None:
+        raise RestError(404, f"invalid log level '{level}'.")
+    scope = (request.query_params.get("scope") or "worker").lower()
+    if scope == "cluster":
+        hook = getattr(ctx.herder, "set_cluster_logger_level", None)
+        if callable(hook):
+            await ctx.call(request, lambda: hook(namespace, level), write=True)
+        else:
+            ctx.loggers.set_level(namespace, level)
+        return no_content()
+    return json(ctx.loggers.set_level(namespace, level))
+
+
+routes = [
+    Route("/admin/loggers", list_loggers, methods=["GET"]),
+    Route("/admin/loggers/{logger}", get_logger, methods=["GET"]),
+    Route("/admin/loggers/{logger}", set_logger, methods=["PUT"]),
+]

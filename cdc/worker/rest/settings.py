@@ -1,0 +1,217 @@
+"""REST server settings, read from the worker properties the way Kafka Connect's ``RestServerConfig`` does.
+
+* ``listeners`` (default ``http://:8083``): comma list of ``scheme://host:port``; the scheme is ``http`` or
+  ``https`` in any case, an empty host binds every interface. Only when ``listeners`` is absent do the
+  legacy ``rest.host.name`` / ``rest.port`` make the single listener.
+* ``admin.listeners``: absent → ``/admin`` is served on the main listeners; empty → ``/admin`` is off;
+  otherwise ``/admin`` is served only there.
+* ``rest.advertised.{host.name,port,listener}``: the URL published to peers and the ``worker_id``.
+* ``access.control.allow.{origin,methods}`` (CORS), ``response.http.headers.config`` (Jetty's
+  ``HeaderFilter`` syntax: ``[action] [name]: [value]`` with actions set, add, setDate, addDate),
+  ``topic.tracking.enable`` / ``topic.tracking.allow.reset``.
+* ``https`` listeners take ``listeners.https.ssl.*`` (falling back to ``ssl.*``); PEM key stores only.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from cdc.api.errors import ConfigError
+
+__all__ = ["HeaderAction", "Listener", "RestSettings", "SslSettings", "parse_listeners"]
+
+# Connect's RestServer.LISTENER_PATTERN: scheme://host:port, IPv6 hosts in brackets.
+_LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
+_HEADER = re.compile(r"^\s*(set|add|setDate|addDate)\s+([^\s:]+)\s*:\s*(.*?)\s*$")
+# Commas split header entries except inside double quotes (Connect's RestServerConfig does the same).
+_COMMA_OUTSIDE_QUOTES = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
+
+
+@dataclass(frozen=True)
+class Listener:
+    scheme: str  # "http" | "https", lower case
+    host: str  # "" = every interface
+    port: int  # 0 = any free port
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class HeaderAction:
+    action: str  # set | add | setDate | addDate
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class SslSettings:
+    """PEM material for an ``https`` listener (``ssl.keystore.type=PEM``)."""
+
+    keystore_type: str = "PEM"  # checked only when an https listener starts (ssl.* also serves Kafka clients)
+    keystore_location: str | None = None  # PEM with the private key and the certificate chain
+    keystore_certificate_chain: str | None = None  # inline PEM (Kafka's ssl.keystore.certificate.chain)
+    keystore_key: str | None = None  # inline PEM (ssl.keystore.key)
+    key_password: str | None = None
+    truststore_location: str | None = None
+    client_auth: str = "none"  # none | requested | required
+
+
+def parse_listeners(value: str, key: str = "listeners") -> list[Listener]:
+    listeners = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        match = _LISTENER.match(item)
+        if match is None:
+            raise ConfigError(f"Could not parse listener {item}", key, value)
+        scheme = match.group(1).lower()
+        if scheme not in ("http", "https"):
+            message = f'Listener protocol must be either "http" or "https", but is {scheme}'
+            raise ConfigError(message, key, value)
+        port = int(match.group(3))
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"Invalid port {port} in listener {item}", key, value)
+        listeners.append(Listener(scheme, match.group(2), port))
+    return listeners
+
+
+def parse_header_config(value: str) -> list[HeaderAction]:
+    actions = []
+    for raw in _COMMA_OUTSIDE_QUOTES.split(value):
+        entry = raw.strip()
+        if entry.startswith('"') and entry.endswith('"') and len(entry) >= 2:
+            entry = entry[1:-1]
+        if not entry:
+            continue
+        match = _HEADER.match(entry)
+        if match is None:
+            raise ConfigError(
+                "Invalid format of header config. Expected: '[action] [header name]:[header value]'",
+                "response.http.headers.config",
+                raw.strip(),
+            )
+        actions.append(HeaderAction(match.group(1), match.group(2), match.group(3)))
+    return actions
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
+    value = props.get(key)
+    return default if value is None or not str(value).strip() else str(value).strip().lower() == "true"
+
+
+def _ssl(props: Mapping[str, str]) -> SslSettings:
+    def get(name: str) -> str | None:
+        value = props.get(f"listeners.https.ssl.{name}", props.get(f"ssl.{name}"))
+        return value if value else None
+
+    return SslSettings(
+        keystore_type=(get("keystore.type") or "PEM").upper(),
+        keystore_location=get("keystore.location"),
+        keystore_certificate_chain=get("keystore.certificate.chain"),
+        keystore_key=get("keystore.key"),
+        key_password=get("key.password") or get("keystore.password"),
+        truststore_location=get("truststore.location"),
+        client_auth=(get("client.auth") or "none").lower(),
+    )
+
+
+@dataclass
+class RestSettings:
+    listeners: list[Listener] = field(default_factory=lambda: [Listener("http", "", 8083)])
+    admin_listeners: list[Listener] | None = None  # None: admin on the main listeners; []: admin off
+    advertised_host_name: str | None = None
+    advertised_port: int | None = None
+    advertised_listener: str | None = None  # "http" | "https"
+    cors_allowed_origins: list[str] = field(default_factory=list)
+    cors_allowed_methods: list[str] = field(default_factory=list)
+    response_headers: list[HeaderAction] = field(default_factory=list)
+    rest_extension_classes: list[str] = field(default_factory=list)  # accepted, not loaded
+    topic_tracking_enable: bool = True
+    topic_tracking_allow_reset: bool = True
+    ssl: SslSettings = field(default_factory=SslSettings)
+    request_timeout_s: float = 90.0
+    health_timeout_s: float = 10.0
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> RestSettings:
+        if props.get("listeners") is not None:
+            listeners = parse_listeners(props["listeners"])
+            if not listeners:
+                raise ConfigError("At least one listener is required", "listeners", props["listeners"])
+        else:
+            host = (props.get("rest.host.name") or "").strip()
+            port = int(props.get("rest.port") or 8083)
+            listeners = [Listener("http", host, port)]
+        admin_raw = props.get("admin.listeners")
+        admin = None if admin_raw is None else parse_listeners(admin_raw, "admin.listeners")
+        adv_port = props.get("rest.advertised.port")
+        adv_listener = props.get("rest.advertised.listener")
+        return cls(
+            listeners=listeners,
+            admin_listeners=admin,
+            advertised_host_name=props.get("rest.advertised.host.name") or None,
+            advertised_port=int(adv_port) if adv_port else None,
+            advertised_listener=adv_listener.strip().lower() if adv_listener else None,
+            cors_allowed_origins=_csv(props.get("access.control.allow.origin")),
+            cors_allowed_methods=_csv(props.get("access.control.allow.methods")),
+            response_headers=parse_header_config(props.get("response.http.headers.config") or ""),
+            rest_extension_classes=_csv(props.get("rest.extension.classes")),
+            topic_tracking_enable=_bool(props, "topic.tracking.enable", True),
+            topic_tracking_allow_reset=_bool(props, "topic.tracking.allow.reset", True),
+            ssl=_ssl(props),
+        )
+
+    @property
+    def admin_separate(self) -> bool:
+        """True when ``/admin`` lives on its own listeners (or is switched off)."""
+        return self.admin_listeners is not None
+
+    def advertised_scheme(self) -> str:
+        if self.advertised_listener:
+            return self.advertised_listener
+        schemes = {listener.scheme for listener in self.listeners}
+        return "http" if "http" in schemes or not schemes else "https"
+
+    def advertised_listener_index(self) -> int:
+        """Index in :attr:`listeners` of the listener whose port is advertised (first of its scheme)."""
+        scheme = self.advertised_scheme()
+        for index, listener in enumerate(self.listeners):
+            if listener.scheme == scheme:
+                return index
+        return 0
+
+    def advertised_url(self, bound_ports: list[int] | None = None) -> str:
+        """The URL peers use, ``scheme://host:port/``; ``bound_ports`` are the listeners' real ports."""
+        index = self.advertised_listener_index()
+        listener = self.listeners[index]
+        host = self.advertised_host_name or listener.host or local_host_address()
+        if self.advertised_port is not None:
+            port = self.advertised_port
+        elif bound_ports:
+            port = bound_ports[index]
+        else:
+            port = listener.port
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"{self.advertised_scheme()}://{host}:{port}/"
+
+    def worker_id(self, bound_ports: list[int] | None = None) -> str:
+        """The advertised ``host:port`` without a scheme, as in Connect's status records."""
+        return self.advertised_url(bound_ports).split("://", 1)[1].rstrip("/")
+
+
+def local_host_address() -> str:
+    """What Java's ``InetAddress.getLocalHost().getHostAddress()`` gives (often ``127.0.1.1`` on Debian)."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
