@@ -98,7 +98,7 @@ def _non_null(schema: Schema, numeric: bool, replace_null: bool) -> Encoder | No
         if name == Decimal.LOGICAL_NAME:
             if numeric:
                 return _numeric_decimal
-            return lambda v: _b64(Decimal.from_logical(schema, _check_decimal(v)))
+            return _base64_decimal(schema)
         logical: Any = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
         return lambda v: logical.from_logical(schema, v)
     t = schema.type
@@ -124,10 +124,20 @@ def _non_null(schema: Schema, numeric: bool, replace_null: bool) -> Encoder | No
     return _struct_encoder(schema, numeric, replace_null)
 
 
-def _check_decimal(value: Any) -> _decimal.Decimal:
-    if not isinstance(value, _decimal.Decimal):
-        raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {type(value).__name__}")
-    return value
+def _base64_decimal(schema: Schema) -> Encoder:
+    scale = Decimal.scale(schema)
+
+    def enc(value: Any) -> Any:
+        if not isinstance(value, _decimal.Decimal):
+            raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {type(value).__name__}")
+        scaled = value.scaleb(scale)
+        unscaled = int(scaled) if scaled.is_finite() else None
+        if unscaled is None or scaled != unscaled:
+            return _b64(Decimal.from_logical(schema, value))  # rounds or raises, as the API decides
+        length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+        return _b64encode(unscaled.to_bytes(length, "big", signed=True)).decode("ascii")
+
+    return enc
 
 
 def _key_text(key: Any) -> str:
@@ -173,16 +183,20 @@ def _struct_encoder(schema: Schema, numeric: bool, replace_null: bool) -> Encode
     convs = [_non_null(f.schema, numeric, replace_null) for f in fields]
     nulls = [_null_result(f.schema, replace_null, numeric) for f in fields]
     patched = tuple((i, names[i], c) for i, c in enumerate(convs) if c is not None)
-    full = tuple(compile_encoder(f.schema, numeric, replace_null) for f in fields)
-    nulls_plain = all(n is None for n in nulls)
+    # fields whose null is not written as null: required ones (error) and defaults (replaced)
+    special = tuple((i, names[i], n) for i, n in enumerate(nulls) if n is not None)
 
     def enc_struct(value: Any) -> Any:
         if type(value) is not Struct or (value.schema is not schema and value.schema != schema):
             raise DataError("Mismatching schema.")
         vals = value.values
-        if not nulls_plain and None in vals:
-            return {n: e(v) for n, e, v in zip(names, full, vals, strict=True)}
         out = dict(zip(names, vals, strict=True))
+        if special and None in vals:
+            for i, n, null in special:
+                if vals[i] is None:
+                    if null is _REQUIRED:
+                        raise _null_error()
+                    out[n] = null
         for i, n, c in patched:
             v = vals[i]
             if v is not None:
