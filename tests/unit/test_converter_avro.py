@@ -105,9 +105,11 @@ def value_record(schema: Schema) -> Struct:
     return s.put("status", "abc")
 
 
-def converter(fake: FakeRegistry, *, is_key: bool = False, **props: str) -> AvroConverter:
+def converter(
+    fake: FakeRegistry, *, is_key: bool = False, props: dict[str, str] | None = None
+) -> AvroConverter:
     conv = AvroConverter(transport=fake)
-    conv.configure({"schema.registry.url": "http://registry:8081", **props}, is_key)
+    conv.configure({"schema.registry.url": "http://registry:8081", **(props or {})}, is_key)
     return conv
 
 
@@ -194,7 +196,7 @@ def test_to_connect_schema_from_plain_avro() -> None:
 
 def test_lookup_without_auto_register() -> None:
     fake = FakeRegistry()
-    conv = converter(fake, **{"auto.register.schemas": "false"})
+    conv = converter(fake, props={"auto.register.schemas": "false"})
     with pytest.raises(DataError, match="Schema not found"):
         conv.from_connect_data("t", key_schema(), Struct(key_schema()).put("id", 1))
     converter(fake).from_connect_data("t", key_schema(), Struct(key_schema()).put("id", 1))
@@ -221,11 +223,11 @@ def test_bad_magic_byte_and_null() -> None:
     assert conv.from_connect_data("t", key_schema(), None) is None
 
 
+STRATEGY = "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy"
+
+
 def test_subject_strategies() -> None:
     fake = FakeRegistry()
-    conv = converter(
-        fake,
-        **{"value.subject.name.strategy": "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy"},
-    )
+    conv = converter(fake, props={"value.subject.name.strategy": STRATEGY})
     conv.from_connect_data("t", key_schema(), Struct(key_schema()).put("id", 1))
     assert list(fake.subjects) == ["t-mysqlavro.ops.customers.Key"]
