@@ -7,6 +7,7 @@ import decimal
 import os
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,14 +31,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def registry_url() -> str:
+def registry_url() -> Iterator[str]:
+    """A running registry: $CDC_REGISTRY_URL, or one started here (and stopped after, if we started it)."""
     url = os.environ.get("CDC_REGISTRY_URL")
+    script = REPO / "scripts" / "registry.sh"
+    started = False
     if url is None:
-        script = REPO / "scripts" / "registry.sh"
+        started = subprocess.run([str(script), "status"], capture_output=True).returncode != 0
         subprocess.run([str(script), "start"], check=True, timeout=600)
         url = subprocess.run([str(script), "url"], check=True, capture_output=True, text=True).stdout.strip()
     requests.get(url + "/subjects", timeout=5).raise_for_status()
-    return url
+    yield url
+    if started:
+        subprocess.run([str(script), "stop"], check=False, timeout=60)
 
 
 def _schema(name: str):
