@@ -420,6 +420,39 @@ def test_malformed_json_is_400(client: TestClient) -> None:
     assert_error(response, 400)
 
 
+def test_odd_bodies_are_400_or_answered(client: TestClient) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert_error(
+        client.put("/connectors/a/config", content=deep, headers={"Content-Type": "application/json"}), 400
+    )
+    body = b'{"name":"\\ud800x","config":{"connector.class":"X"}}'
+    response = client.post("/connectors", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 201
+    assert response.json()["name"] == "\ud800x"
+
+
+def test_public_surface() -> None:
+    import cdc.worker.rest as rest
+
+    assert sorted(rest.__all__) == sorted(
+        [
+            "OPENAPI",
+            "Forwarded",
+            "HeaderAction",
+            "Listener",
+            "Loggers",
+            "RequestSignature",
+            "RestError",
+            "RestServer",
+            "RestSettings",
+            "SslSettings",
+            "create_app",
+            "sign",
+        ]
+    )
+    assert all(hasattr(rest, name) for name in rest.__all__)
+
+
 def test_non_json_content_type_is_415(client: TestClient) -> None:
     response = client.post(
         "/connectors", content=b"name=a", headers={"Content-Type": "application/x-www-form-urlencoded"}

@@ -6,13 +6,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from cdc.worker.herder import Herder
 from cdc.worker.rest import admin, connectors, root
 from cdc.worker.rest.context import RestContext
-from cdc.worker.rest.errors import install_error_handlers
+from cdc.worker.rest.errors import ConnectJSONResponse, install_error_handlers
 from cdc.worker.rest.forwarding import HerderCaller
 from cdc.worker.rest.loggers import Loggers
 from cdc.worker.rest.middleware import (
@@ -31,7 +31,7 @@ _CORS_HEADERS = ["X-Requested-With", "Content-Type", "Accept", "Origin"]
 
 
 async def openapi(request: Request) -> Response:
-    return JSONResponse(OPENAPI)
+    return ConnectJSONResponse(OPENAPI)
 
 
 def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | None = None) -> Starlette:

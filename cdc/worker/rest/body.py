@@ -50,6 +50,8 @@ def parse_json(raw: bytes, *, numbers_as_text: bool = False) -> Any:
         raise RestError(400, f"Invalid UTF-8 in request body: {e}") from None
     except ValueError as e:
         raise RestError(400, f"Unrecognized token in request body, malformed JSON: {e}") from None
+    except RecursionError:
+        raise RestError(400, "Request body is nested too deeply") from None
 
 
 def _reject_constant(name: str) -> Any:

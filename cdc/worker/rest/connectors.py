@@ -38,7 +38,7 @@ _OFFSETS_REQUIRED = "Partitions / offsets need to be provided for an alter offse
 
 def _location(request: Request, name: str) -> str:
     base = str(request.base_url).rstrip("/")
-    return f"{base}/connectors/{quote(name, safe='')}"
+    return f"{base}/connectors/{quote(name, safe='', errors='surrogatepass')}"
 
 
 def _check_name(name: str) -> None:

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from cdc.worker.herder import Herder
-from cdc.worker.rest.errors import RestError, response_for
+from cdc.worker.rest.errors import ConnectJSONResponse, RestError, response_for
 from cdc.worker.rest.forwarding import Forwarded, HerderCaller
 from cdc.worker.rest.loggers import Loggers
 from cdc.worker.rest.settings import RestSettings
@@ -48,7 +48,7 @@ def endpoint(fn: Endpoint) -> Endpoint:
 
 
 def json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers=headers)
+    return ConnectJSONResponse(body, status_code=status, headers=headers)
 
 
 def no_content(status: int = 204) -> Response:

@@ -7,6 +7,7 @@ errors (:mod:`cdc.worker.errors`) are mapped with :func:`~cdc.worker.errors.stat
 
 from __future__ import annotations
 
+import json
 import logging
 
 from starlette.exceptions import HTTPException
@@ -20,6 +21,7 @@ __all__ = [
     "CONFLICTING_OPERATION",
     "NO_LEADER_URL",
     "STALE_CONFIGURATION",
+    "ConnectJSONResponse",
     "RestError",
     "error_response",
     "install_error_handlers",
@@ -60,8 +62,18 @@ class RestError(Exception):
         self.message = message
 
 
+class ConnectJSONResponse(JSONResponse):
+    """Compact UTF-8 JSON as Jackson writes it; text with lone surrogates falls back to ``\\u`` escapes."""
+
+    def render(self, content: object) -> bytes:
+        try:
+            return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(content, separators=(",", ":")).encode("ascii")
+
+
 def error_response(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error_code": status, "message": message}, status_code=status)
+    return ConnectJSONResponse({"error_code": status, "message": message}, status_code=status)
 
 
 def jersey_message(status: int) -> str:
