@@ -1,0 +1,230 @@
+"""A Connect group member on kafka-python 3.0.x's ``BaseCoordinator`` (Connect's ``WorkerCoordinator``).
+
+kafka-python gives the generic member: FindCoordinator, JoinGroup, SyncGroup, Heartbeat (a coroutine on
+the client's I/O thread) and LeaveGroup. We add the ``connect`` protocol type, the protocols offered
+(``sessioned`` → ``compatible`` → ``default``, capped by ``connect.protocol``), the subscription bytes and
+the leader's assignment. What we had to know about kafka-python 3.0.12 (read from its source):
+
+* The join hooks are coroutines, ``_on_join_prepare_async`` / ``_on_join_complete_async``, awaited on the
+  I/O thread; 2.x's synchronous names are never called. Ours only record state: the membership thread
+  acts on it (catching up with the config topic, telling the herder).
+* ``_perform_assignment`` is called synchronously on the I/O thread. The leader reads the config topic
+  there (the config store has its own client, so this cannot deadlock); heartbeats are disabled during a
+  join anyway. The selector's slow-task warning threshold is raised accordingly.
+* The client's I/O thread must be started by us (``client._net.start()``) before bootstrap, or no
+  heartbeat is ever sent.
+* ``close()`` leaves the group (LeaveGroup); :meth:`WorkerCoordinator.crash` closes the sockets without it,
+  for tests that simulate a dead worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kafka.coordinator.base import BaseCoordinator
+from kafka.net.compat import KafkaNetClient
+
+from cdc.worker.distributed.assignor import AssignmentRound, IncrementalCooperativeAssignor, eager_assign
+from cdc.worker.distributed.protocol import (
+    Assignment,
+    ConnectorsAndTasks,
+    ConnectProtocol,
+    WorkerSubscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+    protocols_up_to,
+)
+
+__all__ = ["JoinResult", "WorkerCoordinator", "WorkerState", "kafka_python_client"]
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_TYPE = "connect"
+
+
+class WorkerState(Protocol):
+    """What the coordinator asks of the worker it represents (implemented by GroupMembership)."""
+
+    def config_offset(self) -> int:
+        """The offset of the last config record this worker has read."""
+        ...
+
+    def allocation(self) -> Assignment | None:
+        """What this worker runs now, as a full assignment (for the v1/v2 subscription), or None."""
+        ...
+
+    def read_config_to(self, offset: int) -> tuple[int, ConnectorsAndTasks]:
+        """Leader only: read the config topic to at least ``offset`` (bounded wait); the offset reached and
+        the connectors and tasks configured as of it."""
+        ...
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    """One completed join: the generation and what the leader sent this member."""
+
+    generation: int
+    member_id: str
+    protocol: ConnectProtocol
+    assignment: Assignment
+    is_leader: bool
+    leader_view: AssignmentRound | None  # the leader's round (all members' allocations and URLs)
+
+
+def kafka_python_client(
+    settings: Mapping[str, Any], client_id: str, bootstrap_timeout_ms: int
+) -> KafkaNetClient:
+    """A started kafka-python network client for Java-style ``settings`` (``client_config`` output)."""
+    servers = str(settings.get("bootstrap.servers", "localhost:9092"))
+    configs: dict[str, Any] = {
+        "bootstrap_servers": [s.strip() for s in servers.split(",") if s.strip()],
+        "client_id": client_id,
+        "slow_task_threshold_secs": 30.0,
+    }
+    simple = {
+        "security.protocol": "security_protocol",
+        "sasl.mechanism": "sasl_mechanism",
+        "ssl.truststore.location": "ssl_cafile",
+        "ssl.ca.location": "ssl_cafile",
+        "request.timeout.ms": "request_timeout_ms",
+        "reconnect.backoff.ms": "reconnect_backoff_ms",
+        "reconnect.backoff.max.ms": "reconnect_backoff_max_ms",
+    }
+    for key, name in simple.items():
+        if key in settings:
+            value = settings[key]
+            configs[name] = int(value) if name.endswith("_ms") else str(value)
+    jaas = str(settings.get("sasl.jaas.config", ""))
+    if jaas:
+        import re
+
+        fields = dict(re.findall(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"', jaas))
+        if "username" in fields:
+            configs["sasl_plain_username"] = fields["username"]
+        if "password" in fields:
+            configs["sasl_plain_password"] = fields["password"]
+    client = KafkaNetClient(**configs)
+    client._net.start()  # heartbeats run on this thread: without it the member is dropped
+    client._manager.bootstrap(bootstrap_timeout_ms)
+    return client
+
+
+class WorkerCoordinator(BaseCoordinator):
+    """One worker's membership in the Connect group."""
+
+    def __init__(
+        self,
+        client: KafkaNetClient,
+        worker: WorkerState,
+        url: str,
+        protocol: ConnectProtocol,
+        scheduled_rebalance_max_delay_ms: int,
+        **configs: Any,
+    ) -> None:
+        configs.setdefault("api_version", client._manager.broker_version)
+        super().__init__(client, **configs)
+        self.worker = worker
+        self.url = url
+        self.configured_protocol = protocol
+        self.assignor = IncrementalCooperativeAssignor(scheduled_rebalance_max_delay_ms)
+        self._results: list[JoinResult] = []
+        self._results_lock = threading.Lock()
+        self._last_round: AssignmentRound | None = None
+        self._last_completed_generation = -1
+
+    # -- BaseCoordinator's abstract methods -----------------------------------------------------------------
+    def protocol_type(self) -> str:
+        return PROTOCOL_TYPE
+
+    def group_protocols(self) -> list[tuple[str, bytes]]:
+        offset = self.worker.config_offset()
+        allocation = self.worker.allocation()
+        out = []
+        for protocol in protocols_up_to(self.configured_protocol):
+            current = None
+            if protocol.incremental and allocation is not None:
+                current = Assignment(protocol.version, allocation.error, allocation.leader,
+                                     allocation.leader_url, allocation.config_offset, allocation.assigned)
+            sub = WorkerSubscription(protocol.version, self.url, offset, current)
+            out.append((protocol.protocol_name, encode_subscription(sub)))
+        return out
+
+    def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
+        chosen = ConnectProtocol.from_name(protocol)
+        subs: dict[str, WorkerSubscription] = {}
+        for member in members:
+            subs[member.member_id] = decode_subscription(bytes(member.metadata))
+        max_offset = max(s.config_offset for s in subs.values())
+        leader_offset, configured = self.worker.read_config_to(max_offset)
+        generation = self._generation.generation_id
+        if chosen.incremental:
+            result = self.assignor.assign(leader_id, subs, configured, leader_offset, generation,
+                                          self._last_completed_generation, chosen.version)
+        else:
+            result = eager_assign(leader_id, subs, configured, leader_offset, chosen.version)
+        log.info("Leader assignment for generation %d (%s, config offset %d, delay %d ms): %s", generation,
+                 protocol, leader_offset, result.delay, _describe(result))
+        self._last_round = result
+        return {m: encode_assignment(a) for m, a in result.assignments.items()}
+
+    async def _on_join_prepare_async(
+        self, generation: int, member_id: str, timeout_ms: int | None = None
+    ) -> None:
+        log.debug("Rejoining the group (previous generation %d, member %s)", generation, member_id)
+
+    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str,
+                                      member_assignment_bytes: bytes) -> None:
+        assignment = decode_assignment(bytes(member_assignment_bytes))
+        is_leader = assignment.leader == member_id
+        view = self._last_round if is_leader else None
+        self._last_round = None
+        self._last_completed_generation = generation
+        chosen = ConnectProtocol.from_name(protocol)
+        result = JoinResult(generation, member_id, chosen, assignment, is_leader, view)
+        with self._results_lock:
+            self._results.append(result)
+
+    # -- used by the membership thread ----------------------------------------------------------------------
+    def take_results(self) -> list[JoinResult]:
+        with self._results_lock:
+            out, self._results = self._results, []
+        return out
+
+    def generation_id(self) -> int:
+        return int(self._generation.generation_id)
+
+    def member_id(self) -> str:
+        return str(self._generation.member_id)
+
+    def crash(self) -> None:
+        """Drop off the network without LeaveGroup, as a killed worker does (tests)."""
+        self._close_heartbeat()
+        try:
+            self._client.close()
+        except Exception:  # nothing to save
+            log.debug("Error closing the group client", exc_info=True)
+
+    def shutdown(self, timeout_ms: int) -> None:
+        """Leave the group at once (others rebalance without waiting for the session timeout), then close."""
+        try:
+            self.close(timeout_ms=timeout_ms)
+        except Exception:  # best effort, as Connect's
+            log.warning("Could not leave the group cleanly", exc_info=True)
+        try:
+            self._client.close()
+        except Exception:
+            log.debug("Error closing the group client", exc_info=True)
+
+
+def _describe(result: AssignmentRound) -> str:
+    parts = []
+    for member, a in sorted(result.assignments.items()):
+        parts.append(f"{member}: +{sorted(a.assigned.connectors)}{sorted(map(str, a.assigned.tasks))}"
+                     f" -{sorted(a.revoked.connectors)}{sorted(map(str, a.revoked.tasks))}")
+    return "; ".join(parts)
