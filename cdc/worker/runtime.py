@@ -92,13 +92,10 @@ def _transformer(props: Mapping[str, str]) -> Any:
     return resolve
 
 
-def _rest(props: Mapping[str, str]) -> tuple[Any, str, str]:
-    """The REST server (not started yet), its advertised URL and the worker id."""
-    from cdc.worker.rest import RestServer, RestSettings
+def _rest_settings(props: Mapping[str, str]) -> Any:
+    from cdc.worker.rest import RestSettings
 
-    settings = RestSettings.from_props(props)
-    server = RestServer(settings)
-    return server, server.advertised_url, server.worker_id
+    return RestSettings.from_properties(props)
 
 
 def _cluster_id(props: Mapping[str, str]) -> Any:
@@ -118,7 +115,10 @@ def _assemble(
     membership_for: Any,
     mode: str,
 ) -> ConnectRuntime:
-    rest, url, worker_id = _rest(props)
+    from cdc.worker.rest import RestServer
+
+    rest_settings = _rest_settings(props)
+    url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores
     membership: Membership = membership_for(url)
     settings = WorkerSettings(worker_id, props, parsed, parsed.get("group.id"), _transformer(props))
@@ -128,7 +128,7 @@ def _assemble(
 
     herder = ConnectHerder(make_worker, config_store, status_store, offset_store, membership, {**props, **parsed},
                            _cluster_id(props))
-    rest.bind(herder)
+    rest = RestServer(herder, rest_settings)
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 
@@ -148,10 +148,22 @@ def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
 
 
 def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
+    from cdc.worker.distributed.membership import GroupMembership, GroupSettings
     from cdc.worker.stores.kafka import create_kafka_stores
 
     props = _resolved(worker_props)
     parsed = _parse(DISTRIBUTED_DEF, props)
-    config_store, status_store, offset_store = create_kafka_stores(props)
-    return _assemble(props, parsed, (config_store, status_store, offset_store),
-                     lambda url: SoloMembership(url, 1), "distributed")
+    stores = create_kafka_stores(props)
+    group = GroupSettings.from_worker(parsed)
+    memberships: list[GroupMembership] = []
+
+    def membership_for(url: str) -> GroupMembership:
+        member = GroupMembership(url, stores.configs, group, props, client_id=props.get("client.id"))
+        memberships.append(member)
+        return member
+
+    runtime = _assemble(props, parsed, (stores.configs, stores.statuses, stores.offsets), membership_for,
+                        "distributed")
+    for member in memberships:
+        member.set_listener(runtime.herder.wake)  # a new assignment is reconciled at once
+    return runtime
