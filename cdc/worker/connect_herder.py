@@ -213,10 +213,11 @@ class ConnectHerder(Herder):
         for request in restarts:
             self._plan_restart(request, my_connectors, my_tasks)
         self._reconcile_connectors(snapshot, my_connectors)
-        if self.membership.is_leader():
-            self._generate_task_configs(snapshot)
-            snapshot = self.config_store.snapshot()
-            my_connectors, my_tasks = self.membership.assignment(snapshot)
+        # Every worker generates the task configs of the connectors it runs; a follower sends them to the
+        # leader, the only writer (see _write_task_configs).
+        self._generate_task_configs(snapshot)
+        snapshot = self.config_store.snapshot()
+        my_connectors, my_tasks = self.membership.assignment(snapshot)
         self._reconcile_tasks(snapshot, my_tasks)
 
     def _reconcile_connectors(self, snapshot: ClusterConfigState, mine: set[str]) -> None:
@@ -278,7 +279,24 @@ class ConnectHerder(Herder):
             current = [snapshot.task_config(t) for t in snapshot.tasks(name)]
             if current != configs or name in snapshot.inconsistent:
                 log.info("Writing %d task configs for connector %s", len(configs), name)
-                self.config_store.put_task_configs(name, configs)
+                self._write_task_configs(name, configs)
+
+    def _write_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        if self.membership.is_leader():
+            self.config_store.put_task_configs(name, configs)
+            return
+        from cdc.worker.distributed.internal import send_task_configs, signature_required
+
+        leader = self.membership.leader_url()
+        try:
+            if leader is None:
+                raise ConnectError("no leader is known")
+            key = self._snapshot().session_key if signature_required(self.membership) else None
+            send_task_configs(leader, name, configs, key)
+        except Exception as exc:  # retried on a later tick (e.g. after a rebalance)
+            log.warning("Could not send the task configs of %s to the leader: %s", name, exc)
+            with self._lock:
+                self._needs_reconfig.add(name)
 
     def _reconcile_tasks(self, snapshot: ClusterConfigState, mine: set[TaskId]) -> None:
         wanted: dict[TaskId, dict[str, str]] = {}
@@ -577,6 +595,18 @@ class ConnectHerder(Herder):
         partitions = self.offset_store.connector_partitions(name)
         self.offset_store.set({offset_key(name, p): None for p in partitions})
         return "The offsets for this connector have been reset successfully"
+
+    # -- internal (distributed) -----------------------------------------------------------------------------
+    def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
+        """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
+        from cdc.worker.distributed.internal import check_signature, signature_required
+
+        self._require(name)
+        self._require_leader()
+        if signature_required(self.membership):
+            check_signature(self._snapshot().session_key, signature)
+        self.config_store.put_task_configs(name, [dict(c) for c in configs])
+        self.wake()
 
     # -- plugins -------------------------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool) -> list[JSON]:

@@ -1,0 +1,67 @@
+"""Requests between workers: a follower's task configs go to the leader, signed under ``sessioned``.
+
+Only the leader writes task configs. A follower that runs a connector sends the configs its connector
+generated to the leader's internal ``POST /connectors/{name}/tasks`` (Connect's
+``DistributedHerder.reconfigureConnector``); with the ``sessioned`` protocol the raw body is signed with the
+group's session key (KIP-507) and the leader refuses a missing (400) or wrong (403) signature.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from cdc.api.errors import ConnectError
+from cdc.worker.distributed.protocol import ConnectProtocol
+from cdc.worker.errors import BadRequestError, ForbiddenError, RebalanceNeededError
+from cdc.worker.stores.base import SessionKey
+
+__all__ = ["check_signature", "send_task_configs", "signature_required"]
+
+MISSING_SIGNATURE = "Internal request missing required signature"
+INVALID_SIGNATURE = "Internal request contained invalid signature."
+
+
+def signature_required(membership: Any) -> bool:
+    """Whether the group runs the ``sessioned`` protocol (membership without one: never)."""
+    protocol = getattr(membership, "protocol", None)
+    return callable(protocol) and protocol() is ConnectProtocol.SESSIONED
+
+
+def send_task_configs(
+    leader_url: str,
+    connector: str,
+    configs: list[dict[str, str]],
+    key: SessionKey | None,
+    timeout: float = 30.0,
+) -> None:
+    """POST ``configs`` to the leader (``forward=false``: the leader must not forward it again)."""
+    body = json.dumps(configs, separators=(",", ":")).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if key is not None:
+        from cdc.worker.rest.signature import sign
+
+        headers.update(sign(key.key, body, key.algorithm))
+    url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks"
+    try:
+        response = requests.post(url, data=body, headers=headers, params={"forward": "false"},
+                                 timeout=timeout)
+    except requests.RequestException as exc:
+        raise ConnectError(f"Could not send task configs of {connector} to the leader {leader_url}: {exc}"
+                           ) from exc
+    if response.status_code >= 300:
+        raise ConnectError(f"The leader {leader_url} refused the task configs of {connector}: "
+                           f"{response.status_code} {response.text[:500]}")
+
+
+def check_signature(key: SessionKey | None, signature: Any) -> None:
+    """The leader's check of an internal request under ``sessioned`` (``signature``: a RequestSignature)."""
+    if signature is None:
+        raise BadRequestError(MISSING_SIGNATURE)
+    if key is None:
+        raise RebalanceNeededError("Request cannot be completed because the session key is not known yet")
+    if not signature.is_valid(key.key):
+        raise ForbiddenError(INVALID_SIGNATURE)
