@@ -73,7 +73,7 @@ port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: run COMMAND every half second until it succeeds.
 wait_for() {
-  local seconds=$1 what=$2 deadline
+  local seconds=$1 deadline  # $2 only names, for the reader, what is awaited
   shift 2
   deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
@@ -364,7 +364,8 @@ local_status() {
       if "${svc}"_probe; then say "$svc: up (pid $pid): $("${svc}"_describe)"
       else say "$svc: running (pid $pid) but not answering"; rc=3; fi
     elif "${svc}"_probe; then
-      say "$svc: answering, but not started from $STACK_DIR: $("${svc}"_describe)"
+      # shellcheck disable=SC2046
+      say "$svc: answering on $(set -- $("${svc}"_port); echo "$1:$2"), but not started from $STACK_DIR"
     else
       say "$svc: down"; rc=3
     fi
