@@ -1,1 +1,61 @@
-"""Schema history: the relational model, DDL applied to it, and Debezium's history records and stores."""
+"""Schema history: the relational model, DDL applied to it, and Debezium's history records and stores.
+
+The Kafka store (``cdc.history.kafka_store.KafkaSchemaHistory``) is not re-exported here, so importing
+the package needs no Kafka client; :func:`history_from_config` loads it on demand.
+"""
+
+from cdc.history.config import HistorySettings, history_config_def
+from cdc.history.ddl import DdlParser
+from cdc.history.errors import (
+    HISTORY_MISSING_MESSAGE,
+    SchemaHistoryError,
+    SchemaHistoryMissingError,
+    UnparseableDdlError,
+)
+from cdc.history.model import Column, Table, TableId, Tables
+from cdc.history.positions import BinlogPositionComparator, GtidSet, gtid_source_filter
+from cdc.history.records import (
+    CHANGE_SCHEMA,
+    HistoryRecord,
+    TableChange,
+    TableChangeType,
+    apply_table_changes,
+    table_change_struct,
+    table_changes_from_model,
+)
+from cdc.history.store import (
+    FileSchemaHistory,
+    MemorySchemaHistory,
+    SchemaHistory,
+    history_from_config,
+    recover_tables,
+)
+
+__all__ = [
+    "CHANGE_SCHEMA",
+    "HISTORY_MISSING_MESSAGE",
+    "BinlogPositionComparator",
+    "Column",
+    "DdlParser",
+    "FileSchemaHistory",
+    "GtidSet",
+    "HistoryRecord",
+    "HistorySettings",
+    "MemorySchemaHistory",
+    "SchemaHistory",
+    "SchemaHistoryError",
+    "SchemaHistoryMissingError",
+    "Table",
+    "TableChange",
+    "TableChangeType",
+    "TableId",
+    "Tables",
+    "UnparseableDdlError",
+    "apply_table_changes",
+    "gtid_source_filter",
+    "history_config_def",
+    "history_from_config",
+    "recover_tables",
+    "table_change_struct",
+    "table_changes_from_model",
+]

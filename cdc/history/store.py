@@ -1,0 +1,203 @@
+"""The schema history interface, its memory and file stores, and recovery up to an offset.
+
+Backends implement only ``_store`` and ``_records`` (plus storage checks); :meth:`SchemaHistory.recover`
+is written once (reference §8.4): every valid record whose ``source`` is the connector's partition and
+whose ``position`` is at or before the offset is applied — its ``tableChanges`` when it has any (unless
+``prefer.ddl``), else its ``ddl`` re-parsed in its ``databaseName``. A DDL that cannot be parsed fails
+recovery unless ``skip.unparseable.ddl`` is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from cdc.history.config import (
+    FILE_HISTORY_CLASSES,
+    KAFKA_HISTORY_CLASSES,
+    MEMORY_HISTORY_CLASSES,
+    HistorySettings,
+)
+from cdc.history.ddl import DdlParser
+from cdc.history.errors import SchemaHistoryError, UnparseableDdlError
+from cdc.history.model import Tables
+from cdc.history.records import HistoryRecord, apply_table_changes
+
+__all__ = [
+    "FileSchemaHistory",
+    "MemorySchemaHistory",
+    "PositionComparator",
+    "SchemaHistory",
+    "history_from_config",
+    "recover_tables",
+]
+
+log = logging.getLogger(__name__)
+
+
+class PositionComparator(Protocol):
+    def is_at_or_before(self, recorded: Mapping[str, Any], desired: Mapping[str, Any]) -> bool: ...
+
+
+def recover_tables(
+    records: Iterable[HistoryRecord],
+    offset_position: Mapping[str, Any],
+    tables: Tables,
+    parser: DdlParser,
+    comparator: PositionComparator,
+    *,
+    source: Mapping[str, Any] | None = None,
+    skip_unparseable_ddl: bool = False,
+    prefer_ddl: bool = False,
+) -> Tables:
+    """Rebuild ``tables`` from ``records`` up to ``offset_position``; returns ``tables``."""
+    for rec in records:
+        if not rec.is_valid():
+            log.warning("Skipping invalid schema history record: %s", rec.to_text())
+            continue
+        if source is not None and rec.source != dict(source):
+            continue
+        if not comparator.is_at_or_before(rec.position, offset_position):
+            continue
+        if rec.table_changes and not prefer_ddl:
+            apply_table_changes(tables, rec.table_changes)
+        elif rec.ddl:
+            try:
+                parser.apply(tables, rec.ddl, rec.database_name)
+            except UnparseableDdlError as e:
+                if not skip_unparseable_ddl:
+                    raise
+                log.warning("Ignoring unparseable DDL in the schema history: %s", e)
+    return tables
+
+
+class SchemaHistory(ABC):
+    """Where the connector's DDL history lives (Debezium's ``SchemaHistory``)."""
+
+    def __init__(self, settings: HistorySettings | None = None) -> None:
+        self.settings = settings or HistorySettings()
+
+    def initialize_storage(self) -> None:  # noqa: B027  (optional hook)
+        """Create the storage (topic, file) if it does not exist."""
+
+    @abstractmethod
+    def storage_exists(self) -> bool:
+        """Whether the storage (topic, file) exists, records or not."""
+
+    def exists(self) -> bool:
+        """Whether the history holds at least one record."""
+        return self.storage_exists() and next(iter(self._records()), None) is not None
+
+    def start(self) -> None:  # noqa: B027  (optional hook)
+        """Check the storage before use (Kafka: topic settings)."""
+
+    def record(self, record: HistoryRecord) -> None:
+        """Append one record durably."""
+        self._store(record)
+
+    def recover(
+        self,
+        offset_position: Mapping[str, Any],
+        tables: Tables,
+        parser: DdlParser,
+        comparator: PositionComparator,
+        *,
+        source: Mapping[str, Any] | None = None,
+    ) -> Tables:
+        """The model at ``offset_position``, built from the records of ``source`` (any when None)."""
+        return recover_tables(
+            self._records(), offset_position, tables, parser, comparator, source=source,
+            skip_unparseable_ddl=self.settings.skip_unparseable_ddl, prefer_ddl=self.settings.prefer_ddl,
+        )
+
+    def stop(self) -> None:  # noqa: B027  (optional hook)
+        """Release clients and files."""
+
+    @abstractmethod
+    def _store(self, record: HistoryRecord) -> None: ...
+
+    @abstractmethod
+    def _records(self) -> Iterable[HistoryRecord]: ...
+
+
+class MemorySchemaHistory(SchemaHistory):
+    """History in memory (tests; Debezium's ``MemorySchemaHistory``)."""
+
+    def __init__(self, settings: HistorySettings | None = None) -> None:
+        super().__init__(settings)
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def storage_exists(self) -> bool:
+        return True
+
+    def _store(self, record: HistoryRecord) -> None:
+        with self._lock:
+            self._lines.append(record.to_text())
+
+    def _records(self) -> Iterator[HistoryRecord]:
+        with self._lock:
+            lines = list(self._lines)
+        return (HistoryRecord.from_text(line) for line in lines)
+
+
+class FileSchemaHistory(SchemaHistory):
+    """One JSON document per line, appended and flushed per record (Debezium's ``FileSchemaHistory``)."""
+
+    def __init__(self, path: str | os.PathLike[str], settings: HistorySettings | None = None) -> None:
+        super().__init__(settings)
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+
+    def initialize_storage(self) -> None:
+        with self._lock:
+            if not os.path.exists(self.path):
+                parent = os.path.dirname(self.path)
+                if parent:
+                    os.makedirs(parent, exist_ok=True)
+                open(self.path, "a", encoding="utf-8").close()
+
+    def storage_exists(self) -> bool:
+        return os.path.exists(self.path)
+
+    def exists(self) -> bool:
+        return os.path.exists(self.path) and os.path.getsize(self.path) > 0
+
+    def _store(self, record: HistoryRecord) -> None:
+        line = record.to_text() + "\n"
+        with self._lock:
+            try:
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(line)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise SchemaHistoryError(f"Unable to write the schema history file {self.path}: {e}") from e
+
+    def _records(self) -> Iterator[HistoryRecord]:
+        if not os.path.exists(self.path):
+            return iter(())
+        with self._lock, open(self.path, encoding="utf-8") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+        return (HistoryRecord.from_text(line) for line in lines)
+
+
+def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
+    """The store a connector config asks for (``schema.history.internal`` or 1.x ``database.history``)."""
+    settings = HistorySettings.from_props(props)
+    cls = settings.history_class
+    if cls in KAFKA_HISTORY_CLASSES or cls.endswith("KafkaSchemaHistory"):
+        from cdc.history.kafka_store import KafkaSchemaHistory
+
+        return KafkaSchemaHistory(settings)
+    if cls in FILE_HISTORY_CLASSES or cls.endswith("FileSchemaHistory"):
+        if not settings.file_filename:
+            raise SchemaHistoryError("schema.history.internal.file.filename is required for the file history")
+        return FileSchemaHistory(settings.file_filename, settings)
+    if cls in MEMORY_HISTORY_CLASSES or cls.endswith("MemorySchemaHistory"):
+        return MemorySchemaHistory(settings)
+    raise SchemaHistoryError(f"Unsupported schema history implementation: {cls}")
