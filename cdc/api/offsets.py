@@ -38,7 +38,7 @@ def parse_offset_key(key: bytes) -> tuple[str, dict[str, Any]]:
         raise DataError(f"Offset key must be a [connector, partition] pair: {key!r}")
     if parsed[1] is not None and not isinstance(parsed[1], dict):
         raise DataError(f"Offset key's partition must be a map: {key!r}")
-    return parsed[0], parsed[1]
+    return parsed[0], parsed[1] or {}
 
 
 def check_offset_map(what: str, value: Mapping[str, Any] | None) -> None:

@@ -24,6 +24,8 @@ class SchemaAndValue:
 
 NULL = SchemaAndValue(None, None)
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
 
 @dataclass(frozen=True, slots=True)
 class Header:
@@ -94,10 +96,24 @@ class ConnectRecord:
     headers: Headers = field(default_factory=Headers)
 
     def new_record(self, **changes: Any) -> Any:
-        """A copy with ``changes`` applied (topic, key, value, schemas, timestamp, headers …)."""
+        """A copy with ``changes`` applied (topic, key, value, schemas, timestamp, headers …).
+
+        Hand-written rather than ``dataclasses.replace``: transforms call it per record, and this is
+        several times faster for frozen, slotted dataclasses.
+        """
+        cls = type(self)
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        unknown = changes.keys() - set(names)
+        if unknown:
+            raise TypeError(f"Unknown record fields: {sorted(unknown)}")
         if "headers" not in changes:
             changes["headers"] = self.headers.copy()
-        return dataclasses.replace(self, **changes)
+        obj = object.__new__(cls)
+        for name in names:
+            object.__setattr__(obj, name, changes[name] if name in changes else getattr(self, name))
+        return obj
 
 
 @dataclass(frozen=True, slots=True)

@@ -331,8 +331,8 @@ class ConnectHerder(Herder):
         for task in my_tasks:
             if task.connector != name:
                 continue
-            status = self.status_store.get_task(task)
-            if request.restart_task(status.state if status else None):
+            tstatus = self.status_store.get_task(task)
+            if request.restart_task(tstatus.state if tstatus else None):
                 self._restart_tasks.add(task)
                 self._put_task(task, State.RESTARTING)
 

@@ -26,6 +26,13 @@ __all__ = ["DeadLetterQueueReporter", "SinkTaskSettings", "WorkerSinkTask"]
 
 log = logging.getLogger(__name__)
 
+def _header_items(msg: Message) -> list[tuple[str, str | bytes | None]]:
+    raw = msg.headers()
+    if raw is None:
+        return []
+    return list(raw.items()) if isinstance(raw, dict) else list(raw)
+
+
 _TS_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 
@@ -53,7 +60,7 @@ class DeadLetterQueueReporter:
         msg = record if isinstance(record, Message) else getattr(record, "_raw", None)
         if not isinstance(msg, Message):
             return
-        headers: list[tuple[str, bytes]] = list(msg.headers() or [])
+        headers: list[tuple[str, str | bytes | None]] = list(_header_items(msg))
         if self.context_headers:
             prefix = "__connect.errors."
             headers += [
@@ -193,8 +200,9 @@ class WorkerSinkTask(WorkerTask):
     def _convert(self, msg: Message) -> SinkRecord | None:
         topic = msg.topic() or ""
         headers = Headers()
-        for hkey, hval in msg.headers() or []:
-            sv = self.header_converter.to_connect_header(topic, hkey, hval)
+        for hkey, hval in _header_items(msg):
+            raw = hval.encode() if isinstance(hval, str) else hval
+            sv = self.header_converter.to_connect_header(topic, hkey, raw)
             headers.add(hkey, sv.value, sv.schema)
         ok, key = self.errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
                                       lambda: self.key_converter.to_connect_data(topic, msg.key(), headers), msg)
@@ -216,7 +224,7 @@ class WorkerSinkTask(WorkerTask):
                                               lambda: self.chain.apply(record), msg)
         if not ok:
             return None
-        return transformed  # type: ignore[no-any-return]
+        return transformed if isinstance(transformed, SinkRecord) else None
 
     def _commit(self, only: set[tuple[str, int]] | None = None) -> None:
         if self.consumer is None or not self.current:

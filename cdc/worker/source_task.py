@@ -155,40 +155,67 @@ class WorkerSourceTask(WorkerTask):
     def _send(self, records: list[SourceRecord]) -> None:
         producer = self.producer
         assert producer is not None
-        errors = self.errors
+        chain, key_conv, value_conv = self.chain, self.key_converter, self.value_converter
         for original in records:
-            ok, record = errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
-                                        lambda r=original: self.chain.apply(r), original)
-            if not ok or record is None:
-                self._offset(original)
-                self.task.commit_record(original, None)
-                continue
-            topic = record.topic
-            ok, key = errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
-                                     lambda: self.key_converter.from_connect_data(
-                                         topic, record.key_schema, record.key, record.headers), record)
-            if not ok:
-                self._offset(original)
-                continue
-            ok, value = errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
-                                       lambda: self.value_converter.from_connect_data(
-                                           topic, record.value_schema, record.value, record.headers), record)
-            if not ok:
-                self._offset(original)
-                continue
-            headers = None
-            if record.headers:
-                ok, headers = errors.execute(Stage.HEADER_CONVERTER, type(self.header_converter).__name__,
-                                             lambda: [(h.key, self.header_converter.from_connect_header(
-                                                 topic, h.key, h.schema, h.value)) for h in record.headers],
-                                             record)
-                if not ok:
-                    self._offset(original)
+            # Fast path: every stage at once. On any failure the record goes through the error handler
+            # stage by stage (transforms and converters are pure, so re-running them is safe).
+            try:
+                record = chain.apply(original)
+                if record is None:
+                    self._dropped(original)
                     continue
+                topic = record.topic
+                key = key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
+                value = value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
+                headers = self._headers(record) if record.headers else None
+            except Exception:  # noqa: BLE001 - decided by the error handler below
+                converted = self._convert_slowly(original)
+                if converted is None:
+                    continue
+                record, key, value, headers = converted
+                topic = record.topic
             if topic not in self._topics_seen:
                 self._first_use(topic)
             self._produce(producer, record, topic, key, value, headers, original)
         self.records_sent += len(records)
+
+    def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
+        hc = self.header_converter
+        return [(h.key, hc.from_connect_header(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+
+    def _dropped(self, original: SourceRecord) -> None:
+        self._offset(original)
+        self.task.commit_record(original, None)
+
+    def _convert_slowly(self, original: SourceRecord) -> tuple[SourceRecord, Any, Any, Any] | None:
+        errors = self.errors
+        ok, record = errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
+                                    lambda: self.chain.apply(original), original)
+        if not ok or record is None:
+            self._dropped(original)
+            return None
+        rec: SourceRecord = record
+        topic = rec.topic
+        ok, key = errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
+                                 lambda: self.key_converter.from_connect_data(
+                                     topic, rec.key_schema, rec.key, rec.headers), rec)
+        if not ok:
+            self._dropped(original)
+            return None
+        ok, value = errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
+                                   lambda: self.value_converter.from_connect_data(
+                                       topic, rec.value_schema, rec.value, rec.headers), rec)
+        if not ok:
+            self._dropped(original)
+            return None
+        headers = None
+        if rec.headers:
+            ok, headers = errors.execute(Stage.HEADER_CONVERTER, type(self.header_converter).__name__,
+                                         lambda: self._headers(rec), rec)
+            if not ok:
+                self._dropped(original)
+                return None
+        return rec, key, value, headers
 
     def _produce(self, producer: Producer, record: SourceRecord, topic: str, key: bytes | None,
                  value: bytes | None, headers: Any, original: SourceRecord) -> None:

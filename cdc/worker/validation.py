@@ -83,7 +83,7 @@ def _runtime_def(kind: str, props: Mapping[str, str]) -> ConfigDef:
     except ImportError:
         return base
     try:
-        return enrich_config_def(base, props)  # type: ignore[no-any-return]
+        return enrich_config_def(base, props)
     except ConfigError:
         return base
 

@@ -294,6 +294,7 @@ class Worker:
     def _converter(self, role: str, connector_config: Mapping[str, str], is_key: bool) -> Any:
         """A configured converter, the connector's if it names one, else the worker's (as Connect does)."""
         source: Mapping[str, Any]
+        class_name: Any
         if connector_config.get(role):
             source = connector_config
             class_name = connector_config[role]
@@ -335,31 +336,31 @@ class Worker:
         name = task_id.connector
         worker = self.settings.parsed
         if kind == "source":
-            producer = client_config(self.settings.props, "producer.")
-            producer.update({k[len("producer.override."):]: v for k, v in connector_config.items()
+            overrides = client_config(self.settings.props, "producer.")
+            overrides.update({k[len("producer.override."):]: v for k, v in connector_config.items()
                              if k.startswith("producer.override.")})
-            producer = {
+            producer: dict[str, Any] = {
                 "acks": "all", "enable.idempotence": True, "linger.ms": 5, "compression.type": "none",
                 "partitioner": "murmur2_random", "client.id": f"connector-producer-{task_id}",
-                "delivery.timeout.ms": 2147483647, **to_librdkafka(producer),
+                "delivery.timeout.ms": 2147483647, **to_librdkafka(overrides),
             }
             settings = SourceTaskSettings(
                 producer=producer,
                 flush_interval_ms=int(worker["offset.flush.interval.ms"]),
                 flush_timeout_ms=int(worker["offset.flush.timeout.ms"]),
-                topic_seen=(lambda topic: self.topic_seen(topic, name, task_id.task)) if self.topic_seen else None,
+                topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, producer),
             )
             return WorkerSourceTask(
                 task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv, chain,
                 errors, StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store), settings,
             )
-        consumer = client_config(self.settings.props, "consumer.")
-        consumer.update({k[len("consumer.override."):]: v for k, v in connector_config.items()
+        consumer_overrides = client_config(self.settings.props, "consumer.")
+        consumer_overrides.update({k[len("consumer.override."):]: v for k, v in connector_config.items()
                          if k.startswith("consumer.override.")})
-        consumer = {
+        consumer: dict[str, Any] = {
             "group.id": f"connect-{name}", "enable.auto.commit": False, "auto.offset.reset": "earliest",
-            "client.id": f"connector-consumer-{task_id}", **to_librdkafka(consumer),
+            "client.id": f"connector-consumer-{task_id}", **to_librdkafka(consumer_overrides),
         }
         dlq = str(parsed.get("errors.deadletterqueue.topic.name") or "")
         if dlq:
@@ -374,6 +375,12 @@ class Worker:
         )
         return WorkerSinkTask(task_id, task, task_config, self.task_listener, target, key_conv, value_conv,
                               header_conv, chain, errors, sink_settings)
+
+    def _topic_tracker(self, name: str, task: int) -> Callable[[str], None] | None:
+        seen = self.topic_seen
+        if seen is None:
+            return None
+        return lambda topic: seen(topic, name, task)
 
     def _topic_creator(self, connector_config: Mapping[str, str], parsed: Mapping[str, Any],
                        producer: Mapping[str, Any]) -> Callable[[str], None] | None:
