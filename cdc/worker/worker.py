@@ -323,6 +323,8 @@ class Worker:
                     target: TargetState) -> WorkerTask:
         connector_config = self.settings.resolve(connector_config)
         task_config = self.settings.resolve(task_config)
+        # Lets a source fall back to the worker's brokers (the MySQL source's schema history does).
+        task_config.setdefault("cdc.worker.bootstrap.servers", ",".join(self.settings.parsed["bootstrap.servers"]))
         connector_cls = registry.load(connector_config["connector.class"])
         kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
         parsed = connector_def(kind).parse(connector_config)

@@ -1,0 +1,113 @@
+"""Connections to the source server, and the checks made before capturing from it.
+
+Both flavours are supported: MySQL 8.x and MariaDB 10.5+. The checks fail with a message that says
+what to change (binlog format, row image, row metadata, grants) rather than letting events arrive with
+missing column names later.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+from cdc.api.errors import ConnectError, RetriableError
+from cdc.mysql.config import MySqlSettings
+
+__all__ = ["ServerInfo", "check_server", "connect"]
+
+log = logging.getLogger(__name__)
+
+
+def connect(settings: MySqlSettings, *, streaming: bool = False, database: str | None = None) -> Any:
+    """A PyMySQL connection (unbuffered cursors when ``streaming``), session time zone UTC."""
+    try:
+        conn = pymysql.connect(
+            host=settings["database.hostname"],
+            port=int(settings["database.port"]),
+            user=settings["database.user"],
+            password=settings.password,
+            database=database,
+            charset="utf8mb4",
+            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            read_timeout=None,
+            autocommit=True,
+            cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
+        )
+    except pymysql.err.OperationalError as exc:
+        code = exc.args[0] if exc.args else 0
+        if code in (1045, 1044):
+            raise ConnectError(f"Access denied for user '{settings['database.user']}' to "
+                               f"{settings['database.hostname']}:{settings['database.port']}: {exc.args[1]}") from exc
+        raise RetriableError(f"Cannot connect to {settings['database.hostname']}:{settings['database.port']}: "
+                             f"{exc}") from exc
+    with conn.cursor() as cur:
+        cur.execute("SET time_zone = '+00:00'")
+        for statement in str(settings["database.initial.statements"] or "").split(";"):
+            if statement.strip():
+                cur.execute(statement)
+    return conn
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    mariadb: bool
+    server_id: int
+    gtid_mode: bool
+
+    @property
+    def flavour(self) -> str:
+        return "MariaDB" if self.mariadb else "MySQL"
+
+
+def _var(cur: Any, name: str) -> str | None:
+    cur.execute("SHOW GLOBAL VARIABLES LIKE %s", (name,))
+    row = cur.fetchone()
+    return None if row is None else str(row[1])
+
+
+def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
+    """Verify binlog settings and grants; raise ConnectError naming what to change."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT VERSION()")
+        version = str(cur.fetchone()[0])
+        mariadb = "mariadb" in version.lower()
+        problems: list[str] = []
+        log_bin = _var(cur, "log_bin")
+        if (log_bin or "").upper() not in ("ON", "1"):
+            problems.append("the binary log is off (set log_bin)")
+        for name, wanted in (("binlog_format", "ROW"), ("binlog_row_image", "FULL"),
+                             ("binlog_row_metadata", "FULL")):
+            value = _var(cur, name)
+            if value is None:
+                if name == "binlog_row_metadata":
+                    problems.append("the server does not support binlog_row_metadata (MySQL ≥ 8.0.14 or "
+                                    "MariaDB ≥ 10.5 is required)")
+                continue
+            if value.upper() != wanted:
+                problems.append(f"{name} is {value} but must be {wanted} (SET GLOBAL {name}={wanted}, and in "
+                                f"the server's configuration file)")
+        server_id = int(_var(cur, "server_id") or 0)
+        if mariadb:
+            gtid_mode = bool(_var(cur, "gtid_binlog_pos"))
+        else:
+            gtid_mode = (_var(cur, "gtid_mode") or "OFF").upper() == "ON"
+        cur.execute("SHOW GRANTS FOR CURRENT_USER()")
+        grants = " ".join(str(r[0]).upper() for r in cur.fetchall())
+    if problems:
+        raise ConnectError(f"The {('MariaDB' if mariadb else 'MySQL')} server at "
+                           f"{settings['database.hostname']}:{settings['database.port']} is not configured for "
+                           "change data capture: " + "; ".join(problems))
+    if "ALL PRIVILEGES ON *.*" not in grants:
+        missing = [g for g in ("REPLICATION SLAVE", "REPLICATION CLIENT") if g not in grants
+                   and not (g == "REPLICATION CLIENT" and "BINLOG MONITOR" in grants)
+                   and not (g == "REPLICATION SLAVE" and "REPLICATION REPLICA" in grants)]
+        if missing:
+            raise ConnectError(f"User '{settings['database.user']}' lacks the privileges "
+                               f"{', '.join(missing)}; grant them with: GRANT SELECT, RELOAD, SHOW DATABASES, "
+                               f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings['database.user']}'")
+    return ServerInfo(version, mariadb, server_id, gtid_mode)

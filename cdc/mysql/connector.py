@@ -1,0 +1,40 @@
+"""``io.debezium.connector.mysql.MySqlConnector`` (and the MariaDB one): one task, Debezium's keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from cdc.api.connector import SourceConnector, Task
+from cdc.config import ConfigDef, ConfigValue
+from cdc.mysql.config import MYSQL_DEF, validate_mysql
+
+__all__ = ["MariaDbConnector", "MySqlConnector"]
+
+
+class MySqlConnector(SourceConnector):
+    def start(self, props: dict[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type[Task]:
+        from cdc.mysql.task import MySqlSourceTask
+
+        return MySqlSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return MYSQL_DEF
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        return validate_mysql(props)
+
+
+class MariaDbConnector(MySqlConnector):
+    def task_class(self) -> type[Task]:
+        from cdc.mysql.task import MariaDbSourceTask
+
+        return MariaDbSourceTask

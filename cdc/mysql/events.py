@@ -1,0 +1,268 @@
+"""Debezium's change events: per-table precompiled schemas and the records built from rows.
+
+A :class:`TableSchema` is made once per table version (after each DDL): the key and value schemas
+(``<prefix>.<db>.<table>.Key``/``.Value``), the envelope (``….Envelope``: ``before, after, source,
+transaction, op, ts_ms, ts_us, ts_ns``) and one converter per column. Turning a row into a Struct is
+then a single list comprehension. :class:`EventFactory` adds the ``source`` block and emits the records
+of each operation, including delete tombstones and the delete + tombstone + create of a key change.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cdc import __version__
+from cdc.api.records import Headers, SourceRecord
+from cdc.api.schema import (
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+    SchemaBuilder,
+)
+from cdc.api.struct import Struct
+from cdc.history.model import Table, TableId
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.filters import Filters
+from cdc.mysql.types import ColumnMapping, TypeMapper
+
+__all__ = ["SOURCE_SCHEMA", "EventFactory", "SourcePosition", "TableSchema", "topic_name"]
+
+_INVALID_TOPIC_CHARS = re.compile(r"[^a-zA-Z0-9._\-]")
+
+SNAPSHOT_ENUM = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
+
+
+def _source_schema(connector: str) -> Schema:
+    snapshot = (SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
+                .parameter("allowed", SNAPSHOT_ENUM).default_value("false").optional().build())
+    return (SchemaBuilder.struct().name(f"io.debezium.connector.{connector}.Source")
+            .field("version", STRING_SCHEMA)
+            .field("connector", STRING_SCHEMA)
+            .field("name", STRING_SCHEMA)
+            .field("ts_ms", INT64_SCHEMA)
+            .field("snapshot", snapshot)
+            .field("db", STRING_SCHEMA)
+            .field("sequence", OPTIONAL_STRING_SCHEMA)
+            .field("ts_us", OPTIONAL_INT64_SCHEMA)
+            .field("ts_ns", OPTIONAL_INT64_SCHEMA)
+            .field("table", OPTIONAL_STRING_SCHEMA)
+            .field("server_id", INT64_SCHEMA)
+            .field("gtid", OPTIONAL_STRING_SCHEMA)
+            .field("file", STRING_SCHEMA)
+            .field("pos", INT64_SCHEMA)
+            .field("row", INT32_SCHEMA)
+            .field("thread", OPTIONAL_INT64_SCHEMA)
+            .field("query", OPTIONAL_STRING_SCHEMA)
+            .build())
+
+
+SOURCE_SCHEMA = _source_schema("mysql")
+
+TRANSACTION_SCHEMA = (SchemaBuilder.struct().name("event.block").version(1).optional()
+                      .field("id", STRING_SCHEMA)
+                      .field("total_order", INT64_SCHEMA)
+                      .field("data_collection_order", INT64_SCHEMA)
+                      .build())
+
+
+def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
+    delimiter = settings["topic.delimiter"]
+    name = delimiter.join((settings.prefix, table_id.database, table_id.table))
+    return _INVALID_TOPIC_CHARS.sub("_", name)
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """Where a change came from, for the ``source`` block (and offsets)."""
+
+    file: str
+    pos: int
+    server_id: int = 0
+    ts_sec: int = 0
+    gtid: str | None = None
+    row: int = 0
+    thread: int | None = None
+    query: str | None = None
+
+
+class TableSchema:
+    """Everything needed to turn rows of one table version into Structs, precompiled."""
+
+    def __init__(self, table: Table, settings: MySqlSettings, mapper: TypeMapper, filters: Filters,
+                 key_columns: Sequence[str] | None, source_schema: Schema) -> None:
+        self.table = table
+        self.id = table.id
+        self.topic = topic_name(settings, table.id)
+        base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
+        included = [c for c in table.columns if filters.column(table.id, c.name)]
+        self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
+        names = [c.name for c in table.columns]
+        self.value_index = [names.index(m.column.name) for m in self.mappings]
+        value_builder = SchemaBuilder.struct().name(_adjust(base + ".Value"))
+        for m in self.mappings:
+            value_builder.field(m.column.name, m.schema)
+        self.value_schema = value_builder.optional().build()
+        keys = list(key_columns) if key_columns else list(table.primary_key)
+        key_mappings = [m for m in self.mappings if m.column.name in keys]
+        key_mappings.sort(key=lambda m: keys.index(m.column.name))
+        if key_mappings:
+            kb = SchemaBuilder.struct().name(_adjust(base + ".Key"))
+            for m in key_mappings:
+                schema = m.schema
+                if schema.optional:  # key fields are never optional (a PK column is NOT NULL anyway)
+                    schema = SchemaBuilder.from_schema(schema).required().build()
+                kb.field(m.column.name, schema)
+            self.key_schema: Schema | None = kb.build()
+            self.key_index = [names.index(m.column.name) for m in key_mappings]
+            self.key_converters = [m.convert for m in key_mappings]
+        else:
+            self.key_schema = None
+            self.key_index = []
+            self.key_converters = []
+        self.envelope = (SchemaBuilder.struct().name(_adjust(base + ".Envelope")).version(2)
+                         .field("before", self.value_schema)
+                         .field("after", self.value_schema)
+                         .field("source", source_schema)
+                         .field("transaction", TRANSACTION_SCHEMA)
+                         .field("op", STRING_SCHEMA)
+                         .field("ts_ms", OPTIONAL_INT64_SCHEMA)
+                         .field("ts_us", OPTIONAL_INT64_SCHEMA)
+                         .field("ts_ns", OPTIONAL_INT64_SCHEMA)
+                         .build())
+        self._converters = [(i, m.convert) for i, m in zip(self.value_index, self.mappings, strict=True)]
+
+    def value(self, row: Sequence[Any]) -> Struct:
+        """A Value struct from a row given in table column order."""
+        values = [row[i] if conv is None or row[i] is None else conv(row[i]) for i, conv in self._converters]
+        return Struct(self.value_schema, values)
+
+    def key(self, row: Sequence[Any]) -> Struct | None:
+        if self.key_schema is None:
+            return None
+        values = [row[i] if conv is None or row[i] is None else conv(row[i])
+                  for i, conv in zip(self.key_index, self.key_converters, strict=True)]
+        return Struct(self.key_schema, values)
+
+
+def _adjust(name: str) -> str:
+    return name
+
+
+def parse_key_columns(spec: str) -> dict[str, list[str]]:
+    """``message.key.columns``: ``db.t:c1,c2;db.t2:c`` → {regex of table: columns}."""
+    out: dict[str, list[str]] = {}
+    for part in spec.split(";"):
+        if ":" not in part:
+            continue
+        table, cols = part.split(":", 1)
+        out[table.strip()] = [c.strip() for c in cols.split(",") if c.strip()]
+    return out
+
+
+class EventFactory:
+    """Builds Debezium's records for a connector: one place for ``source`` and the envelope."""
+
+    def __init__(self, settings: MySqlSettings, connector: str = "mysql") -> None:
+        self.settings = settings
+        self.connector = connector
+        self.source_schema = _source_schema(connector)
+        self.mapper = TypeMapper(settings)
+        self.filters = Filters(settings)
+        self.partition = {"server": settings.prefix}
+        self.tombstones = bool(settings["tombstones.on.delete"])
+        self._key_columns = parse_key_columns(str(settings["message.key.columns"] or ""))
+        self._schemas: dict[TableId, TableSchema] = {}
+
+    # -- table schemas ---------------------------------------------------------------------------------
+    def schema_for(self, table: Table) -> TableSchema:
+        cached = self._schemas.get(table.id)
+        if cached is not None and cached.table is table:
+            return cached
+        key_cols = None
+        for pattern, cols in self._key_columns.items():
+            if re.fullmatch(pattern, str(table.id)):
+                key_cols = cols
+                break
+        ts = TableSchema(table, self.settings, self.mapper, self.filters, key_cols, self.source_schema)
+        self._schemas[table.id] = ts
+        return ts
+
+    def forget(self, table_id: TableId) -> None:
+        self._schemas.pop(table_id, None)
+
+    # -- records ---------------------------------------------------------------------------------------
+    def source(self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None) -> Struct:
+        return Struct(self.source_schema, [
+            __version__, self.connector, self.settings.prefix, ts_ms, snapshot,
+            table_id.database if table_id else "", None, ts_ms * 1000, ts_ms * 1_000_000,
+            table_id.table if table_id else None, pos.server_id, pos.gtid, pos.file, pos.pos, pos.row,
+            pos.thread, pos.query,
+        ])
+
+    def _envelope(self, ts: TableSchema, before: Struct | None, after: Struct | None, source: Struct, op: str,
+                  transaction: Struct | None = None) -> Struct:
+        now_ns = time.time_ns()
+        return Struct(ts.envelope, [before, after, source, transaction, op, now_ns // 1_000_000, now_ns // 1000,
+                                    now_ns])
+
+    def _record(self, ts: TableSchema, key: Struct | None, value: Struct | None, offset: dict[str, Any],
+                headers: Headers | None = None) -> SourceRecord:
+        return SourceRecord(
+            topic=ts.topic, kafka_partition=None, key_schema=ts.key_schema, key=key,
+            value_schema=ts.envelope if value is not None else None, value=value,
+            headers=headers if headers is not None else Headers(),
+            source_partition=self.partition, source_offset=offset,
+        )
+
+    def read(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any]) -> SourceRecord:
+        after = ts.value(row)
+        return self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "r"), offset)
+
+    def create(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any],
+               transaction: Struct | None = None) -> list[SourceRecord]:
+        if self.settings.skipped("c"):
+            return []
+        after = ts.value(row)
+        return [self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "c", transaction), offset)]
+
+    def update(self, ts: TableSchema, before_row: Sequence[Any], after_row: Sequence[Any], source: Struct,
+               offset: dict[str, Any], transaction: Struct | None = None) -> list[SourceRecord]:
+        if self.settings.skipped("u"):
+            return []
+        old_key, new_key = ts.key(before_row), ts.key(after_row)
+        before, after = ts.value(before_row), ts.value(after_row)
+        if old_key == new_key:
+            return [self._record(ts, new_key, self._envelope(ts, before, after, source, "u", transaction), offset)]
+        # A key change: delete (old key) + tombstone + create (new key), with the other key in a header.
+        out = [self._record(ts, old_key, self._envelope(ts, before, None, source, "d", transaction), offset,
+                            Headers().add("__debezium.newkey", new_key, ts.key_schema))]
+        if self.tombstones:
+            out.append(self._record(ts, old_key, None, offset))
+        out.append(self._record(ts, new_key, self._envelope(ts, None, after, source, "c", transaction), offset,
+                                Headers().add("__debezium.oldkey", old_key, ts.key_schema)))
+        return out
+
+    def delete(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any],
+               transaction: Struct | None = None) -> list[SourceRecord]:
+        if self.settings.skipped("d"):
+            return []
+        key = ts.key(row)
+        out = [self._record(ts, key, self._envelope(ts, ts.value(row), None, source, "d", transaction), offset)]
+        if self.tombstones:
+            out.append(self._record(ts, key, None, offset))
+        return out
+
+    def truncate(self, ts: TableSchema, source: Struct, offset: dict[str, Any]) -> list[SourceRecord]:
+        if self.settings.skipped("t"):
+            return []
+        value = self._envelope(ts, None, None, source, "t")
+        return [SourceRecord(topic=ts.topic, kafka_partition=None, key_schema=None, key=None,
+                             value_schema=ts.envelope, value=value, source_partition=self.partition,
+                             source_offset=offset)]

@@ -1,0 +1,59 @@
+"""Which databases, tables and columns are captured: Debezium's anchored include/exclude regexes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cdc.history.model import TableId
+from cdc.mysql.config import MySqlSettings
+
+__all__ = ["BUILTIN_DATABASES", "Filters"]
+
+BUILTIN_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
+
+
+def _compile(patterns: Sequence[str]) -> list[re.Pattern[str]]:
+    return [re.compile(p.strip(), re.IGNORECASE | re.DOTALL) for p in patterns if p.strip()]
+
+
+def _matches(patterns: list[re.Pattern[str]], text: str) -> bool:
+    return any(p.fullmatch(text) for p in patterns)
+
+
+class Filters:
+    def __init__(self, settings: MySqlSettings) -> None:
+        self.db_include = _compile(settings["database.include.list"])
+        self.db_exclude = _compile(settings["database.exclude.list"])
+        self.table_include = _compile(settings["table.include.list"])
+        self.table_exclude = _compile(settings["table.exclude.list"])
+        self.col_include = _compile(settings["column.include.list"])
+        self.col_exclude = _compile(settings["column.exclude.list"])
+        self.ignore_builtin = bool(settings["table.ignore.builtin"])
+        self.snapshot_include = _compile(settings["snapshot.include.collection.list"])
+
+    def database(self, name: str) -> bool:
+        if self.ignore_builtin and name.lower() in BUILTIN_DATABASES:
+            return False
+        if self.db_include:
+            return _matches(self.db_include, name)
+        return not _matches(self.db_exclude, name)
+
+    def table(self, table_id: TableId) -> bool:
+        if not self.database(table_id.database):
+            return False
+        text = str(table_id)
+        if self.table_include:
+            return _matches(self.table_include, text)
+        return not _matches(self.table_exclude, text)
+
+    def snapshot_table(self, table_id: TableId) -> bool:
+        if not self.table(table_id):
+            return False
+        return not self.snapshot_include or _matches(self.snapshot_include, str(table_id))
+
+    def column(self, table_id: TableId, column: str) -> bool:
+        text = f"{table_id}.{column}"
+        if self.col_include:
+            return _matches(self.col_include, text)
+        return not _matches(self.col_exclude, text)

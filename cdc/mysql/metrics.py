@@ -1,0 +1,148 @@
+"""Debezium's snapshot and streaming metrics, under their JMX attribute names.
+
+Each connector task owns one :class:`SnapshotMetrics` and one :class:`StreamingMetrics`; they register
+in :data:`REGISTRY`, which the worker's ``/metrics`` endpoint renders in Prometheus' text format as
+``debezium_mysql_<context>_<Attribute>{server="<prefix>"}`` (the MBean
+``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from cdc.history.model import TableId
+
+__all__ = ["REGISTRY", "MetricsRegistry", "SnapshotMetrics", "StreamingMetrics"]
+
+
+class MetricsRegistry:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sources: dict[tuple[str, str], Any] = {}
+
+    def register(self, context: str, server: str, source: Any) -> None:
+        with self._lock:
+            self._sources[(context, server)] = source
+
+    def unregister(self, context: str, server: str) -> None:
+        with self._lock:
+            self._sources.pop((context, server), None)
+
+    def render(self) -> str:
+        """Prometheus text exposition of every registered metric."""
+        lines: list[str] = []
+        with self._lock:
+            items = list(self._sources.items())
+        for (context, server), source in items:
+            for name, value in source.attributes().items():
+                metric = f"debezium_mysql_{context}_{name}"
+                if isinstance(value, bool):
+                    value = int(value)
+                if isinstance(value, dict):
+                    for key, v in value.items():
+                        lines.append(f'{metric}{{server="{server}",table="{key}"}} {v}')
+                elif isinstance(value, (int, float)):
+                    lines.append(f'{metric}{{server="{server}"}} {value}')
+        return "\n".join(lines) + "\n"
+
+
+REGISTRY = MetricsRegistry()
+
+
+class SnapshotMetrics:
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.total_table_count = 0
+        self.remaining_table_count = 0
+        self.rows: dict[str, int] = {}
+        self.running = False
+        self.completed = False
+        self.aborted = False
+        self.skipped = False
+        self.holding_global_lock = False
+        self._started = 0.0
+        self._ended = 0.0
+        self.captured_tables: list[str] = []
+        REGISTRY.register("snapshot", server, self)
+
+    def start(self, tables: list[TableId]) -> None:
+        self.captured_tables = [str(t) for t in tables]
+        self.total_table_count = self.remaining_table_count = len(tables)
+        self.running, self.completed = True, False
+        self._started = time.monotonic()
+
+    def rows_scanned(self, table: TableId, count: int) -> None:
+        self.rows[str(table)] = count
+
+    def table_done(self, table: TableId) -> None:
+        self.remaining_table_count = max(0, self.remaining_table_count - 1)
+
+    def complete(self) -> None:
+        self.running, self.completed = False, True
+        self._ended = time.monotonic()
+
+    def abort(self) -> None:
+        self.running, self.aborted = False, True
+        self._ended = time.monotonic()
+
+    def attributes(self) -> dict[str, Any]:
+        end = self._ended if not self.running else time.monotonic()
+        return {
+            "TotalTableCount": self.total_table_count,
+            "RemainingTableCount": self.remaining_table_count,
+            "SnapshotRunning": self.running,
+            "SnapshotCompleted": self.completed,
+            "SnapshotAborted": self.aborted,
+            "SnapshotSkipped": self.skipped,
+            "SnapshotDurationInSeconds": int(end - self._started) if self._started else 0,
+            "HoldingGlobalLock": self.holding_global_lock,
+            "RowsScanned": dict(self.rows),
+            "TotalNumberOfEventsSeen": sum(self.rows.values()),
+        }
+
+
+class StreamingMetrics:
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.connected = False
+        self.events_seen = 0
+        self.creates = 0
+        self.updates = 0
+        self.deletes = 0
+        self.filtered = 0
+        self.committed_transactions = 0
+        self.disconnects = 0
+        self.skipped_events = 0
+        self.binlog_filename = ""
+        self.binlog_position = 0
+        self.gtid_set = ""
+        self.last_event_ts_ms = 0
+        self.millis_behind_source = -1
+        self.last_transaction_id: str | None = None
+        REGISTRY.register("streaming", server, self)
+
+    def event(self, source_ts_ms: int) -> None:
+        self.events_seen += 1
+        now = int(time.time() * 1000)
+        self.last_event_ts_ms = now
+        if source_ts_ms:
+            self.millis_behind_source = max(0, now - source_ts_ms)
+
+    def attributes(self) -> dict[str, Any]:
+        since = int(time.time() * 1000) - self.last_event_ts_ms if self.last_event_ts_ms else -1
+        return {
+            "Connected": self.connected,
+            "TotalNumberOfEventsSeen": self.events_seen,
+            "TotalNumberOfCreateEventsSeen": self.creates,
+            "TotalNumberOfUpdateEventsSeen": self.updates,
+            "TotalNumberOfDeleteEventsSeen": self.deletes,
+            "NumberOfEventsFiltered": self.filtered,
+            "NumberOfCommittedTransactions": self.committed_transactions,
+            "NumberOfDisconnects": self.disconnects,
+            "NumberOfSkippedEvents": self.skipped_events,
+            "BinlogPosition": self.binlog_position,
+            "MilliSecondsBehindSource": self.millis_behind_source,
+            "MilliSecondsSinceLastEvent": since,
+        }

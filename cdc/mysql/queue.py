@@ -1,0 +1,69 @@
+"""The bounded queue between the capture thread and ``poll``.
+
+The capture thread (snapshot, then binlog streaming) blocks when the queue is full — so memory stays
+bounded whatever the table size — and its failure is re-raised by the next ``poll``, as Debezium's
+``ChangeEventQueue`` does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+__all__ = ["ChangeEventQueue"]
+
+
+class ChangeEventQueue:
+    def __init__(self, max_size: int, max_batch: int) -> None:
+        self.max_size = max_size
+        self.max_batch = max_batch
+        self._items: deque[Any] = deque()
+        self._cond = threading.Condition()
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def put(self, item: Any, stopping: threading.Event) -> bool:
+        """Add ``item``; blocks while full. False if stopping was set while waiting."""
+        with self._cond:
+            while len(self._items) >= self.max_size and not stopping.is_set() and not self._closed:
+                self._cond.wait(0.2)
+            if stopping.is_set() or self._closed:
+                return False
+            self._items.append(item)
+            self._cond.notify_all()
+            return True
+
+    def put_all(self, items: list[Any], stopping: threading.Event) -> bool:
+        for item in items:
+            if not self.put(item, stopping):
+                return False
+        return True
+
+    def fail(self, error: BaseException) -> None:
+        with self._cond:
+            self._error = error
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def poll(self, timeout: float) -> list[Any]:
+        """Up to ``max_batch`` items, waiting up to ``timeout`` for the first; raises a producer failure."""
+        with self._cond:
+            if not self._items and self._error is None and not self._closed:
+                self._cond.wait(timeout)
+            if self._items:
+                n = min(len(self._items), self.max_batch)
+                batch = [self._items.popleft() for _ in range(n)]
+                self._cond.notify_all()
+                return batch
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            return []
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,91 @@
+"""The connector's view of the database schema over time: the model, DDL applied to it, its history.
+
+One place couples the three: every DDL the snapshot reads or the binlog carries goes through
+:meth:`SchemaState.apply_ddl`, which parses it into the in-memory model, writes Debezium's history
+record, and returns the table changes for the schema change topic. On restart :meth:`recover` rebuilds
+the model from the history topic up to the connector's offset, so each event is described with the
+schema of its own moment.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from cdc.history.model import Table, TableId, Tables
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.filters import Filters
+
+__all__ = ["SchemaState"]
+
+log = logging.getLogger(__name__)
+
+
+class SchemaState:
+    def __init__(self, settings: MySqlSettings, filters: Filters, history: Any) -> None:
+        from cdc.history.ddl import DdlParser
+
+        self.settings = settings
+        self.filters = filters
+        self.history = history
+        self.tables = Tables()
+        self.parser = DdlParser()
+        self.skip_unparseable = bool(settings["schema.history.internal.skip.unparseable.ddl"])
+        self.only_captured_tables = bool(settings["schema.history.internal.store.only.captured.tables.ddl"])
+        self.only_captured_dbs = bool(settings["schema.history.internal.store.only.captured.databases.ddl"])
+        self.version = 0
+
+    def table(self, table_id: TableId) -> Table | None:
+        return self.tables.get(table_id)
+
+    def apply_ddl(self, ddl: str, database: str | None, position: dict[str, Any],
+                  record: bool = True) -> list[Any]:
+        """Apply ``ddl``; record it in the history (unless filtered out); the changes made."""
+        from cdc.history.errors import UnparseableDdlError
+
+        try:
+            changes = self.parser.apply(self.tables, ddl, database)
+        except UnparseableDdlError:
+            if self.skip_unparseable:
+                log.warning("Ignoring unparseable DDL statement: %s", ddl)
+                return []
+            raise
+        self.version += 1
+        if record and self._should_store(changes, database):
+            self._record(ddl, database, position, changes)
+        return list(changes)
+
+    def _should_store(self, changes: list[Any], database: str | None) -> bool:
+        if self.only_captured_dbs and database and not self.filters.database(database):
+            return False
+        if self.only_captured_tables and changes:
+            return any(self.filters.table(self._change_id(c)) for c in changes)
+        return True
+
+    @staticmethod
+    def _change_id(change: Any) -> TableId:
+        cid = change.id
+        return cid if isinstance(cid, TableId) else TableId.parse(str(cid))
+
+    def _record(self, ddl: str, database: str | None, position: dict[str, Any], changes: list[Any]) -> None:
+        from cdc.history.records import HistoryRecord
+
+        rec = HistoryRecord(
+            source={"server": self.settings.prefix},
+            position=position,
+            ts_ms=int(time.time() * 1000),
+            database_name=database,
+            schema_name=None,
+            ddl=ddl,
+            table_changes=changes,
+        )
+        self.history.record(rec)
+
+    def recover(self, position: dict[str, Any]) -> None:
+        from cdc.history.positions import BinlogPositionComparator
+
+        self.tables = self.history.recover(position, Tables(), self.parser, BinlogPositionComparator(),
+                                           source={"server": self.settings.prefix})
+        self.version += 1
+        log.info("Recovered the schema of %d tables from the history up to %s", len(self.tables), position)

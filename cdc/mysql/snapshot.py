@@ -1,0 +1,235 @@
+"""The initial snapshot, Debezium's procedure (global read lock path, ``minimal`` locking by default).
+
+1. REPEATABLE READ and lock timeouts; 2. find the captured tables; 3. ``FLUSH TABLES WITH READ LOCK``
+(falling back to table locks where FTWRL is not allowed); 4. ``START TRANSACTION WITH CONSISTENT
+SNAPSHOT``; 5. the binlog position (and GTID set) under the lock; 6. every table's ``SHOW CREATE TABLE``
+into the model and the history; 7. unlock (``minimal``); 8. stream each table's rows as ``op=r``
+events through an unbuffered cursor, so memory stays bounded; 9. commit. Every record carries the
+position of step 5 with ``snapshot: true`` in its offset; the position without the flag is committed
+by a final heartbeat record once the last row is out, so an interrupted snapshot is redone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.api.records import SourceRecord
+from cdc.history.model import TableId
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.connection import connect
+from cdc.mysql.events import EventFactory, SourcePosition
+from cdc.mysql.filters import Filters
+from cdc.mysql.metrics import SnapshotMetrics
+from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.schema import SchemaState
+
+__all__ = ["SnapshotResult", "Snapshotter"]
+
+log = logging.getLogger(__name__)
+
+FETCH_ROWS = 2000
+
+
+@dataclass
+class SnapshotResult:
+    offset: BinlogOffset
+    tables: list[TableId]
+    rows: int
+
+
+class Snapshotter:
+    def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
+                 emit: Callable[[list[SourceRecord]], bool], stopping: threading.Event, mariadb: bool,
+                 metrics: SnapshotMetrics) -> None:
+        self.settings = settings
+        self.schema = schema
+        self.events = events
+        self.filters = filters
+        self.emit = emit
+        self.stopping = stopping
+        self.mariadb = mariadb
+        self.metrics = metrics
+        self.locking = str(settings["snapshot.locking.mode"]).lower()
+
+    # -- the procedure -------------------------------------------------------------------------------
+    def run(self, data: bool = True) -> SnapshotResult:
+        delay = int(self.settings["snapshot.delay.ms"])
+        if delay and self.stopping.wait(delay / 1000):
+            raise InterruptedError("stopped before the snapshot began")
+        conn = connect(self.settings, streaming=True)
+        try:
+            return self._run(conn, data)
+        finally:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def _run(self, conn: Any, data: bool) -> SnapshotResult:
+        cur = conn.cursor()
+        timeout_s = max(1, int(self.settings["snapshot.lock.timeout.ms"]) // 1000)
+        cur.execute(f"SET SESSION lock_wait_timeout = {timeout_s}")
+        cur.execute(f"SET SESSION innodb_lock_wait_timeout = {timeout_s}")
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        databases, all_tables = self._discover(cur)
+        captured = [t for t in all_tables if self.filters.table(t)]
+        to_read = [t for t in captured if self.filters.snapshot_table(t)]
+        self.metrics.start(captured)
+        log.info("Snapshot of %d tables in %d databases (locking mode %s)", len(captured), len(databases),
+                 self.locking)
+        table_locks = False
+        if self.locking != "none":
+            try:
+                self.metrics.holding_global_lock = True
+                cur.execute("FLUSH TABLES WITH READ LOCK")
+            except Exception as exc:
+                self.metrics.holding_global_lock = False
+                log.warning("Global read lock not allowed (%s); using table locks instead", exc)
+                if captured:
+                    cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in captured) + " WITH READ LOCK")
+                table_locks = True
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        offset = self._position(cur)
+        position = offset.with_(snapshot=True).position()
+        self._record_schema(cur, databases, all_tables, position)
+        if self.locking == "minimal" and not table_locks:
+            cur.execute("UNLOCK TABLES")
+            self.metrics.holding_global_lock = False
+            log.info("Released the global read lock after %d tables' schemas", len(all_tables))
+        rows = 0
+        if data:
+            rows = self._read_tables(conn, to_read, offset)
+        cur.execute("COMMIT")
+        if self.metrics.holding_global_lock or table_locks:
+            cur.execute("UNLOCK TABLES")
+            self.metrics.holding_global_lock = False
+        self.metrics.complete()
+        return SnapshotResult(offset, to_read, rows)
+
+    def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
+        cur.execute("SHOW DATABASES")
+        databases = [str(r[0]) for r in cur.fetchall() if self.filters.database(str(r[0]))]
+        tables: list[TableId] = []
+        for db in databases:
+            cur.execute(f"SHOW FULL TABLES IN `{db.replace('`', '``')}` WHERE Table_Type = 'BASE TABLE'")
+            tables.extend(TableId(db, str(r[0])) for r in cur.fetchall())
+        return databases, tables
+
+    def _position(self, cur: Any) -> BinlogOffset:
+        cur.execute("SHOW MASTER STATUS")
+        row = cur.fetchone()
+        cur.fetchall()
+        if row is None:
+            raise RuntimeError("SHOW MASTER STATUS returned nothing: is the binary log enabled?")
+        file, pos = str(row[0]), int(row[1])
+        gtids: str | None = None
+        if self.mariadb:
+            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+            gtids = str(cur.fetchone()[0] or "") or None
+        elif len(row) > 4 and row[4]:
+            gtids = str(row[4]).replace("\n", "")
+        return BinlogOffset(file=file, pos=pos, gtids=gtids, ts_sec=int(time.time()))
+
+    def _record_schema(self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]) -> None:
+        cur.execute("SELECT @@character_set_server, @@collation_server")
+        charset, collation = cur.fetchone()
+        self.schema.apply_ddl(f"SET character_set_server={charset}, collation_server={collation}", None, position)
+        for db in databases:
+            db_tables = [t for t in tables if t.database == db]
+            if self.schema.only_captured_tables and not any(self.filters.table(t) for t in db_tables):
+                continue
+            quoted = f"`{db.replace('`', '``')}`"
+            self.schema.apply_ddl(f"DROP DATABASE IF EXISTS {quoted}", db, position)
+            cur.execute(f"SHOW CREATE DATABASE {quoted}")
+            self.schema.apply_ddl(str(cur.fetchone()[1]), db, position)
+            self.schema.apply_ddl(f"USE {quoted}", db, position)
+            for table in db_tables:
+                if self.schema.only_captured_tables and not self.filters.table(table):
+                    continue
+                cur.execute(f"SHOW CREATE TABLE {table.sql()}")
+                self.schema.apply_ddl(str(cur.fetchone()[1]), db, position)
+
+    def _read_tables(self, conn: Any, tables: list[TableId], offset: BinlogOffset) -> int:
+        total = 0
+        snapshot_offset = offset.with_(snapshot=True).to_dict()
+        pos = SourcePosition(file=offset.file, pos=offset.pos, server_id=0)
+        pending: SourceRecord | None = None
+        first_overall = True
+        for t_index, table_id in enumerate(tables):
+            table = self.schema.table(table_id)
+            if table is None:
+                log.warning("No schema for %s; skipping it in the snapshot", table_id)
+                continue
+            ts = self.events.schema_for(table)
+            select = f"SELECT * FROM {table_id.sql()}"
+            override = self._override(table_id)
+            if override:
+                select = override
+            log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
+            cur = conn.cursor()
+            cur.execute(select)
+            first_in_table = True
+            count = 0
+            started = time.monotonic()
+            while True:
+                if self.stopping.is_set():
+                    cur.close()
+                    raise InterruptedError("snapshot interrupted")
+                rows = cur.fetchmany(FETCH_ROWS)
+                if not rows:
+                    break
+                now_ms = int(time.time() * 1000)
+                batch: list[SourceRecord] = []
+                for row in rows:
+                    marker = "true"
+                    if first_overall:
+                        marker, first_overall = "first", False
+                    elif first_in_table:
+                        marker = "first_in_data_collection"
+                    first_in_table = False
+                    source = self.events.source(pos, table_id, now_ms, marker)
+                    record = self.events.read(ts, row, source, snapshot_offset)
+                    if pending is not None:
+                        batch.append(pending)
+                    pending = record
+                count += len(rows)
+                self.metrics.rows_scanned(table_id, count)
+                if batch and not self.emit(batch):
+                    raise InterruptedError("snapshot interrupted")
+            cur.close()
+            if pending is not None and count:
+                # The table's last row is marked once we know it is the last one.
+                last_marker = "last" if t_index == len(tables) - 1 else "last_in_data_collection"
+                pending = _remark(pending, self.events, last_marker, ts)
+            total += count
+            self.metrics.table_done(table_id)
+            elapsed = max(time.monotonic() - started, 1e-6)
+            log.info("Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed)
+        if pending is not None:
+            if not self.emit([pending]):
+                raise InterruptedError("snapshot interrupted")
+        return total
+
+    def _override(self, table_id: TableId) -> str | None:
+        tables = [t.strip() for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")]
+        if str(table_id) in tables:
+            return self.settings.raw.get(f"snapshot.select.statement.overrides.{table_id}")
+        return None
+
+
+def _remark(record: SourceRecord, events: EventFactory, marker: str, ts: Any) -> SourceRecord:
+    """The same record with ``source.snapshot`` set to ``marker`` (first stays first)."""
+    value = record.value
+    source = value.get("source")
+    if source.get("snapshot") == "first":
+        return record
+    new_source = type(source)(source.schema, list(source.values))
+    new_source.values[source.schema.field("snapshot").index] = marker
+    new_value = type(value)(value.schema, list(value.values))
+    new_value.values[value.schema.field("source").index] = new_source
+    return record.new_record(value=new_value)

@@ -1,0 +1,393 @@
+"""Binlog streaming: our own ``BinlogReader`` around mysql-replication, and the event dispatcher.
+
+mysql-replication decodes the protocol; everything about positions is ours. The library's silent
+reconnect (which replays from its original position) is disabled, and :class:`Streamer` reconnects
+itself from its checkpoint: the start of the current transaction plus the number of row events and
+rows already emitted — the same rule a restart from the committed offset follows, so neither a lost
+connection nor a crash mid-transaction emits a row twice or skips one.
+
+Positions are kept by file/pos, which works on both MySQL and MariaDB (mysql-replication's MariaDB GTID
+positioning has a framing bug, see libraries.md); the GTID sets of completed transactions are carried
+in the offsets as Debezium writes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pymysqlreplication.binlogstream as _binlogstream
+from pymysql.err import OperationalError
+from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.event import (
+    GtidEvent,
+    HeartbeatLogEvent,
+    MariadbGtidEvent,
+    QueryEvent,
+    RotateEvent,
+    XidEvent,
+)
+from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+from cdc.api.errors import ConnectError
+from cdc.api.records import SourceRecord
+from cdc.history.model import TableId
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.events import EventFactory, SourcePosition
+from cdc.mysql.filters import Filters
+from cdc.mysql.metrics import StreamingMetrics
+from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.schema import SchemaState
+from cdc.mysql.schema_events import SchemaChangeEvents
+
+__all__ = ["BinlogPurgedError", "Streamer"]
+
+log = logging.getLogger(__name__)
+
+# Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
+_binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
+
+_ROW_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+_RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
+
+
+class BinlogPurgedError(ConnectError):
+    pass
+
+
+def _event_start(event: Any) -> int:
+    return int(event.packet.log_pos) - int(event.event_size)
+
+
+class Streamer:
+    def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
+                 schema_events: SchemaChangeEvents, emit: Callable[[list[SourceRecord]], bool],
+                 stopping: threading.Event, metrics: StreamingMetrics, mariadb: bool) -> None:
+        self.settings = settings
+        self.schema = schema
+        self.events = events
+        self.filters = filters
+        self.schema_events = schema_events
+        self.emit = emit
+        self.stopping = stopping
+        self.metrics = metrics
+        self.mariadb = mariadb
+        self.heartbeat_ms = int(settings["heartbeat.interval.ms"])
+        self.event_failure_mode = str(settings["event.processing.failure.handling.mode"]).lower()
+        self.inconsistent_mode = str(settings["inconsistent.schema.handling.mode"]).lower()
+        # Position state.
+        self.file = ""
+        self.next_pos = 4
+        self.tx_start = 4
+        self.in_tx = False
+        self.tx_gtid: str | None = None
+        self.tx_thread: int | None = None
+        self.completed_gtids: str | None = None
+        self.events_done = 0
+        self.skip_events = 0
+        self.skip_rows = 0
+        self.server_id = 0
+        self.ts_sec = 0
+        self._last_emit = time.monotonic()
+
+    # -- offsets ------------------------------------------------------------------------------------------
+    def checkpoint(self) -> BinlogOffset:
+        """Where to resume now: the current transaction's start (and what of it is done), or the next event."""
+        if self.in_tx:
+            return BinlogOffset(self.file, self.tx_start, self.completed_gtids, self.events_done, 0,
+                                self.server_id, self.ts_sec)
+        return BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
+
+    # -- the loop --------------------------------------------------------------------------------------------
+    def run(self, start: BinlogOffset) -> None:
+        self.file, self.next_pos, self.tx_start = start.file, start.pos, start.pos
+        self.completed_gtids = start.gtids
+        self.skip_events, self.skip_rows = start.event, start.row
+        self.server_id, self.ts_sec = start.server_id, start.ts_sec
+        backoff = 1.0
+        while not self.stopping.is_set():
+            resume = self.checkpoint()
+            try:
+                self._stream(resume)
+                backoff = 1.0
+            except OperationalError as exc:
+                code = exc.args[0] if exc.args else 0
+                message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+                if code == 1236:
+                    raise BinlogPurgedError(
+                        f"The connector is trying to read binlog starting at file '{resume.file}', position "
+                        f"{resume.pos}"
+                        + (f" (GTIDs {resume.gtids})" if resume.gtids else "")
+                        + f", but this is no longer available on the server: {message}. Reconfigure the "
+                        "connector to use a snapshot when needed (snapshot.mode=when_needed) to take a new "
+                        "snapshot, or delete the connector's offsets and restart it.") from exc
+                if code not in _RETRIABLE_CODES and code < 2000:
+                    raise
+                self.metrics.connected = False
+                self.metrics.disconnects += 1
+                log.warning("Binlog connection lost (%s); reconnecting from %s:%s in %.1fs", message,
+                            self.file, self.tx_start if self.in_tx else self.next_pos, backoff)
+                # Re-reading the transaction from its start means skipping what was already emitted.
+                restart = self.checkpoint()
+                self.next_pos, self.skip_events, self.skip_rows = restart.pos, restart.event, restart.row
+                self.in_tx = False
+                if self.stopping.wait(backoff):
+                    return
+                backoff = min(backoff * 2, 30.0)
+
+    def _reader(self, start: BinlogOffset) -> BinLogStreamReader:
+        return BinLogStreamReader(
+            connection_settings={
+                "host": self.settings["database.hostname"],
+                "port": int(self.settings["database.port"]),
+                "user": self.settings["database.user"],
+                "passwd": self.settings.password,
+            },
+            server_id=int(self.settings["database.server.id"]),
+            resume_stream=True,
+            log_file=start.file,
+            log_pos=start.pos,
+            blocking=True,
+            only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, QueryEvent, XidEvent, RotateEvent,
+                         GtidEvent, MariadbGtidEvent, HeartbeatLogEvent],
+            slave_heartbeat=1,
+            is_mariadb=False,
+            freeze_schema=True,
+            enable_logging=False,
+        )
+
+    def _stream(self, start: BinlogOffset) -> None:
+        reader = self._reader(start)
+        self.metrics.connected = True
+        self.file, self.next_pos = start.file, start.pos
+        try:
+            for event in self._events(reader):
+                self._dispatch(event)
+                if self.stopping.is_set():
+                    return
+                self._maybe_heartbeat()
+        finally:
+            reader.close()
+
+    def _events(self, reader: BinLogStreamReader) -> Iterator[Any]:
+        while not self.stopping.is_set():
+            event = reader.fetchone()
+            if event is None:
+                return
+            yield event
+
+    # -- dispatch ---------------------------------------------------------------------------------------------
+    def _dispatch(self, event: Any) -> None:
+        if isinstance(event, HeartbeatLogEvent):
+            return
+        if isinstance(event, RotateEvent):
+            self.file = event.next_binlog
+            self.next_pos = int(event.position)
+            self.metrics.binlog_filename = self.file
+            return
+        self.ts_sec = int(event.timestamp)
+        self.server_id = int(event.packet.server_id)
+        if isinstance(event, (GtidEvent, MariadbGtidEvent)):
+            self._begin(event, str(event.gtid))
+            if isinstance(event, MariadbGtidEvent) and (int(getattr(event, "flags", 0)) & 1):
+                self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
+            return
+        if isinstance(event, QueryEvent):
+            self._query(event)
+        elif isinstance(event, XidEvent):
+            self._commit(event)
+        elif isinstance(event, _ROW_EVENTS):
+            self._rows(event)
+        self.next_pos = int(event.packet.log_pos) or self.next_pos
+        self.metrics.binlog_position = self.next_pos
+
+    def _begin(self, event: Any, gtid: str | None) -> None:
+        self.in_tx = True
+        self.tx_start = _event_start(event)
+        self.tx_gtid = gtid
+        self.events_done = 0
+
+    def _query(self, event: QueryEvent) -> None:
+        query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
+        upper = query[:10].upper()
+        if upper.startswith("BEGIN"):
+            if not self.in_tx or self.tx_gtid is None:
+                self._begin(event, self.tx_gtid if self.in_tx else None)
+            self.in_tx = True
+            self.tx_thread = int(getattr(event, "slave_proxy_id", 0) or 0) or None
+            return
+        if upper.startswith("COMMIT"):
+            self._commit(event)
+            return
+        if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
+            return
+        database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        self._ddl(event, query, database or None)
+
+    def _commit(self, event: Any) -> None:
+        if self.tx_gtid:
+            self.completed_gtids = _add_gtid(self.completed_gtids, self.tx_gtid, self.mariadb)
+        self.in_tx = False
+        self.tx_gtid = None
+        self.events_done = 0
+        self.skip_events = self.skip_rows = 0
+        self.next_pos = int(event.packet.log_pos)
+        self.metrics.committed_transactions += 1
+        self.metrics.gtid_set = self.completed_gtids or ""
+
+    def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
+        if self.tx_gtid:
+            self.completed_gtids = _add_gtid(self.completed_gtids, self.tx_gtid, self.mariadb)
+            self.tx_gtid = None
+        self.in_tx = False
+        self.next_pos = int(event.packet.log_pos)
+        if self.skip_events or self.skip_rows:
+            self.skip_events = self.skip_rows = 0
+        offset = BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
+        pos = SourcePosition(self.file, _event_start(event), self.server_id, self.ts_sec, None, 0)
+        try:
+            changes = self.schema.apply_ddl(query, database, offset.position())
+        except Exception:
+            if self.event_failure_mode == "fail":
+                raise
+            log.warning("Skipping DDL that failed to apply: %s", query, exc_info=True)
+            return
+        for change in changes:
+            self.events.forget(self.schema._change_id(change))
+        records = self.schema_events.records(query, database, changes, pos, offset.to_dict())
+        if query[:8].upper().startswith("TRUNCATE"):
+            records.extend(self._truncates(changes, query, database, pos, offset))
+        if records:
+            self._emit(records)
+
+    def _truncates(self, changes: list[Any], query: str, database: str | None, pos: SourcePosition,
+                   offset: BinlogOffset) -> list[SourceRecord]:
+        out: list[SourceRecord] = []
+        for table_id in _truncated_tables(query, database):
+            table = self.schema.table(table_id)
+            if table is None or not self.filters.table(table_id):
+                continue
+            ts = self.events.schema_for(table)
+            source = self.events.source(pos, table_id, self.ts_sec * 1000, None)
+            out.extend(self.events.truncate(ts, source, offset.to_dict()))
+        return out
+
+    def _rows(self, event: Any) -> None:
+        index = self.events_done
+        self.events_done += 1
+        if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
+            self.in_tx = True
+            self.tx_start = _event_start(event)
+            self.events_done = 1
+            index = 0
+        if self.skip_events > index:
+            self.metrics.skipped_events += 1
+            return
+        first_row = self.skip_rows if self.skip_events == index else 0
+        if self.skip_events == index:
+            self.skip_events = self.skip_rows = 0
+        table_id = TableId(str(event.schema), str(event.table))
+        if not self.filters.table(table_id):
+            self.metrics.filtered += 1
+            return
+        table = self.schema.table(table_id)
+        if table is None:
+            self._inconsistent(table_id)
+            return
+        try:
+            records = self._row_records(event, table, table_id, first_row)
+        except Exception:
+            if self.event_failure_mode == "fail":
+                raise
+            log.warning("Skipping binlog event at %s:%s that could not be processed", self.file,
+                        _event_start(event), exc_info=self.event_failure_mode == "warn")
+            return
+        if records:
+            self._emit(records)
+
+    def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
+        ts = self.events.schema_for(table)
+        names = table.column_names()
+        rows = event.rows
+        n = len(rows)
+        event_index = self.events_done - 1
+        start = _event_start(event)
+        ts_ms = int(event.timestamp) * 1000
+        out: list[SourceRecord] = []
+        for i in range(first_row, n):
+            row = rows[i]
+            if i < n - 1:
+                offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index, i + 1,
+                                      self.server_id, self.ts_sec).to_dict()
+            else:
+                offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index + 1, 0,
+                                      self.server_id, self.ts_sec).to_dict()
+            pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, self.tx_gtid, i, self.tx_thread)
+            source = self.events.source(pos, table_id, ts_ms, None)
+            if isinstance(event, WriteRowsEvent):
+                out.extend(self.events.create(ts, _ordered(row["values"], names), source, offset))
+                self.metrics.creates += 1
+            elif isinstance(event, UpdateRowsEvent):
+                out.extend(self.events.update(ts, _ordered(row["before_values"], names),
+                                              _ordered(row["after_values"], names), source, offset))
+                self.metrics.updates += 1
+            else:
+                out.extend(self.events.delete(ts, _ordered(row["values"], names), source, offset))
+                self.metrics.deletes += 1
+            self.metrics.event(ts_ms)
+        return out
+
+    def _inconsistent(self, table_id: TableId) -> None:
+        message = (f"Encountered change event for table {table_id} whose schema isn't known to this connector "
+                   "(inconsistent.schema.handling.mode)")
+        if self.inconsistent_mode == "fail":
+            raise ConnectError(message + ". The schema history may be incomplete; consider "
+                               "snapshot.mode=recovery.")
+        if self.inconsistent_mode == "warn":
+            log.warning("%s; skipping the event", message)
+
+    def _emit(self, records: list[SourceRecord]) -> None:
+        self._last_emit = time.monotonic()
+        if not self.emit(records):
+            raise InterruptedError("stopping")
+
+    def _maybe_heartbeat(self) -> None:
+        if not self.heartbeat_ms or self.in_tx:
+            return
+        if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
+            self._last_emit = time.monotonic()
+            record = self.schema_events.heartbeat(self.checkpoint().to_dict())
+            self.emit([record])
+
+    def heartbeat_now(self) -> None:
+        """Called by the idle loop: a heartbeat if due, outside transactions."""
+        self._maybe_heartbeat()
+
+
+_TRUNCATE = re.compile(r"^\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
+                       r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?", re.IGNORECASE)
+
+
+def _truncated_tables(query: str, database: str | None) -> list[TableId]:
+    m = _TRUNCATE.match(query)
+    if not m:
+        return []
+    first = (m.group(1) or m.group(2) or "").replace("``", "`")
+    second = (m.group(3) or m.group(4) or "").replace("``", "`")
+    if second:
+        return [TableId(first, second)]
+    return [TableId(database or "", first)] if database else []
+
+
+def _ordered(values: dict[str, Any], names: list[str]) -> list[Any]:
+    return [values.get(n) for n in names]
+
+
+def _add_gtid(current: str | None, gtid: str, mariadb: bool) -> str:
+    from cdc.history.positions import GtidSet
+
+    return str(GtidSet(current or "", mariadb).add(gtid))

@@ -1,0 +1,203 @@
+"""The MySQL source task: the composition root of the capture pipeline.
+
+``start`` wires config → server checks → schema history → schema state → event factory → queue →
+snapshotter/streamer, decides whether to snapshot (``snapshot.mode`` and the stored offset), and starts
+one capture thread. ``poll`` only drains the queue; a failure of the capture thread surfaces there and
+fails the task with its message.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from cdc.api.connector import SourceTask
+from cdc.api.errors import ConnectError
+from cdc.api.records import SourceRecord
+from cdc.mysql.config import MySqlSettings, require_valid
+from cdc.mysql.connection import ServerInfo, check_server, connect
+from cdc.mysql.events import EventFactory
+from cdc.mysql.filters import Filters
+from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
+from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.queue import ChangeEventQueue
+from cdc.mysql.schema import SchemaState
+from cdc.mysql.schema_events import SchemaChangeEvents
+from cdc.mysql.snapshot import Snapshotter
+from cdc.mysql.streaming import Streamer
+
+__all__ = ["MySqlSourceTask"]
+
+log = logging.getLogger(__name__)
+
+WORKER_BOOTSTRAP_KEY = "cdc.worker.bootstrap.servers"
+
+
+class MySqlSourceTask(SourceTask):
+    JAVA_NAME = "io.debezium.connector.mysql.MySqlConnectorTask"
+    CONNECTOR = "mysql"
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.queue: ChangeEventQueue | None = None
+        self.thread: threading.Thread | None = None
+        self.streamer: Streamer | None = None
+        self.history: Any = None
+        self.poll_timeout = 0.5
+
+    # -- composition root ------------------------------------------------------------------------------
+    def start(self, props: dict[str, str]) -> None:
+        settings = require_valid(props)
+        self.settings = settings
+        self.poll_timeout = int(settings["poll.interval.ms"]) / 1000
+        self.queue = ChangeEventQueue(int(settings["max.queue.size"]), int(settings["max.batch.size"]))
+        conn = connect(settings)
+        try:
+            server = check_server(conn, settings)
+        finally:
+            conn.close()
+        log.info("Connected to %s %s", server.flavour, server.version)
+        filters = Filters(settings)
+        self.history = self._history(settings, props)
+        schema = SchemaState(settings, filters, self.history)
+        events = EventFactory(settings, self.CONNECTOR)
+        schema_events = SchemaChangeEvents(settings, events)
+        snapshot_metrics = SnapshotMetrics(settings.prefix)
+        streaming_metrics = StreamingMetrics(settings.prefix)
+        stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
+        offset = BinlogOffset.from_dict(stored) if stored else None
+        plan = self._plan(settings, offset, schema, server)
+        snapshotter = Snapshotter(settings, schema, events, filters, self._emit, self.stopping, server.mariadb,
+                                  snapshot_metrics)
+        self.streamer = Streamer(settings, schema, events, filters, schema_events, self._emit, self.stopping,
+                                 streaming_metrics, server.mariadb)
+        self.thread = threading.Thread(target=self._capture, args=(plan, snapshotter, schema_events, offset),
+                                       name=f"mysql-capture-{settings.prefix}", daemon=True)
+        self.thread.start()
+
+    def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
+        from cdc.history.store import history_from_config
+
+        props = dict(props)
+        # Debezium requires the history's brokers; the seed 1.x config misspells that key, so the
+        # worker's own brokers stand in when none is given.
+        if not settings.history_bootstrap() and props.get(WORKER_BOOTSTRAP_KEY):
+            props["schema.history.internal.kafka.bootstrap.servers"] = props[WORKER_BOOTSTRAP_KEY]
+        history = history_from_config(props)
+        history.start()
+        return history
+
+    def _plan(self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState,
+              server: ServerInfo) -> str:
+        """``snapshot`` (with data), ``schema`` (schema only, then stream from now), ``stream``, or
+        ``snapshot_only``; recovers the schema from the history when streaming resumes."""
+        from cdc.history.errors import SchemaHistoryMissingError
+
+        mode = str(settings["snapshot.mode"]).lower()
+        mode = {"schema_only": "no_data", "schema_only_recovery": "recovery"}.get(mode, mode)
+        if mode == "always":
+            return "snapshot"
+        if offset is None:
+            if mode == "never":
+                return "stream_from_start"
+            if mode in ("no_data", "recovery"):
+                return "schema"
+            return "snapshot_only" if mode == "initial_only" else "snapshot"
+        if offset.snapshot and mode in ("initial", "initial_only", "when_needed"):
+            log.info("The previous snapshot did not complete; redoing it")
+            return "snapshot_only" if mode == "initial_only" else "snapshot"
+        if mode == "initial_only":
+            return "idle"
+        if mode == "when_needed" and not self._binlog_available(settings, offset):
+            log.warning("The binlog position %s:%s is no longer on the server; taking a new snapshot",
+                        offset.file, offset.pos)
+            return "snapshot"
+        if mode == "recovery":
+            return "recover_schema"
+        if not self.history.exists():
+            raise SchemaHistoryMissingError()
+        schema.recover(offset.position())
+        return "stream"
+
+    def _binlog_available(self, settings: MySqlSettings, offset: BinlogOffset) -> bool:
+        conn = connect(settings)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW BINARY LOGS")
+                files = [str(r[0]) for r in cur.fetchall()]
+        finally:
+            conn.close()
+        return offset.file in files
+
+    def _capture(self, plan: str, snapshotter: Snapshotter, schema_events: SchemaChangeEvents,
+                 offset: BinlogOffset | None) -> None:
+        assert self.queue is not None and self.streamer is not None
+        try:
+            if plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
+                self.history.initialize_storage() if plan != "recover_schema" else None
+                result = snapshotter.run(data=plan in ("snapshot", "snapshot_only"))
+                start = result.offset if plan != "recover_schema" or offset is None else offset
+                # The snapshot is complete once this record's offset (no snapshot flag) is committed.
+                self._emit([schema_events.heartbeat(start.to_dict())])
+                log.info("Snapshot completed: %d rows from %d tables", result.rows, len(result.tables))
+                if plan == "snapshot_only":
+                    return
+            elif plan == "idle":
+                return
+            elif plan == "stream_from_start":
+                start = self._first_binlog()
+            else:
+                assert offset is not None
+                start = offset
+            self.streamer.run(start)
+        except InterruptedError:
+            log.debug("Capture thread stopped")
+        except BaseException as exc:
+            if not self.stopping.is_set():
+                log.error("Capture failed", exc_info=exc)
+                self.queue.fail(exc)
+
+    def _first_binlog(self) -> BinlogOffset:
+        conn = connect(self.settings)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW BINARY LOGS")
+                first = cur.fetchone()
+                cur.fetchall()
+        finally:
+            conn.close()
+        if first is None:
+            raise ConnectError("The server has no binary logs")
+        return BinlogOffset(str(first[0]), 4)
+
+    def _emit(self, records: list[SourceRecord]) -> bool:
+        assert self.queue is not None
+        return self.queue.put_all(records, self.stopping)
+
+    # -- SourceTask --------------------------------------------------------------------------------------------
+    def poll(self) -> list[SourceRecord] | None:
+        assert self.queue is not None
+        batch = self.queue.poll(self.poll_timeout)
+        return batch or None
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.queue is not None:
+            self.queue.close()
+        if self.thread is not None:
+            self.thread.join(10)
+        if self.history is not None:
+            try:
+                self.history.stop()
+            except Exception:
+                log.debug("Error stopping the schema history", exc_info=True)
+        settings = getattr(self, "settings", None)
+        if settings is not None:
+            REGISTRY.unregister("snapshot", settings.prefix)
+            REGISTRY.unregister("streaming", settings.prefix)
+
+
+class MariaDbSourceTask(MySqlSourceTask):
+    JAVA_NAME = "io.debezium.connector.mariadb.MariaDbConnectorTask"
+    CONNECTOR = "mariadb"
