@@ -418,3 +418,30 @@ def test_multiple_statements_in_one_event():
     )
     assert [c.type.value for c in changes] == ["CREATE", "ALTER", "DROP", "CREATE"]
     assert tables.ids() == [TableId("db", "b")]
+
+
+def test_mysql8_show_create_table_output():
+    tables, _ = parse(
+        "CREATE TABLE `orders` (\n"
+        "  `id` bigint unsigned NOT NULL AUTO_INCREMENT,\n"
+        "  `ref` binary(16) NOT NULL DEFAULT (uuid_to_bin(uuid())),\n"
+        "  `note` varchar(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL,\n"
+        "  `secret` int DEFAULT NULL /*!80023 INVISIBLE */,\n"
+        "  `loc` point NOT NULL /*!80003 SRID 4326 */,\n"
+        "  `total` decimal(12,2) GENERATED ALWAYS AS ((`id` * 2)) STORED,\n"
+        "  `created` datetime NOT NULL DEFAULT CURRENT_TIMESTAMP,\n"
+        "  `flag` tinyint(1) NOT NULL DEFAULT '0',\n"
+        "  PRIMARY KEY (`id`),\n"
+        "  SPATIAL KEY `sp` (`loc`),\n"
+        "  KEY `fx` ((lower(`note`)))\n"
+        ") ENGINE=InnoDB AUTO_INCREMENT=3 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci "
+        "/*!80016 DEFAULT ENCRYPTION='N' */"
+    )
+    t = table(tables, "orders")
+    assert t.column_names() == ["id", "ref", "note", "secret", "loc", "total", "created", "flag"]
+    by = {c.name: c for c in t.columns}
+    assert by["id"].type_name == "BIGINT UNSIGNED" and by["id"].length is None
+    assert (by["ref"].has_default, by["ref"].default_expression) == (True, None)
+    assert by["note"].charset_name == "utf8mb4" and by["flag"].default_expression == "0"
+    assert by["created"].default_expression == "1970-01-01 00:00:00"
+    assert t.default_charset == "utf8mb4"
