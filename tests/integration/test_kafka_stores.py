@@ -361,3 +361,60 @@ def test_factory_requires_the_distributed_keys() -> None:
         create_kafka_stores({"config.storage.topic": "c"})
     with pytest.raises(ConfigError, match=r"status\.storage\.topic"):
         create_kafka_stores({"group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o"})
+
+
+# ---------------------------------------------------------------------------------- standalone file vs Java
+
+JAVA_ROUND_TRIP = r"""
+import java.io.*;
+import java.util.*;
+
+public class RoundTrip {
+    public static void main(String[] args) throws Exception {
+        Map<byte[], byte[]> read;
+        try (ObjectInputStream in = new ObjectInputStream(new FileInputStream(args[0]))) {
+            @SuppressWarnings("unchecked") Map<byte[], byte[]> m = (Map<byte[], byte[]>) in.readObject();
+            read = m;
+        }
+        TreeMap<String, String> sorted = new TreeMap<>();
+        HashMap<byte[], byte[]> out = new HashMap<>();
+        for (Map.Entry<byte[], byte[]> e : read.entrySet()) {
+            sorted.put(new String(e.getKey(), "UTF-8"), new String(e.getValue(), "UTF-8"));
+            out.put(e.getKey(), (new String(e.getValue(), "UTF-8") + "!").getBytes("UTF-8"));
+        }
+        for (Map.Entry<String, String> e : sorted.entrySet())
+            System.out.println(e.getKey() + "=" + e.getValue());
+        try (ObjectOutputStream os = new ObjectOutputStream(new FileOutputStream(args[1]))) {
+            os.writeObject(out);
+        }
+    }
+}
+"""
+
+
+def test_offsets_file_round_trips_through_java(tmp_path: Any) -> None:
+    """Java's ObjectInputStream reads the file we write, and we read the one Java writes back."""
+    import shutil
+    import subprocess
+
+    from cdc.worker.stores.file import FileOffsetBackingStore, read_offset_file
+
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no JDK on this machine")
+    source = tmp_path / "RoundTrip.java"
+    source.write_text(JAVA_ROUND_TRIP)
+    ours, theirs = tmp_path / "ours.offsets", tmp_path / "theirs.offsets"
+    offsets = {
+        offset_key("inv", {"server": f"db{i}"}): b'{"pos":%d,"file":"binlog.000006"}' % i for i in range(30)
+    }
+    offsets[b'["\xc3\xa9t\xc3\xa9",{"k":"v"}]'] = "ü".encode()
+    store = FileOffsetBackingStore(ours)
+    store.start()
+    store.set(offsets)
+    result = subprocess.run(
+        [java, str(source), str(ours), str(theirs)], capture_output=True, text=True, timeout=120, check=True
+    )
+    expected = sorted(f"{k.decode()}={v.decode()}" for k, v in offsets.items())
+    assert sorted(result.stdout.splitlines()) == expected
+    assert read_offset_file(theirs) == {k: v + b"!" for k, v in offsets.items()}
