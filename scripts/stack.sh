@@ -20,7 +20,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STACK_DIR=${CDC_STACK_DIR:-$REPO/.stack}
 CACHE=${CDC_CACHE:-$HOME/.cache/cdc}
-SERVICES=${CDC_STACK_SERVICES:-mariadb kafka}
+SERVICES=${CDC_STACK_SERVICES:-mariadb kafka postgres}
 RUN_DIR=$STACK_DIR/run
 
 MYSQL_HOST=127.0.0.1
@@ -310,6 +310,58 @@ kafka_log() { echo "$KAFKA_DIR/logs/server.log"; }
 kafka_port() { echo "$KAFKA_HOST $KAFKA_PORT"; }
 kafka_pattern() { echo kafka.Kafka; }
 kafka_describe() { echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT"; }
+
+# --------------------------------------------------------------------------------------------- postgres
+# PostgreSQL for the JDBC source's tests (Debian's postgresql package): a cluster of our own in
+# $STACK_DIR/postgres, owned by the postgres OS user when we run as root, started with pg_ctl on
+# 127.0.0.1:$POSTGRES_PORT, with a cdc/cdc superuser and a database cdc. Self-contained: only this block
+# and its name in SERVICES belong to it.
+
+POSTGRES_DIR=$STACK_DIR/postgres
+POSTGRES_HOST=127.0.0.1
+POSTGRES_PORT=${CDC_POSTGRES_PORT:-5432}
+
+postgres_bin() { find /usr/lib/postgresql -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -1; }
+postgres_as() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+postgres_install() { [ -n "$(postgres_bin)" ] || apt_install postgresql; }
+
+postgres_start() {
+  local bin
+  bin=$(postgres_bin)
+  mkdir -p "$POSTGRES_DIR"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$POSTGRES_DIR"; fi
+  if [ ! -f "$POSTGRES_DIR/data/PG_VERSION" ]; then
+    say "postgres: creating the cluster $POSTGRES_DIR/data"
+    postgres_as "$bin/initdb" -D "$POSTGRES_DIR/data" -U postgres -E UTF8 --locale=C.UTF-8 \
+      --auth-local=trust --auth-host=scram-sha-256 >"$STACK_DIR/postgres-initdb.log" 2>&1 \
+      || { tail -20 "$STACK_DIR/postgres-initdb.log" >&2; die "initdb failed"; }
+  fi
+  # pg_ctl forks the server and returns once it accepts connections; the postmaster's pid is ours.
+  postgres_as "$bin/pg_ctl" -D "$POSTGRES_DIR/data" -l "$POSTGRES_DIR/postgres.log" -w -t 120 \
+    -o "-h $POSTGRES_HOST -p $POSTGRES_PORT -k $POSTGRES_DIR -c fsync=off -c max_connections=200" \
+    start </dev/null >>"$STACK_DIR/postgres-pg_ctl.log" 2>&1 9>&- || true
+  head -1 "$POSTGRES_DIR/data/postmaster.pid" >"$(pidfile postgres)" 2>/dev/null || true
+}
+
+postgres_probe() {
+  PGPASSWORD=cdc PGCONNECT_TIMEOUT=2 psql -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -U cdc -d cdc -tAc 'SELECT 1' \
+    >/dev/null 2>&1
+}
+postgres_wait() { wait_for "${1:-120}" "postgres" pg_isready -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -t 2; }
+postgres_provision() {
+  postgres_as psql -h "$POSTGRES_DIR" -p "$POSTGRES_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -q <<'SQL'
+SELECT 'CREATE ROLE cdc LOGIN SUPERUSER PASSWORD ''cdc''' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cdc')
+\gexec
+SELECT 'CREATE DATABASE cdc OWNER cdc' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'cdc')
+\gexec
+SQL
+}
+postgres_log() { echo "$POSTGRES_DIR/postgres.log"; }
+postgres_port() { echo "$POSTGRES_HOST $POSTGRES_PORT"; }
+postgres_pattern() { echo postgres; }
+postgres_describe() {
+  echo "PostgreSQL $("$(postgres_bin)/postgres" --version | awk '{print $3}') on $POSTGRES_HOST:$POSTGRES_PORT (superuser cdc/cdc, database cdc)"
+}
 
 # ------------------------------------------------------------------------------------- local backend
 
