@@ -8,8 +8,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+SCENARIO ?=
+BENCH_ARGS ?=
 
-.PHONY: help install up down status test lint demo clean-stack
+.PHONY: help install up down status test lint demo bench clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,6 +44,9 @@ lint: install ## ruff check, ruff format --check, mypy
 
 demo: install up ## show the stack answering (binlog position, Kafka topics)
 	@scripts/demo.sh
+
+bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")
+	$(BIN)/python -m bench run $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean-stack: ## stop the stack and delete its data (.stack/)
 	@scripts/stack.sh clean

@@ -1,0 +1,1 @@
+"""Contenders, one module each; :mod:`bench.core` imports every module of this package."""

@@ -1,0 +1,148 @@
+"""Medians, spreads and ratios of the samples; the JSON, the markdown table and docs/benchmarks.md.
+
+Each scenario's section of ``docs/benchmarks.md`` holds its latest results between the markers
+``<!-- results:B10 -->`` and ``<!-- /results:B10 -->``; a run rewrites only what is between them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+from bench.core import Metric
+
+DASH = "\u2013"
+TIMES = "\u00d7"
+
+__all__ = ["markdown", "summarize", "update_docs", "write"]
+
+
+def _stats(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def summarize(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -> None:
+    """Add ``stats`` per metric to each contender, and ``ratios`` (ours / each peer) to ours."""
+    for entry in contenders:
+        entry["stats"] = {}
+        for metric in metrics:
+            values = [
+                s["values"][metric.key]
+                for s in entry["samples"]
+                if s.get("values", {}).get(metric.key) is not None
+            ]
+            entry["stats"][metric.key] = _stats(values)
+    ours = [c for c in contenders if c["role"] == "ours" and c.get("samples")]
+    peers = [c for c in contenders if c["role"] == "peer" and c.get("samples")]
+    for own in ours:
+        own["ratios"] = {}
+        for peer in peers:
+            ratios: dict[str, float | None] = {}
+            for metric in metrics:
+                a, b = own["stats"].get(metric.key), peer["stats"].get(metric.key)
+                ratios[metric.key] = (
+                    a["median"] / b["median"] if metric.ratio and a and b and b["median"] else None
+                )
+            own["ratios"][peer["name"]] = ratios
+
+
+def _fmt(value: float, digits: int) -> str:
+    if abs(value) >= 10000:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def _cell(stats: dict[str, float] | None, metric: Metric) -> str:
+    if not stats:
+        return DASH
+    med = _fmt(stats["median"], metric.digits)
+    if stats["n"] == 1:
+        return med
+    return f"{med} ({_fmt(stats['min'], metric.digits)}{DASH}{_fmt(stats['max'], metric.digits)})"
+
+
+def _case_table(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -> list[str]:
+    ran = [c for c in contenders if c.get("samples")]
+    ours = [c for c in ran if c["role"] == "ours"]
+    peers = [c for c in ran if c["role"] == "peer"]
+    head = ["metric", *[f"{c['name']} ({c['role']})" for c in ran]]
+    pairs = [(o, p) for o in ours for p in peers]
+    head += [f"ratio {o['name']}/{p['name']}" for o, p in pairs]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for metric in metrics:
+        if all(not c["stats"].get(metric.key) for c in ran):
+            continue
+        label = f"{metric.label} ({metric.unit}, {metric.better} is better)" if metric.unit else metric.label
+        row = [label, *[_cell(c["stats"].get(metric.key), metric) for c in ran]]
+        for own, peer in pairs:
+            ratio = own.get("ratios", {}).get(peer["name"], {}).get(metric.key)
+            row.append(DASH if ratio is None else f"{ratio:.2f}{TIMES}")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def markdown(result: dict[str, Any], metrics: tuple[Metric, ...]) -> str:
+    machine = result["machine"]
+    v = machine["versions"]
+    out = [
+        f"**{result['scenario']}: {result['title']}**, {result['finished'][:16].replace('T', ' ')} UTC, "
+        f"{result['runs']} runs per contender, median (min{DASH}max).",
+        "",
+        f"- Machine: {machine['cpu_model']}, nproc {machine['nproc']}, {machine['memory_gib']} GiB; "
+        "load average "
+        f"{machine['load_at_start']} at start, {result.get('load_at_end')} at end"
+        + (" (**busy: other work shared the cores**)" if result.get("busy") else "")
+        + ".",
+        "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".",
+        f"- JVM: {machine['jvm']['heap']} {machine['jvm']['opts']}.",
+        "- MariaDB binlog: " + ", ".join(f"{k}={val}" for k, val in machine["binlog"].items()) + ".",
+    ]
+    for note in result.get("notes", []):
+        out.append(f"- {note}")
+    for case in result["cases"]:
+        out += ["", f"*{case['label']}*", ""]
+        out += _case_table(metrics, case["contenders"])
+        missing = [c for c in case["contenders"] if not c.get("samples")]
+        for c in missing:
+            out.append(f"\n{c['name']} ({c['role']}): not run: {c.get('unavailable', 'no sample')}")
+        for c in case["contenders"]:
+            errors = [s["error"] for s in c.get("samples", []) if s.get("error")] + c.get("errors", [])
+            for err in errors:
+                out.append(f"\n{c['name']}: a run failed: {err}")
+        notes = sorted(
+            {n for c in case["contenders"] for s in c.get("samples", []) for n in s.get("notes", [])}
+        )
+        if notes:
+            out.append("")
+            out += [f"- {n}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def write(results_dir: Path, result: dict[str, Any], metrics: tuple[Metric, ...]) -> tuple[Path, Path, str]:
+    results_dir.mkdir(parents=True, exist_ok=True)
+    stamp = result["finished"].replace(":", "").replace("-", "")[:15]
+    base = results_dir / f"{result['scenario']}-{stamp}"
+    json_path = base.with_suffix(".json")
+    json_path.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    md = markdown(result, metrics)
+    md_path = base.with_suffix(".md")
+    md_path.write_text(md, encoding="utf-8")
+    return json_path, md_path, md
+
+
+def update_docs(doc: Path, scenario_id: str, md: str) -> bool:
+    """Replace the scenario's results block in ``doc``; False when the doc has no markers for it."""
+    if not doc.exists():
+        return False
+    text = doc.read_text(encoding="utf-8")
+    start, end = f"<!-- results:{scenario_id} -->", f"<!-- /results:{scenario_id} -->"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        return False
+    doc.write_text(pattern.sub(lambda _m: f"{start}\n{md.rstrip()}\n{end}", text), encoding="utf-8")
+    return True

@@ -1,0 +1,1 @@
+"""Scenarios, one module each; :mod:`bench.core` imports every module of this package."""

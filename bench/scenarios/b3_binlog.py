@@ -1,0 +1,259 @@
+"""B3: replay of a prepared binlog, 1 M single-row UPDATEs and 1 M rows inserted 100 per statement.
+
+Preparation, once per case (and reused while the table and the binlog range are still there; ``--set
+fresh=1`` forces it): dataset A is loaded into ``bench.b3_<case>`` without binlogging (for the updates
+case; the inserts case starts from an empty table), the binlog position is taken (``SHOW MASTER STATUS``
+and ``@@gtid_binlog_pos``), then the workload runs through the ``mariadb`` client (autocommit, one
+transaction per statement) and the end position is taken.
+
+Each run of a Connect-based contender starts a fresh worker, creates the connector **STOPPED**, writes
+its source offset to the position taken before the workload (``PATCH /connectors/<n>/offsets``, KIP-875)
+and resumes it, so both ours and Debezium read exactly the workload's range. Debezium runs with
+``snapshot.mode=recovery``: with an offset and no schema history it reads the captured table's current
+schema (unchanged by the workload) and then streams from the offset. The contender is done when the
+table topic's end offset reaches the expected count; the topic is then read back (``bench.verify``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bench import datagen
+from bench.core import Case, Contender, Metric, Sample, Scenario, scenario
+from bench.procstat import cpu_seconds
+from bench.stack import Stack, unique
+from bench.verify import Watermarks, read_back
+from bench.workers import WorkerProcess, WorkerSpec, free_port, worker_properties
+
+__all__ = ["B3Binlog", "BinlogRange", "ConnectBinlogContender"]
+
+DATABASE = "bench"
+
+
+@dataclass(frozen=True)
+class BinlogRange:
+    """The workload's place in the binlog, and what a reader of it must emit."""
+
+    table: str  # db.table
+    start_file: str
+    start_pos: int
+    start_gtid: str
+    end_file: str
+    end_pos: int
+    events: int  # change events expected (rows touched)
+    rows: int
+    seed: int
+    prepare_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@scenario
+class B3Binlog(Scenario):
+    id = "B3"
+    title = "replay of a prepared binlog (dataset A)"
+    measures = (
+        "Change events per second end to end (first to last record of the table's topic in Kafka, by their "
+        "timestamps) when a connector replays a prepared binlog range from its start position; CPU-seconds "
+        "per million events of the contender, of mysqld and of the broker; peak RSS; the consumer's missing "
+        "and duplicated keys. The ceiling is `mariadb-binlog --read-from-remote-server -v` over the same "
+        "range to /dev/null."
+    )
+    default_rows = 1_000_000
+    metrics = (
+        Metric("events_per_s", "events/s, first to last record in Kafka", "ev/s", "higher", 0),
+        Metric("drain_s", "seconds from resume to the last record", "s", "lower", 1),
+        Metric("cpu_s_per_m", "contender CPU-seconds per million events", "s", "lower", 1),
+        Metric("mysqld_cpu_s_per_m", "mysqld CPU-seconds per million events", "s", "lower", 2),
+        Metric("broker_cpu_s_per_m", "broker CPU-seconds per million events", "s", "lower", 2),
+        Metric("peak_rss_mb", "contender peak RSS", "MB", "lower", 0),
+        Metric("records", "records read back", "", "higher", 0, ratio=False),
+        Metric("missing", "missing keys", "", "lower", 0, ratio=False),
+        Metric("duplicates", "duplicated keys", "", "lower", 0, ratio=False),
+    )
+
+    def cases(self) -> list[Case]:
+        n = self.rows()
+        return [
+            Case("updates", f"{n:,} single-row UPDATEs", {"workload": "updates"}),
+            Case("inserts", f"{n:,} rows inserted 100 per statement", {"workload": "inserts"}),
+        ]
+
+    def seed(self) -> int:
+        return int(self.ctx.options.get("seed", "42"))
+
+    def range_for(self, case: Case) -> BinlogRange:
+        return self._ranges[case.key]
+
+    def setup(self) -> None:
+        self._ranges: dict[str, BinlogRange] = {}
+        self.stack = Stack(self.ctx.repo)
+
+    # -------------------------------------------------------------------------------------------- prepare
+
+    def _state_file(self, case: Case) -> Path:
+        path = self.ctx.cache / "bench" / f"b3-{case.key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _reusable(self, case: Case) -> BinlogRange | None:
+        path = self._state_file(case)
+        if self.ctx.options.get("fresh") == "1" or not path.exists():
+            return None
+        saved = BinlogRange(**json.loads(path.read_text()))
+        if saved.rows != self.rows() or saved.seed != self.seed():
+            return None
+        files = self.stack.binlog_files(saved.start_file, saved.end_file)
+        if not files or files[0] != saved.start_file or files[-1] != saved.end_file:
+            return None
+        count = self.stack.sql(f"SELECT COUNT(*) FROM {saved.table};").strip()
+        return saved if count == str(saved.rows) else None
+
+    def prepare(self, case: Case) -> None:
+        saved = self._reusable(case)
+        if saved is not None:
+            self.ctx.log(
+                f"[bench]   reusing the prepared binlog of {saved.table}: "
+                f"{saved.start_file}:{saved.start_pos} .. {saved.end_file}:{saved.end_pos}"
+            )
+            self._ranges[case.key] = saved
+            self.ctx.info[case.key] = {"binlog": saved.to_dict(), "reused": True}
+            return
+        n, seed, workload = self.rows(), self.seed(), str(case.params["workload"])
+        table = f"{DATABASE}.b3_{workload}"
+        started = time.monotonic()
+        self.ctx.log(f"[bench]   preparing {table}: {n:,} rows, seed {seed}")
+        datagen.load(self.stack, "A", table, n if workload == "updates" else 0, seed, self.ctx.workdir)
+        sql = datagen.WORKLOADS[workload](self.ctx.workdir / f"b3-{workload}.sql", table, n, seed + 1)
+        file, pos, gtid = self.stack.binlog_position()
+        self.ctx.log(f"[bench]   writing the workload from {file}:{pos} (gtid {gtid})")
+        self.stack.sql_file(sql)
+        sql.unlink()
+        end_file, end_pos, _ = self.stack.binlog_position()
+        prepared = BinlogRange(
+            table, file, pos, gtid, end_file, end_pos, n, n, seed, time.monotonic() - started
+        )
+        self.ctx.log(
+            f"[bench]   prepared in {prepared.prepare_s:.0f} s: {file}:{pos} .. {end_file}:{end_pos}"
+        )
+        self._state_file(case).write_text(json.dumps(prepared.to_dict()))
+        self._ranges[case.key] = prepared
+        self.ctx.info[case.key] = {"binlog": prepared.to_dict(), "reused": False}
+
+
+class BinlogContender(Contender):
+    scenario_id: ClassVar[str] = "B3"
+
+    @property
+    def b3(self) -> B3Binlog:
+        assert isinstance(self.scenario, B3Binlog)
+        return self.scenario
+
+
+class ConnectBinlogContender(BinlogContender):
+    """A binlog connector in a Connect-compatible worker, started from the workload's start position."""
+
+    @abstractmethod
+    def spec(self, props: dict[str, str]) -> WorkerSpec: ...
+
+    @abstractmethod
+    def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]: ...
+
+    def offset(self, rng: BinlogRange) -> dict[str, Any]:
+        # Debezium's offset shape. The GTID set is needed: against a server with GTIDs (MariaDB always has
+        # them) Debezium 3.5 resumes by GTID and fails on an offset without one (NPE on a null GtidSet).
+        offset: dict[str, Any] = {"file": rng.start_file, "pos": rng.start_pos}
+        if rng.start_gtid:
+            offset["gtids"] = rng.start_gtid
+        return offset
+
+    def run(self, case: Case, run: int) -> Sample:
+        stack = Stack(self.ctx.repo)
+        rng = self.b3.range_for(case)
+        prefix = unique(f"bench-b3-{self.name}").replace("-", "_")
+        group = prefix.replace("_", "-")
+        topic = f"{prefix}.{rng.table}"
+        spec = self.spec(worker_properties(stack.bootstrap, group, free_port()))
+        mysqld, broker = stack.pid("mariadb"), stack.pid("kafka")
+        name = f"{group}-source"
+        topics = [*spec.internal_topics, topic, f"{prefix}-schema-history", prefix]
+        watermarks = Watermarks(stack.bootstrap, topic)
+        try:
+            with WorkerProcess(spec) as worker:
+                worker.wait_ready()
+                worker.create_connector(
+                    name, self.connector_config(rng, prefix, stack), initial_state="STOPPED"
+                )
+                worker.request(
+                    "PATCH",
+                    f"/connectors/{name}/offsets",
+                    {"offsets": [{"partition": {"server": prefix}, "offset": self.offset(rng)}]},
+                )
+                cpu0 = cpu_seconds(worker.pid)
+                mysqld0 = cpu_seconds(mysqld) if mysqld else 0.0
+                broker0 = cpu_seconds(broker) if broker else 0.0
+                resumed = time.monotonic()
+                worker.request("PUT", f"/connectors/{name}/resume")
+                drained = self._wait_drained(worker, name, watermarks, rng.events)
+                cpu = cpu_seconds(worker.pid) - cpu0
+                mysqld_cpu = cpu_seconds(mysqld) - mysqld0 if mysqld else None
+                broker_cpu = cpu_seconds(broker) - broker0 if broker else None
+                drain_s = drained - resumed
+                snap = worker.snap()
+            back = read_back(stack.bootstrap, topic, rng.rows)
+        finally:
+            watermarks.close()
+            if self.ctx.options.get("keep") != "1":
+                stack.delete_topics(topics)
+        events = back.records
+        million = max(events, 1) / 1e6
+        return Sample(
+            {
+                "events_per_s": events / back.span_s if back.span_s > 0 else None,
+                "drain_s": drain_s,
+                "cpu_s_per_m": cpu / million,
+                "mysqld_cpu_s_per_m": mysqld_cpu / million if mysqld_cpu is not None else None,
+                "broker_cpu_s_per_m": broker_cpu / million if broker_cpu is not None else None,
+                "peak_rss_mb": (snap.hwm_kb / 1024) if snap else None,
+                "records": float(back.records),
+                "missing": float(back.missing),
+                "duplicates": float(back.duplicates + back.unexpected),
+            },
+            notes=[f"{self.name}: connector config {json.dumps(self._shown(rng, stack))}"],
+        )
+
+    def _shown(self, rng: BinlogRange, stack: Stack) -> dict[str, str]:
+        shown = self.connector_config(rng, "<prefix>", stack)
+        return {k: ("***" if "password" in k else v) for k, v in shown.items()}
+
+    def _wait_drained(self, worker: WorkerProcess, name: str, watermarks: Watermarks, expected: int) -> float:
+        """When the topic's end offset reached ``expected``; fails on a stall or a FAILED task."""
+        stall = float(self.ctx.options.get("stall", "120"))
+        last, last_change = -1, time.monotonic()
+        checked = time.monotonic()
+        while True:
+            high = watermarks.high()
+            now = time.monotonic()
+            if high >= expected:
+                return now
+            if high != last:
+                last, last_change = high, now
+            elif now - last_change > stall:
+                raise TimeoutError(
+                    f"{self.name}: stalled at {high:,} of {expected:,} records for {stall:.0f} s; "
+                    f"see {worker.spec.log}"
+                )
+            if now - checked > 5:
+                checked = now
+                if not worker.alive():
+                    raise RuntimeError(f"{self.name}: the worker died; see {worker.spec.log}")
+                status = worker.status(name)
+                if "FAILED" in json.dumps(status):
+                    raise RuntimeError(f"{self.name}: connector failed: {json.dumps(status)[:1500]}")
+            time.sleep(0.2)

@@ -1,0 +1,1 @@
+"""Small programs the harness runs as processes of their own (load generators, readers)."""
