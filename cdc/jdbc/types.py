@@ -1,0 +1,304 @@
+"""Columns to Connect schemas, and driver values to Connect values.
+
+:class:`ColumnInfo` is what a dialect learns about a column (from SQLAlchemy's reflection in table mode,
+from the cursor description in query mode). :func:`field_schema` maps it as Confluent's
+``GenericDatabaseDialect.addFieldToSchema`` does:
+
+* TINYINT/SMALLINT/INT → int8/int16/int32, one size wider when unsigned; BIGINT → int64 (unsigned:
+  Decimal scale 0); BIT(1) → int8; BOOLEAN → boolean; REAL → float32; FLOAT/DOUBLE → float64;
+* NUMERIC/DECIMAL → ``org.apache.kafka.connect.data.Decimal`` with ``scale`` and
+  ``connect.decimal.precision``; ``numeric.mapping`` (precision_only, best_fit, best_fit_eager_double)
+  turns NUMERIC (never DECIMAL, as in Confluent: MySQL's columns are DECIMAL) into integers or doubles;
+* CHAR/VARCHAR/TEXT/ENUM/JSON/UUID → string; BINARY/BLOB/BYTEA → bytes; DATE → Date; TIME → Time;
+  DATETIME/TIMESTAMP → Timestamp; arrays, intervals and other types are left out, as Confluent does.
+
+Differences, on purpose: SQLite INTEGER is int64 and REAL float64 (SQLite stores 64 bits; Confluent's
+int32/float32 would overflow or round); a PostgreSQL NUMERIC without a declared precision becomes
+float64 (a Decimal schema needs one scale; Confluent's scale 0 drops the fraction).
+
+Zone-less date-times are read in ``db.timezone`` and become aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.api.schema import Date, Decimal, Schema, SchemaBuilder, Time, Timestamp, Type
+
+__all__ = ["ColumnInfo", "Converter", "RowMapper", "converter_for", "field_schema", "infer_kind"]
+
+log = logging.getLogger(__name__)
+
+PRECISION_PARAM = "connect.decimal.precision"
+Converter = Callable[[Any], Any]
+
+_INT_KINDS = {"int8": Type.INT8, "int16": Type.INT16, "int32": Type.INT32, "int64": Type.INT64}
+_WIDER = {"int8": "int16", "int16": "int32", "int32": "int64"}
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column as the dialect sees it. ``kind`` None means "not mapped" (the column is left out)."""
+
+    name: str
+    kind: str | None
+    nullable: bool = True
+    precision: int = 0
+    scale: int = 0
+    unsigned: bool = False
+    autoincrement: bool = False
+    numeric: bool = False
+    """NUMERIC rather than DECIMAL (only NUMERIC follows ``numeric.mapping``)."""
+
+    def effective_kind(self) -> str | None:
+        kind = self.kind
+        if kind in _WIDER and self.unsigned:
+            return _WIDER[kind]
+        if kind == "int64" and self.unsigned:
+            return "decimal"
+        if kind == "bit":
+            return "int8" if self.precision <= 1 else "bytes"
+        return kind
+
+
+def _int_kind_for_precision(precision: int) -> str:
+    if precision > 9:
+        return "int64"
+    if precision > 4:
+        return "int32"
+    if precision > 2:
+        return "int16"
+    return "int8"
+
+
+def mapped_kind(col: ColumnInfo, numeric_mapping: str) -> str | None:
+    """The Connect-side kind after unsigned widening and ``numeric.mapping``."""
+    kind = col.effective_kind()
+    if kind != "decimal":
+        return kind
+    if col.numeric and col.precision == 0 and col.scale == 0 and not col.unsigned:
+        return "float64"  # unconstrained NUMERIC: no single scale fits
+    if not col.numeric:
+        return "decimal"
+    p, s = col.precision, col.scale
+    if numeric_mapping == "precision_only" and s == 0 and p <= 18:
+        return _int_kind_for_precision(p)
+    if numeric_mapping in ("best_fit", "best_fit_eager_double"):
+        if p <= 18 and s <= 0:
+            return _int_kind_for_precision(p)
+        if s > 0 and (p <= 18 or numeric_mapping == "best_fit_eager_double"):
+            return "float64"
+    return "decimal"
+
+
+def field_schema(col: ColumnInfo, numeric_mapping: str) -> Schema | None:
+    kind = mapped_kind(col, numeric_mapping)
+    b: SchemaBuilder
+    if kind is None:
+        return None
+    if kind in _INT_KINDS:
+        b = SchemaBuilder.type(_INT_KINDS[kind])
+    elif kind == "boolean":
+        b = SchemaBuilder.bool()
+    elif kind == "float32":
+        b = SchemaBuilder.float32()
+    elif kind == "float64":
+        b = SchemaBuilder.float64()
+    elif kind == "decimal":
+        scale = max(col.scale, 0)
+        b = Decimal.builder(scale).parameter(PRECISION_PARAM, str(col.precision or 0))
+    elif kind in ("string", "json"):
+        b = SchemaBuilder.string()
+    elif kind == "bytes":
+        b = SchemaBuilder.bytes()
+    elif kind in ("date", "year"):
+        b = Date.builder()
+    elif kind == "time":
+        b = Time.builder()
+    elif kind in ("timestamp", "timestamptz"):
+        b = Timestamp.builder()
+    else:
+        log.warning("Column %s has an unsupported type (%s) and is left out", col.name, kind)
+        return None
+    if col.nullable:
+        b.optional()
+    return b.build()
+
+
+# ------------------------------------------------------------------------------------- value converters
+
+
+def _parse_datetime(text: str) -> dt.datetime | None:
+    if text.startswith("0000-00-00"):
+        return None  # MySQL's zero date
+    return dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+
+
+def timestamp_converter(tz: dt.tzinfo) -> Converter:
+    utc = tz in (dt.UTC,) or getattr(tz, "key", None) in ("UTC", "Etc/UTC")
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, str):
+            value = _parse_datetime(value)
+            if value is None:
+                return None
+        elif isinstance(value, (int, float)):
+            return dt.datetime.fromtimestamp(value, dt.UTC)
+        elif not isinstance(value, dt.datetime):
+            if isinstance(value, dt.date):
+                value = dt.datetime(value.year, value.month, value.day)
+            else:
+                raise TypeError(f"not a timestamp: {value!r}")
+        if value.tzinfo is None:
+            if utc:
+                return value.replace(tzinfo=dt.UTC)
+            return value.replace(tzinfo=tz).astimezone(dt.UTC)
+        return value.astimezone(dt.UTC)
+
+    return convert
+
+
+def _date(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, int):
+        return dt.date(value, 1, 1)  # MySQL YEAR, as Connector/J's yearIsDateType gives it
+    if isinstance(value, str):
+        return None if value.startswith("0000") else dt.date.fromisoformat(value[:10])
+    raise TypeError(f"not a date: {value!r}")
+
+
+def _time(value: Any) -> Any:
+    if isinstance(value, dt.timedelta):
+        seconds = int(value.total_seconds()) % 86_400
+        return dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, value.microseconds)
+    if isinstance(value, dt.time):
+        return value.replace(tzinfo=None)
+    if isinstance(value, str):
+        return dt.time.fromisoformat(value)
+    raise TypeError(f"not a time: {value!r}")
+
+
+def _decimal(value: Any) -> Any:
+    return value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+
+
+def _string(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return str(value)
+
+
+def _bytes(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return bytes(value)
+
+
+def _int(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return int.from_bytes(value, "big")
+    return int(value)
+
+
+def _float(value: Any) -> Any:
+    return value if isinstance(value, float) else float(value)
+
+
+def _bool(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return any(value)
+    return bool(value)
+
+
+def converter_for(kind: str | None, tz: dt.tzinfo) -> Converter | None:
+    """How a non-null driver value of ``kind`` becomes a Connect value (None: use it as it is)."""
+    if kind in ("timestamp", "timestamptz"):
+        return timestamp_converter(tz)
+    return {
+        "int8": _int,
+        "int16": _int,
+        "int32": _int,
+        "int64": _int,
+        "float32": _float,
+        "float64": _float,
+        "boolean": _bool,
+        "decimal": _decimal,
+        "string": _string,
+        "json": _string,
+        "bytes": _bytes,
+        "date": _date,
+        "year": _date,
+        "time": _time,
+    }.get(kind or "")
+
+
+def infer_kind(value: Any) -> str:
+    """A kind from a value, for result sets the driver cannot describe (SQLite in query mode)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "bytes"
+    if isinstance(value, decimal.Decimal):
+        return "float64"
+    if isinstance(value, dt.datetime):
+        return "timestamp"
+    if isinstance(value, dt.date):
+        return "date"
+    return "string"
+
+
+class RowMapper:
+    """Turns driver rows into the value Struct of one table: its schema, and the converters per column."""
+
+    def __init__(self, name: str, columns: list[ColumnInfo], numeric_mapping: str, tz: dt.tzinfo) -> None:
+        from cdc.api.struct import Struct
+
+        self._struct = Struct
+        builder = SchemaBuilder.struct().name(name)
+        self.columns = columns
+        self.indexes: list[int] = []
+        self.converters: list[Converter | None] = []
+        self.by_name: dict[str, int] = {}
+        for i, col in enumerate(columns):
+            schema = field_schema(col, numeric_mapping)
+            if schema is None:
+                continue
+            builder.field(col.name, schema)
+            self.by_name[col.name] = i
+            self.indexes.append(i)
+            self.converters.append(converter_for(mapped_kind(col, numeric_mapping), tz))
+        self.schema = builder.build()
+        self._plan = list(zip(self.indexes, self.converters, strict=True))
+        self._identity = self.indexes == list(range(len(columns))) and not any(self.converters)
+
+    def values(self, row: Any) -> list[Any]:
+        if self._identity:
+            return list(row)
+        return [v if (v := row[i]) is None or conv is None else conv(v) for i, conv in self._plan]
+
+    def struct(self, row: Any) -> Any:
+        return self._struct(self.schema, self.values(row))
