@@ -42,7 +42,7 @@ SNAPSHOT_ENUM = "true,first,first_in_data_collection,last_in_data_collection,las
 def _source_schema(connector: str) -> Schema:
     snapshot = (SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
                 .parameter("allowed", SNAPSHOT_ENUM).default_value("false").optional().build())
-    return (SchemaBuilder.struct().name(f"io.debezium.connector.{connector}.Source")
+    return (SchemaBuilder.struct().name(f"io.debezium.connector.{connector}.Source").version(1)
             .field("version", STRING_SCHEMA)
             .field("connector", STRING_SCHEMA)
             .field("name", STRING_SCHEMA)
@@ -122,10 +122,12 @@ class TableSchema:
             self.key_schema: Schema | None = kb.build()
             self.key_index = [names.index(m.column.name) for m in key_mappings]
             self.key_converters = [m.convert for m in key_mappings]
+            self._key_nulls = [m.null for m in key_mappings]
         else:
             self.key_schema = None
             self.key_index = []
             self.key_converters = []
+            self._key_nulls = []
         self.envelope = (SchemaBuilder.struct().name(_adjust(base + ".Envelope")).version(2)
                          .field("before", self.value_schema)
                          .field("after", self.value_schema)
@@ -136,18 +138,22 @@ class TableSchema:
                          .field("ts_us", OPTIONAL_INT64_SCHEMA)
                          .field("ts_ns", OPTIONAL_INT64_SCHEMA)
                          .build())
-        self._converters = [(i, m.convert) for i, m in zip(self.value_index, self.mappings, strict=True)]
+        # (row index, converter or None, the value of a NULL: None, or the fallback of a NOT NULL column)
+        self._converters = [(i, m.convert, m.null)
+                            for i, m in zip(self.value_index, self.mappings, strict=True)]
+        self._key_converters = list(zip(self.key_index, self.key_converters, self._key_nulls, strict=True))
 
     def value(self, row: Sequence[Any]) -> Struct:
         """A Value struct from a row given in table column order."""
-        values = [row[i] if conv is None or row[i] is None else conv(row[i]) for i, conv in self._converters]
+        values = [null if (v := row[i]) is None else v if conv is None else conv(v)
+                  for i, conv, null in self._converters]
         return Struct(self.value_schema, values)
 
     def key(self, row: Sequence[Any]) -> Struct | None:
         if self.key_schema is None:
             return None
-        values = [row[i] if conv is None or row[i] is None else conv(row[i])
-                  for i, conv in zip(self.key_index, self.key_converters, strict=True)]
+        values = [null if (v := row[i]) is None else v if conv is None else conv(v)
+                  for i, conv, null in self._key_converters]
         return Struct(self.key_schema, values)
 
 

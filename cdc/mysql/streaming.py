@@ -59,10 +59,6 @@ class BinlogPurgedError(ConnectError):
     pass
 
 
-def _event_start(event: Any) -> int:
-    return int(event.packet.log_pos) - int(event.event_size)
-
-
 class Streamer:
     def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
                  schema_events: SchemaChangeEvents, emit: Callable[[list[SourceRecord]], bool],
@@ -93,6 +89,7 @@ class Streamer:
         self.server_id = 0
         self.ts_sec = 0
         self._last_emit = time.monotonic()
+        self.event_start = 4
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -189,6 +186,9 @@ class Streamer:
             self.next_pos = int(event.position)
             self.metrics.binlog_filename = self.file
             return
+        # An event starts where the previous one ended. (Not log_pos - event_size: a MariaDB server
+        # rewrites GTID events as BEGIN queries of another size for clients like ours.)
+        self.event_start = self.next_pos
         self.ts_sec = int(event.timestamp)
         self.server_id = int(event.packet.server_id)
         if isinstance(event, (GtidEvent, MariadbGtidEvent)):
@@ -207,7 +207,7 @@ class Streamer:
 
     def _begin(self, event: Any, gtid: str | None) -> None:
         self.in_tx = True
-        self.tx_start = _event_start(event)
+        self.tx_start = self.event_start
         self.tx_gtid = gtid
         self.events_done = 0
 
@@ -248,7 +248,7 @@ class Streamer:
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
         offset = BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
-        pos = SourcePosition(self.file, _event_start(event), self.server_id, self.ts_sec, None, 0)
+        pos = SourcePosition(self.file, self.event_start, self.server_id, self.ts_sec, None, 0)
         try:
             changes = self.schema.apply_ddl(query, database, offset.position())
         except Exception:
@@ -281,7 +281,7 @@ class Streamer:
         self.events_done += 1
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
-            self.tx_start = _event_start(event)
+            self.tx_start = self.event_start
             self.events_done = 1
             index = 0
         if self.skip_events > index:
@@ -304,7 +304,7 @@ class Streamer:
             if self.event_failure_mode == "fail":
                 raise
             log.warning("Skipping binlog event at %s:%s that could not be processed", self.file,
-                        _event_start(event), exc_info=self.event_failure_mode == "warn")
+                        self.event_start, exc_info=self.event_failure_mode == "warn")
             return
         if records:
             self._emit(records)
@@ -315,7 +315,7 @@ class Streamer:
         rows = event.rows
         n = len(rows)
         event_index = self.events_done - 1
-        start = _event_start(event)
+        start = self.event_start
         ts_ms = int(event.timestamp) * 1000
         out: list[SourceRecord] = []
         for i in range(first_row, n):

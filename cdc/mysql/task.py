@@ -85,6 +85,10 @@ class MySqlSourceTask(SourceTask):
         if not settings.history_bootstrap() and props.get(WORKER_BOOTSTRAP_KEY):
             props["schema.history.internal.kafka.bootstrap.servers"] = props[WORKER_BOOTSTRAP_KEY]
         history = history_from_config(props)
+        # Create the topic with Debezium's settings before anything could let the broker auto-create it
+        # with the default (expiring) retention.
+        if not history.storage_exists():
+            history.initialize_storage()
         history.start()
         return history
 
@@ -135,7 +139,6 @@ class MySqlSourceTask(SourceTask):
         assert self.queue is not None and self.streamer is not None
         try:
             if plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
-                self.history.initialize_storage() if plan != "recover_schema" else None
                 result = snapshotter.run(data=plan in ("snapshot", "snapshot_only"))
                 start = result.offset if plan != "recover_schema" or offset is None else offset
                 # The snapshot is complete once this record's offset (no snapshot flag) is committed.

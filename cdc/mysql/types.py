@@ -15,11 +15,13 @@ import base64
 import datetime as dt
 import decimal
 import json
+import struct
 from collections.abc import Callable
 from typing import Any
 
 from cdc.api.schema import Decimal as ConnectDecimal
 from cdc.api.schema import Schema, SchemaBuilder, Type
+from cdc.api.struct import Struct
 from cdc.history.model import Column
 from cdc.mysql.config import MySqlSettings
 
@@ -33,31 +35,46 @@ _UTC = dt.UTC
 
 
 class ColumnMapping:
-    __slots__ = ("column", "convert", "schema")
+    """A column's field schema, its converter (None: values pass as they are) and ``null``, the value a
+    NULL becomes: None for an optional column; for a NOT NULL one (a zero date read as NULL) the schema
+    default, else the type's fallback, as Debezium's ``convertValue`` does."""
 
-    def __init__(self, column: Column, schema: Schema, convert: Converter | None) -> None:
+    __slots__ = ("column", "convert", "null", "schema")
+
+    def __init__(self, column: Column, schema: Schema, convert: Converter | None, null: Any = None) -> None:
         self.column = column
         self.schema = schema
         self.convert = convert
+        self.null = null
 
 
 def _ident(v: Any) -> Any:
     return v
 
 
-def _days(v: Any) -> Any:
-    if isinstance(v, dt.datetime):
-        v = v.date()
-    if isinstance(v, dt.date):
-        return (v - _EPOCH_DATE).days
-    return None  # zero dates ('0000-00-00') arrive as strings or None
+# DECIMAL(65,30) has 65 digits: more than the default context's 28.
+_DECIMAL_CONTEXT = decimal.Context(prec=100)
 
 
 def _micros_of_timedelta(v: dt.timedelta) -> int:
     return (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
 
 
+def _days(zero: Any) -> Converter:
+    """DATE → epoch days; a zero date ('0000-00-00' text, or None from the binlog) → ``zero``."""
+
+    def convert(v: Any) -> Any:
+        if isinstance(v, dt.datetime):
+            v = v.date()
+        if isinstance(v, dt.date):
+            return (v - _EPOCH_DATE).days
+        return zero
+
+    return convert
+
+
 def _time_micros(v: Any) -> Any:
+    """TIME → signed microseconds (negative and beyond 24 h allowed, as Debezium's MicroTime)."""
     if isinstance(v, dt.timedelta):
         return _micros_of_timedelta(v)
     if isinstance(v, dt.time):
@@ -70,55 +87,83 @@ def _time_millis(v: Any) -> Any:
     return None if micros is None else micros // 1000
 
 
-def _epoch_micros(v: Any) -> Any:
-    if isinstance(v, dt.datetime):
-        if v.tzinfo is not None:
-            v = v.astimezone(_UTC).replace(tzinfo=None)
-        delta = v - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(v, dt.date):
-        return (v - _EPOCH_DATE).days * 86_400_000_000
-    return None
+def _epoch_micros(zero: Any) -> Converter:
+    """DATETIME as UTC wall clock → epoch microseconds; a zero datetime → ``zero``."""
+
+    def convert(v: Any) -> Any:
+        if isinstance(v, dt.datetime):
+            if v.tzinfo is not None:
+                v = v.astimezone(_UTC).replace(tzinfo=None)
+            delta = v - _EPOCH
+            return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        if isinstance(v, dt.date):
+            return (v - _EPOCH_DATE).days * 86_400_000_000
+        return zero
+
+    return convert
 
 
-def _epoch_millis(v: Any) -> Any:
-    micros = _epoch_micros(v)
-    return None if micros is None else micros // 1000
+def _epoch_millis(zero: Any) -> Converter:
+    micros = _epoch_micros(None)
+
+    def convert(v: Any) -> Any:
+        m = micros(v)
+        return zero if m is None else m // 1000
+
+    return convert
 
 
-def _connect_date(v: Any) -> Any:
+def _connect_date(zero: Any) -> Converter:
     """Connect's Date logical type takes a ``datetime.date``."""
-    if isinstance(v, dt.datetime):
-        return v.date()
-    return v if isinstance(v, dt.date) else None
+
+    def convert(v: Any) -> Any:
+        if isinstance(v, dt.datetime):
+            return v.date()
+        return v if isinstance(v, dt.date) else zero
+
+    return convert
 
 
 def _connect_time(v: Any) -> Any:
-    """Connect's Time logical type: a ``datetime.time`` with millisecond precision (within one day)."""
+    """Connect's Time logical type: a ``datetime.time`` to the millisecond. Debezium cannot carry a TIME
+    outside [00:00, 24:00) in this mode (``Time.toMilliOfDay`` rejects it, the field stays null)."""
     micros = _time_micros(v)
-    if micros is None:
+    if micros is None or micros < 0 or micros >= 86_400_000_000:
         return None
-    ms = (micros // 1000) % 86_400_000
+    ms = micros // 1000
     seconds, milli = divmod(ms, 1000)
     return dt.time(seconds // 3600, (seconds // 60) % 60, seconds % 60, milli * 1000)
 
 
-def _connect_timestamp(v: Any) -> Any:
+def _connect_timestamp(zero: Any) -> Converter:
     """Connect's Timestamp logical type: an aware UTC ``datetime`` (DATETIME taken as UTC wall clock)."""
-    if isinstance(v, dt.datetime):
-        v = v.astimezone(_UTC) if v.tzinfo is not None else v.replace(tzinfo=_UTC)
-        return v.replace(microsecond=v.microsecond // 1000 * 1000)
-    if isinstance(v, dt.date):
-        return dt.datetime(v.year, v.month, v.day, tzinfo=_UTC)
-    return None
+
+    def convert(v: Any) -> Any:
+        if isinstance(v, dt.datetime):
+            v = v.astimezone(_UTC) if v.tzinfo is not None else v.replace(tzinfo=_UTC)
+            return v.replace(microsecond=v.microsecond // 1000 * 1000)
+        if isinstance(v, dt.date):
+            return dt.datetime(v.year, v.month, v.day, tzinfo=_UTC)
+        return zero
+
+    return convert
 
 
-def _zoned(fsp: int) -> Converter:
+_ZERO_TIMESTAMP = dt.datetime(1970, 1, 1)
+
+
+def _zoned(fsp: int, zero: Any) -> Converter:
+    """TIMESTAMP(fsp) → ISO-8601 UTC with ``Z`` (ZonedTimestamp): the fraction has exactly ``fsp`` digits
+    (none for fsp 0). The binlog carries a zero TIMESTAMP as epoch second 0, which no real TIMESTAMP can
+    be (the range starts at 00:00:01 UTC); it and '0000-00-00 00:00:00' text from a SELECT → ``zero``."""
+
     def convert(v: Any) -> Any:
         if not isinstance(v, dt.datetime):
-            return None
+            return zero
         if v.tzinfo is not None:
             v = v.astimezone(_UTC).replace(tzinfo=None)
+        if v == _ZERO_TIMESTAMP:
+            return zero
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
         if fsp > 0:
             text += "." + f"{v.microsecond:06d}"[:fsp]
@@ -134,16 +179,14 @@ def _text(v: Any) -> Any:
 
 
 def _json_text(v: Any) -> Any:
-    """JSON as compact text, whichever form it arrives in (text from SELECT, a parsed tree from the binlog)."""
+    """MySQL JSON: text from a SELECT is passed as MySQL wrote it (Debezium delivers the JDBC string);
+    a document decoded from the binlog is written compactly."""
     if v is None:
         return None
     if isinstance(v, (bytes, bytearray)):
-        v = bytes(v).decode("utf-8")
+        return bytes(v).decode("utf-8")
     if isinstance(v, str):
-        try:
-            return json.dumps(json.loads(v), separators=(",", ":"), ensure_ascii=False)
-        except ValueError:
-            return v
+        return v
     return json.dumps(_json_tree(v), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -159,13 +202,8 @@ def _json_tree(v: Any) -> Any:
     return v
 
 
-def _set_text(v: Any) -> Any:
-    if isinstance(v, (set, frozenset, list, tuple)):
-        return ",".join(sorted(v, key=lambda s: s))
-    return _text(v)
-
-
 def _bits(length: int) -> Converter:
+    """BIT(n>1) → ⌈n/8⌉ bytes, little-endian (io.debezium.data.Bits)."""
     nbytes = (length + 7) // 8
 
     def convert(v: Any) -> Any:
@@ -210,8 +248,39 @@ def _to_float(v: Any) -> Any:
     return None if v is None else float(v)
 
 
+_FLOAT32 = struct.Struct("<f")
+
+
+def _to_float32(v: Any) -> Any:
+    """A FLOAT value as the float32 it is: the binlog gives the float32's exact double, a SELECT its
+    shortest decimal text; both become the same float."""
+    return None if v is None else _FLOAT32.unpack(_FLOAT32.pack(float(v)))[0]
+
+
 def _to_bool(v: Any) -> Any:
     return None if v is None else bool(v)
+
+
+def _decimal_of(scale: int) -> Converter:
+    quant = decimal.Decimal(1).scaleb(-scale)
+
+    def convert(v: Any) -> Any:
+        if v is None:
+            return None
+        return decimal.Decimal(v).quantize(quant, context=_DECIMAL_CONTEXT)
+
+    return convert
+
+
+def _decimal_text(scale: int) -> Converter:
+    """``decimal.handling.mode=string``: Java's ``BigDecimal.toString`` of the value at the column scale,
+    which Python's ``str`` of a Decimal matches (``-1E-30``, ``0E-30``)."""
+    exact = _decimal_of(scale)
+
+    def convert(v: Any) -> Any:
+        return None if v is None else str(exact(v))
+
+    return convert
 
 
 def _year(adjust: bool) -> Converter:
@@ -229,7 +298,7 @@ def _year(adjust: bool) -> Converter:
 
 
 class _GeometryConverter:
-    """MySQL's internal geometry (4-byte little-endian SRID, then WKB) → Debezium's struct."""
+    """MySQL's internal geometry (4-byte little-endian SRID, then WKB) → Debezium's struct (SRID 0 → null)."""
 
     def __init__(self, point: bool) -> None:
         self.point = point
@@ -239,23 +308,36 @@ class _GeometryConverter:
         self.schema = schema
 
     def __call__(self, v: Any) -> Any:
-        import struct
-
-        from cdc.api.struct import Struct
-
         if v is None or self.schema is None:
             return None
         data = bytes(v)
-        srid = struct.unpack("<I", data[:4])[0] if len(data) >= 4 else 0
+        srid = _SRID.unpack_from(data)[0] if len(data) >= 4 else 0
         wkb = data[4:]
         if self.point:
-            x, y = struct.unpack("<dd", wkb[5:21]) if len(wkb) >= 21 else (0.0, 0.0)
+            x, y = _XY.unpack_from(wkb, 5) if len(wkb) >= 21 else (0.0, 0.0)
             return Struct(self.schema, [x, y, wkb, srid or None])
         return Struct(self.schema, [wkb, srid or None])
 
 
+_SRID = struct.Struct("<i")
+_XY = struct.Struct("<dd")
+
+_INT_TYPES = ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "SERIAL")
+_TEXT_TYPES = ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "NCHAR", "NVARCHAR",
+               "CHARACTER", "LONG VARCHAR", "LONG")
+_BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
+_GEOMETRY_TYPES = ("GEOMETRY", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
+                   "GEOMETRYCOLLECTION", "GEOMCOLLECTION", "POINT")
+
+
 class TypeMapper:
-    """Chooses schema and converter per column, following the connector's type-handling modes."""
+    """Chooses schema and converter per column, following the connector's type-handling modes.
+
+    Debezium's mapping (``BinlogValueConverters`` over ``JdbcValueConverters``, with the JDBC types its DDL
+    parser gives): TINYINT and SMALLINT (signed or not) → int16 except SMALLINT UNSIGNED → int32;
+    MEDIUMINT, INT → int32; INT UNSIGNED, BIGINT → int64; BOOLEAN (as DDL, not tinyint(1)) → boolean;
+    FLOAT without (M,D) and p ≤ 24 → float32, other FLOAT/DOUBLE/REAL → float64 (MariaDB's REAL is DOUBLE).
+    """
 
     def __init__(self, settings: MySqlSettings) -> None:
         self.time_mode = str(settings["time.precision.mode"]).lower()
@@ -265,7 +347,7 @@ class TypeMapper:
         self.adjust_years = bool(settings["enable.time.adjuster"])
 
     def map(self, column: Column) -> ColumnMapping:
-        builder, convert = self._builder(column)
+        builder, convert, fallback = self._builder(column)
         if column.optional:
             builder.optional()
         default = self._default(column, convert)
@@ -274,7 +356,8 @@ class TypeMapper:
         schema = builder.build()
         if isinstance(convert, _GeometryConverter):
             convert.bind(schema)
-        return ColumnMapping(column, schema, None if convert is _ident else convert)
+        null = None if column.optional else (default if default is not None else fallback)
+        return ColumnMapping(column, schema, None if convert is _ident else convert, null)
 
     def _default(self, column: Column, convert: Converter) -> Any:
         """The schema default from a literal column default, as Debezium derives it (best effort)."""
@@ -283,84 +366,80 @@ class TypeMapper:
             return None
         if "CURRENT_TIMESTAMP" in expr.upper() or "NOW(" in expr.upper():
             if column.base_type == "TIMESTAMP":
-                return _zoned(0)(dt.datetime(1970, 1, 1))
+                return "1970-01-01T00:00:00Z"
             return None
         text = expr.strip("'\"")
         base = column.base_type
         try:
             value: Any
-            if base in ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "YEAR"):
+            if base in _INT_TYPES or base == "YEAR":
                 value = int(text)
-            elif base in ("FLOAT", "DOUBLE", "REAL"):
+            elif base in ("FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"):
                 value = float(text)
-            elif base in ("DECIMAL", "NUMERIC"):
-                value = decimal.Decimal(text).quantize(decimal.Decimal(1).scaleb(-(column.scale or 0)))
-            elif base in ("DATE",):
+            elif base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
+                value = decimal.Decimal(text)
+            elif base == "DATE":
                 value = dt.date.fromisoformat(text)
             elif base in ("DATETIME", "TIMESTAMP"):
                 value = dt.datetime.fromisoformat(text)
             elif base in ("BOOLEAN", "BOOL"):
                 value = text not in ("0", "false", "FALSE")
-            elif base in ("CHAR", "VARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET"):
+            elif base in _TEXT_TYPES or base in ("ENUM", "SET"):
                 value = text
             else:
                 return None
-            result = convert(value)
+            return convert(value)
         except (ValueError, ArithmeticError, TypeError):
             return None
-        if isinstance(result, decimal.Decimal) and self.decimal_mode == "precise":
-            return result
-        return result
 
-    def _builder(self, c: Column) -> tuple[SchemaBuilder, Converter]:
+    def _builder(self, c: Column) -> tuple[SchemaBuilder, Converter, Any]:
+        """(schema builder, converter, the value a NULL in a NOT NULL column becomes)."""
         base = c.base_type
         unsigned = c.unsigned
         length = c.length
+        required = not c.optional
         if base in ("BOOLEAN", "BOOL"):
-            return SchemaBuilder.bool(), _to_bool
+            return SchemaBuilder.bool(), _to_bool, False
         if base == "BIT":
             if not length or length == 1:
-                return SchemaBuilder.bool(), _bit_bool
-            b = SchemaBuilder.bytes().name("io.debezium.data.Bits").version(1).parameter("length", str(length))
-            return b, _bits(length)
+                return SchemaBuilder.bool(), _bit_bool, False
+            b = SchemaBuilder.bytes().name("io.debezium.data.Bits").version(1)
+            return b.parameter("length", str(length)), _bits(length), b""
         if base == "TINYINT":
-            return (SchemaBuilder.int16(), _to_int) if unsigned else (SchemaBuilder.int8(), _to_int)
+            return SchemaBuilder.int16(), _to_int, 0
         if base == "SMALLINT":
-            return (SchemaBuilder.int32(), _to_int) if unsigned else (SchemaBuilder.int16(), _to_int)
-        if base in ("MEDIUMINT",):
-            return SchemaBuilder.int32(), _to_int
+            return (SchemaBuilder.int32() if unsigned else SchemaBuilder.int16()), _to_int, 0
+        if base == "MEDIUMINT":
+            return SchemaBuilder.int32(), _to_int, 0
         if base in ("INT", "INTEGER"):
-            return (SchemaBuilder.int64(), _to_int) if unsigned else (SchemaBuilder.int32(), _to_int)
+            return (SchemaBuilder.int64() if unsigned else SchemaBuilder.int32()), _to_int, 0
         if base in ("BIGINT", "SERIAL"):
             if unsigned and self.bigint_mode == "precise":
                 b = ConnectDecimal.builder(0).parameter("connect.decimal.precision", "20")
-                return b, lambda v: None if v is None else decimal.Decimal(int(v))
-            return SchemaBuilder.int64(), _unsigned_wrap(64) if unsigned else _to_int
-        if base in ("FLOAT", "REAL"):
-            if base == "FLOAT" and (length or 0) >= 24:
-                return SchemaBuilder.float64(), _to_float
-            return SchemaBuilder.float32(), _to_float
-        if base in ("DOUBLE", "DOUBLE PRECISION"):
-            return SchemaBuilder.float64(), _to_float
+                return b, _decimal_of(0), decimal.Decimal(0)
+            return SchemaBuilder.int64(), _unsigned_wrap(64) if unsigned else _to_int, 0
+        if base == "FLOAT":
+            if c.scale is None and (length is None or length <= 24):
+                return SchemaBuilder.float32(), _to_float32, 0.0
+            return SchemaBuilder.float64(), _to_float, 0.0
+        if base in ("DOUBLE", "DOUBLE PRECISION", "REAL"):
+            return SchemaBuilder.float64(), _to_float, 0.0
         if base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
             scale = c.scale or 0
             if self.decimal_mode == "double":
-                return SchemaBuilder.float64(), _to_float
+                return SchemaBuilder.float64(), _to_float, 0.0
             if self.decimal_mode == "string":
-                return SchemaBuilder.string(), lambda v: None if v is None else str(v)
+                return SchemaBuilder.string(), _decimal_text(scale), str(decimal.Decimal(0).scaleb(-scale))
             b = ConnectDecimal.builder(scale)
-            if length is not None:
-                b.parameter("connect.decimal.precision", str(length))
-            quant = decimal.Decimal(1).scaleb(-scale)
-            return b, lambda v: None if v is None else decimal.Decimal(v).quantize(quant)
-        if base in ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "NCHAR", "NVARCHAR",
-                    "CHARACTER", "LONG VARCHAR", "LONG"):
-            return SchemaBuilder.string(), _text
+            b.parameter("connect.decimal.precision", str(length if length is not None else 10))
+            return b, _decimal_of(scale), decimal.Decimal(0).scaleb(-scale)
+        if base in _TEXT_TYPES:
+            return SchemaBuilder.string(), _text, ""
         if base == "JSON":
-            return SchemaBuilder.string().name("io.debezium.data.Json").version(1), _json_text
+            return SchemaBuilder.string().name("io.debezium.data.Json").version(1), _json_text, "{}"
         if base == "ENUM":
             b = SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
-            return b.parameter("allowed", ",".join(c.enum_values)), _text
+            return b.parameter("allowed", ",".join(c.enum_values)), _text, ""
         if base == "SET":
             b = SchemaBuilder.string().name("io.debezium.data.EnumSet").version(1)
             order = {label: i for i, label in enumerate(c.enum_values)}
@@ -370,61 +449,86 @@ class TypeMapper:
                     return ",".join(sorted(v, key=lambda s: order.get(s, len(order))))
                 return _text(v)
 
-            return b.parameter("allowed", ",".join(c.enum_values)), set_text
-        if base in ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"):
-            return self._binary()
+            return b.parameter("allowed", ",".join(c.enum_values)), set_text, ""
+        if base in _BINARY_TYPES:
+            return self._binary(length if base == "BINARY" else None)
         if base == "YEAR":
-            return SchemaBuilder.int32().name("io.debezium.time.Year").version(1), _year(self.adjust_years)
+            return SchemaBuilder.int32().name("io.debezium.time.Year").version(1), _year(self.adjust_years), 0
+        return self._temporal(c, base, length, required)
+
+    def _temporal(self, c: Column, base: str, length: int | None,
+                  required: bool) -> tuple[SchemaBuilder, Converter, Any]:
+        connect = self.time_mode == "connect"
+        fsp = length or 0
         if base == "DATE":
-            if self.time_mode == "connect":
-                return SchemaBuilder.int32().name("org.apache.kafka.connect.data.Date").version(1), _connect_date
-            return SchemaBuilder.int32().name("io.debezium.time.Date").version(1), _days
+            if connect:
+                zero = _EPOCH_DATE if required else None
+                b = SchemaBuilder.int32().name("org.apache.kafka.connect.data.Date").version(1)
+                return b, _connect_date(zero), zero
+            zero_days = 0 if required else None
+            return SchemaBuilder.int32().name("io.debezium.time.Date").version(1), _days(zero_days), zero_days
         if base == "TIME":
-            fsp = length or 0
-            if self.time_mode == "connect":
-                return SchemaBuilder.int32().name("org.apache.kafka.connect.data.Time").version(1), _connect_time
+            if connect:
+                b = SchemaBuilder.int32().name("org.apache.kafka.connect.data.Time").version(1)
+                return b, _connect_time, dt.time(0)
             if self.time_mode == "adaptive" and fsp <= 3:
-                return SchemaBuilder.int32().name("io.debezium.time.Time").version(1), _time_millis
-            return SchemaBuilder.int64().name("io.debezium.time.MicroTime").version(1), _time_micros
+                return SchemaBuilder.int32().name("io.debezium.time.Time").version(1), _time_millis, 0
+            return SchemaBuilder.int64().name("io.debezium.time.MicroTime").version(1), _time_micros, 0
         if base == "DATETIME":
-            fsp = length or 0
-            if self.time_mode == "connect":
+            if connect:
+                zero_ts = dt.datetime(1970, 1, 1, tzinfo=_UTC) if required else None
                 b = SchemaBuilder.int64().name("org.apache.kafka.connect.data.Timestamp").version(1)
-                return b, _connect_timestamp
+                return b, _connect_timestamp(zero_ts), zero_ts
+            zero_epoch = 0 if required else None
             if fsp <= 3:
-                return SchemaBuilder.int64().name("io.debezium.time.Timestamp").version(1), _epoch_millis
-            return SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").version(1), _epoch_micros
+                b = SchemaBuilder.int64().name("io.debezium.time.Timestamp").version(1)
+                return b, _epoch_millis(zero_epoch), zero_epoch
+            b = SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").version(1)
+            return b, _epoch_micros(zero_epoch), zero_epoch
         if base == "TIMESTAMP":
-            return SchemaBuilder.string().name("io.debezium.time.ZonedTimestamp").version(1), _zoned(length or 0)
-        if base in ("GEOMETRY", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
-                    "GEOMETRYCOLLECTION", "GEOMCOLLECTION", "POINT"):
+            zero_text = "1970-01-01T00:00:00Z" if required else None
+            b = SchemaBuilder.string().name("io.debezium.time.ZonedTimestamp").version(1)
+            return b, _zoned(fsp, zero_text), zero_text
+        if base in _GEOMETRY_TYPES:
             return self._geometry(base == "POINT")
         b = SchemaBuilder.bytes()
-        return b, lambda v: v if isinstance(v, (bytes, type(None))) else str(v).encode()
+        return b, lambda v: v if isinstance(v, (bytes, type(None))) else str(v).encode(), b""
 
-    def _binary(self) -> tuple[SchemaBuilder, Converter]:
+    def _binary(self, pad_to: int | None) -> tuple[SchemaBuilder, Converter, Any]:
+        """Binary columns per ``binary.handling.mode``; BINARY(n) is right-padded with 0x00 to n bytes
+        (the binlog drops the trailing zeros; Debezium's DBZ-254)."""
+
         def raw(v: Any) -> Any:
             if isinstance(v, str):
-                return v.encode("latin-1", "replace")
+                return v.encode("utf-8")
             return None if v is None else bytes(v)
 
+        if pad_to:
+            def padded(v: Any) -> Any:
+                data = raw(v)
+                return data if data is None or len(data) >= pad_to else data.ljust(pad_to, b"\0")
+
+            read = padded
+        else:
+            read = raw
         if self.binary_mode == "bytes":
-            return SchemaBuilder.bytes(), raw
+            return SchemaBuilder.bytes(), read, b""
         encode: Callable[[bytes], str] = {
             "base64": lambda b: base64.b64encode(b).decode(),
             "base64-url-safe": lambda b: base64.urlsafe_b64encode(b).decode(),
             "hex": lambda b: b.hex(),
         }[self.binary_mode]
-        return SchemaBuilder.string(), lambda v: None if v is None else encode(raw(v))
+        return SchemaBuilder.string(), lambda v: None if v is None else encode(read(v)), ""
 
-    def _geometry(self, point: bool) -> tuple[SchemaBuilder, Converter]:
+    def _geometry(self, point: bool) -> tuple[SchemaBuilder, Converter, Any]:
         if point:
             b = (SchemaBuilder.struct().name("io.debezium.data.geometry.Point").version(1)
                  .doc("Geometry (POINT)")
                  .field("x", Schema(Type.FLOAT64)).field("y", Schema(Type.FLOAT64))
-                 .field("wkb", Schema(Type.BYTES, optional=True)).field("srid", Schema(Type.INT32, optional=True)))
+                 .field("wkb", Schema(Type.BYTES, optional=True))
+                 .field("srid", Schema(Type.INT32, optional=True)))
         else:
             b = (SchemaBuilder.struct().name("io.debezium.data.geometry.Geometry").version(1)
                  .doc("Geometry")
                  .field("wkb", Schema(Type.BYTES)).field("srid", Schema(Type.INT32, optional=True)))
-        return b, _GeometryConverter(point)
+        return b, _GeometryConverter(point), None
