@@ -266,3 +266,103 @@ def test_eager_assigns_everything_round_robin() -> None:
     assert max(counts) - min(counts) <= 1
     behind = eager_assign("w1", subs, config, 2)
     assert all(a.error == CONFIG_MISMATCH for a in behind.assignments.values())
+
+
+# -- GroupMembership's handshake with the herder (no Kafka: join results are fed in directly) ----------------
+class FakeCoordinator:
+    def __init__(self) -> None:
+        self.rejoins = 0
+
+    def request_rejoin(self) -> None:
+        self.rejoins += 1
+
+    def need_rejoin(self) -> bool:
+        return False
+
+    def poll_heartbeat(self) -> None:
+        pass
+
+    def ensure_active_group(self, timeout_ms: int | None = None) -> bool:
+        return True
+
+    def take_results(self) -> list[object]:
+        return []
+
+
+def _membership() -> tuple[object, FakeCoordinator]:
+    from cdc.worker.distributed.membership import GroupMembership, GroupSettings
+    from cdc.worker.stores.memory import MemoryConfigBackingStore
+
+    store = MemoryConfigBackingStore()
+    store.put_connector_config("a", {"connector.class": "x"})
+    store.put_task_configs("a", [{}, {}])
+    member = GroupMembership("http://me/", store, GroupSettings("g"), {})
+    coordinator = FakeCoordinator()
+    member._coordinator = coordinator  # type: ignore[assignment]
+    return member, coordinator
+
+
+def _join(member: object, generation: int, assignment: Assignment, leader: bool = False) -> None:
+    from cdc.worker.distributed.coordinator import JoinResult
+    from cdc.worker.distributed.protocol import ConnectProtocol
+
+    result = JoinResult(generation, "me", ConnectProtocol.SESSIONED, assignment, leader, None)
+    member._complete(result)  # type: ignore[attr-defined]
+
+
+def test_membership_applies_revocations_and_rejoins_after_the_herder_stopped_them() -> None:
+    from cdc.worker.distributed.membership import GroupMembership
+
+    member, coordinator = _membership()
+    assert isinstance(member, GroupMembership)
+    snapshot = member.config_store.snapshot()
+    t0, t1 = TaskId("a", 0), TaskId("a", 1)
+    everything = ConnectorsAndTasks.of(["a"], [t0, t1])
+    _join(member, 1, Assignment(2, 0, "L", "http://leader/", snapshot.offset, everything))
+    assert member.generation() == 1 and member.leader_url() == "http://leader/" and not member.is_leader()
+    member.poll(0)
+    assert member.assignment(snapshot) == ({"a"}, {t0, t1})
+    assert member.owner_url("a", 0) == "http://me/" and member.owner_url("b") == "http://leader/"
+
+    _join(member, 2, Assignment(2, 0, "L", "http://leader/", snapshot.offset, ConnectorsAndTasks(),
+                                ConnectorsAndTasks.of([], [t1])))
+    member._turn()
+    assert coordinator.rejoins == 0, "rejoined before the herder stopped the revoked task"
+    assert member.assignment(snapshot) == ({"a"}, {t0})  # the herder's reconciliation stops a-1 here
+    member._turn()
+    assert coordinator.rejoins == 0
+    assert member.poll(0) is True  # the next tick proves the reconciliation finished
+    member._turn()
+    assert coordinator.rejoins == 1
+
+
+def test_membership_rejoins_after_the_delay_and_on_config_changes() -> None:
+    from cdc.worker.distributed.membership import GroupMembership
+
+    member, coordinator = _membership()
+    assert isinstance(member, GroupMembership)
+    clock = Clock()
+    member._clock = clock
+    offset = member.config_store.snapshot().offset
+    _join(member, 1, Assignment(2, 0, "L", "u", offset, delay=1500))
+    member._turn()
+    assert coordinator.rejoins == 0
+    clock.now += 1.6
+    member._turn()
+    assert coordinator.rejoins == 1
+    member.config_store.put_connector_config("b", {"connector.class": "x"})
+    member._turn()
+    assert coordinator.rejoins == 2
+
+
+def test_membership_config_mismatch_rejoins_and_keeps_work() -> None:
+    from cdc.worker.distributed.membership import GroupMembership
+
+    member, coordinator = _membership()
+    assert isinstance(member, GroupMembership)
+    offset = member.config_store.snapshot().offset
+    _join(member, 1, Assignment(2, 0, "L", "u", offset, ConnectorsAndTasks.of(["a"])))
+    _join(member, 2, Assignment(2, CONFIG_MISMATCH, "L", "u", offset))
+    assert coordinator.rejoins == 1
+    assert member.assignment(member.config_store.snapshot())[0] == {"a"}
+    assert member.generation() == 1
