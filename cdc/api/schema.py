@@ -362,6 +362,8 @@ OPTIONAL_BYTES_SCHEMA = _primitive(Type.BYTES, True)
 
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
+# Decimal arithmetic wide enough for any DECIMAL(65, 30) or Java BigDecimal we meet: exact, no rounding.
+_EXACT = _decimal.Context(prec=1000, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
@@ -394,7 +396,7 @@ class Decimal:
         if not isinstance(exponent, int):
             raise DataError(f"Cannot encode non-finite decimal {value}")
         if -exponent != scale:
-            value = value.quantize(_decimal.Decimal(1).scaleb(-scale))
+            value = value.quantize(_decimal.Decimal(1).scaleb(-scale, _EXACT), context=_EXACT)
             sign, digits, exponent = value.as_tuple()
             if -int(exponent) != scale:
                 raise DataError(f"Decimal value has mismatching scale for given Decimal schema: {value}")
@@ -407,7 +409,7 @@ class Decimal:
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
         unscaled = int.from_bytes(value, "big", signed=True)
-        return _decimal.Decimal(unscaled).scaleb(-Decimal.scale(schema))
+        return _decimal.Decimal(unscaled).scaleb(-Decimal.scale(schema), _EXACT)
 
 
 class Date:

@@ -124,13 +124,16 @@ def _non_null(schema: Schema, numeric: bool, replace_null: bool) -> Encoder | No
     return _struct_encoder(schema, numeric, replace_null)
 
 
+_EXACT = _decimal.Context(prec=1000, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+
+
 def _base64_decimal(schema: Schema) -> Encoder:
     scale = Decimal.scale(schema)
 
     def enc(value: Any) -> Any:
         if not isinstance(value, _decimal.Decimal):
             raise DataError(f"Invalid type for Decimal, expected BigDecimal but was {type(value).__name__}")
-        scaled = value.scaleb(scale)
+        scaled = value.scaleb(scale, _EXACT)
         unscaled = int(scaled) if scaled.is_finite() else None
         if unscaled is None or scaled != unscaled:
             return _b64(Decimal.from_logical(schema, value))  # rounds or raises, as the API decides

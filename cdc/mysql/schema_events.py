@@ -30,7 +30,7 @@ __all__ = ["SchemaChangeEvents"]
 
 _STRINGS = SchemaBuilder.array(STRING_SCHEMA).optional().build()
 
-COLUMN_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Column")
+COLUMN_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Column").version(1)
                  .field("name", STRING_SCHEMA)
                  .field("jdbcType", INT32_SCHEMA)
                  .field("nativeType", OPTIONAL_INT32_SCHEMA)
@@ -48,14 +48,14 @@ COLUMN_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Colum
                  .field("enumValues", _STRINGS)
                  .build())
 
-TABLE_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Table").optional()
+TABLE_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Table").version(1).optional()
                 .field("defaultCharsetName", OPTIONAL_STRING_SCHEMA)
                 .field("primaryKeyColumnNames", _STRINGS)
                 .field("columns", SchemaBuilder.array(COLUMN_SCHEMA).build())
                 .field("comment", OPTIONAL_STRING_SCHEMA)
                 .build())
 
-CHANGE_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Change")
+CHANGE_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.schema.Change").version(1)
                  .field("type", STRING_SCHEMA)
                  .field("id", STRING_SCHEMA)
                  .field("table", TABLE_SCHEMA)
@@ -84,10 +84,10 @@ class SchemaChangeEvents:
         self.enabled = bool(settings["include.schema.changes"])
         prefix = settings.prefix
         self.topic = prefix
-        self.key_schema = (SchemaBuilder.struct().name(f"io.debezium.connector.{events.connector}.SchemaChangeKey")
+        self.key_schema = (SchemaBuilder.struct().name(f"io.debezium.connector.{events.connector}.SchemaChangeKey").version(1)
                            .field("databaseName", STRING_SCHEMA).build())
         self.value_schema = (SchemaBuilder.struct()
-                             .name(f"io.debezium.connector.{events.connector}.SchemaChangeValue")
+                             .name(f"io.debezium.connector.{events.connector}.SchemaChangeValue").version(1)
                              .field("source", events.source_schema)
                              .field("ts_ms", INT64_SCHEMA)
                              .field("databaseName", OPTIONAL_STRING_SCHEMA)
@@ -96,9 +96,9 @@ class SchemaChangeEvents:
                              .field("tableChanges", SchemaBuilder.array(CHANGE_SCHEMA).build())
                              .build())
         self.heartbeat_topic = f"{settings['topic.heartbeat.prefix']}{settings['topic.delimiter']}{prefix}"
-        self.heartbeat_key_schema = (SchemaBuilder.struct().name("io.debezium.connector.common.ServerNameKey")
+        self.heartbeat_key_schema = (SchemaBuilder.struct().name("io.debezium.connector.common.ServerNameKey").version(1)
                                      .field("serverName", STRING_SCHEMA).build())
-        self.heartbeat_value_schema = (SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat")
+        self.heartbeat_value_schema = (SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat").version(1)
                                        .field("ts_ms", INT64_SCHEMA).build())
 
     def records(self, ddl: str, database: str | None, changes: list[Any], pos: SourcePosition,

@@ -27,6 +27,7 @@ from cdc.mysql.filters import Filters
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.schema import SchemaState
+from cdc.mysql.schema_events import SchemaChangeEvents
 
 __all__ = ["SnapshotResult", "Snapshotter"]
 
@@ -45,7 +46,7 @@ class SnapshotResult:
 class Snapshotter:
     def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
                  emit: Callable[[list[SourceRecord]], bool], stopping: threading.Event, mariadb: bool,
-                 metrics: SnapshotMetrics) -> None:
+                 metrics: SnapshotMetrics, schema_events: SchemaChangeEvents | None = None) -> None:
         self.settings = settings
         self.schema = schema
         self.events = events
@@ -54,6 +55,7 @@ class Snapshotter:
         self.stopping = stopping
         self.mariadb = mariadb
         self.metrics = metrics
+        self.schema_events = schema_events
         self.locking = str(settings["snapshot.locking.mode"]).lower()
 
     # -- the procedure -------------------------------------------------------------------------------
@@ -62,6 +64,7 @@ class Snapshotter:
         if delay and self.stopping.wait(delay / 1000):
             raise InterruptedError("stopped before the snapshot began")
         conn = connect(self.settings, streaming=True)
+        self._connection_id = int(conn.thread_id())
         try:
             return self._run(conn, data)
         finally:
@@ -76,40 +79,61 @@ class Snapshotter:
         cur.execute(f"SET SESSION lock_wait_timeout = {timeout_s}")
         cur.execute(f"SET SESSION innodb_lock_wait_timeout = {timeout_s}")
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        databases, all_tables = self._discover(cur)
-        captured = [t for t in all_tables if self.filters.table(t)]
-        to_read = [t for t in captured if self.filters.snapshot_table(t)]
-        self.metrics.start(captured)
-        log.info("Snapshot of %d tables in %d databases (locking mode %s)", len(captured), len(databases),
-                 self.locking)
         table_locks = False
         if self.locking != "none":
             try:
                 self.metrics.holding_global_lock = True
                 cur.execute("FLUSH TABLES WITH READ LOCK")
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - e.g. RDS forbids FTWRL: fall back to table locks
                 self.metrics.holding_global_lock = False
                 log.warning("Global read lock not allowed (%s); using table locks instead", exc)
-                if captured:
-                    cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in captured) + " WITH READ LOCK")
                 table_locks = True
-        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        # Under the global lock the table list cannot change; with table locks it is read first.
+        databases, all_tables = self._discover(cur)
+        captured = [t for t in all_tables if self.filters.table(t)]
+        to_read = [t for t in captured if self.filters.snapshot_table(t)]
+        self.metrics.start(captured)
+        log.info("Snapshot of %d tables in %d databases (locking mode %s%s)", len(captured), len(databases),
+                 self.locking, ", table locks" if table_locks else "")
+        if table_locks:
+            # The data is read under these locks: a transaction would release them (and UNLOCK TABLES
+            # would commit it), so no consistent-snapshot transaction on this path, as in Debezium.
+            if captured:
+                cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in captured) + " WITH READ LOCK")
+        else:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         offset = self._position(cur)
         position = offset.with_(snapshot=True).position()
         self._record_schema(cur, databases, all_tables, position)
-        if self.locking == "minimal" and not table_locks:
+        if self.locking == "minimal" and not table_locks and self.metrics.holding_global_lock:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
             log.info("Released the global read lock after %d tables' schemas", len(all_tables))
         rows = 0
         if data:
             rows = self._read_tables(conn, to_read, offset)
-        cur.execute("COMMIT")
+        if not table_locks:
+            cur.execute("COMMIT")
         if self.metrics.holding_global_lock or table_locks:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
         self.metrics.complete()
         return SnapshotResult(offset, to_read, rows)
+
+    def interrupt(self) -> None:
+        """Abort a statement the snapshot is blocked in (a lock wait, a long SELECT) so stop is prompt."""
+        connection_id = getattr(self, "_connection_id", None)
+        if connection_id is None:
+            return
+        try:
+            conn = connect(self.settings)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"KILL QUERY {int(connection_id)}")
+            finally:
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 - the query may have ended already
+            log.debug("Could not interrupt the snapshot's query: %s", exc)
 
     def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
         cur.execute("SHOW DATABASES")
@@ -152,7 +176,13 @@ class Snapshotter:
                 if self.schema.only_captured_tables and not self.filters.table(table):
                     continue
                 cur.execute(f"SHOW CREATE TABLE {table.sql()}")
-                self.schema.apply_ddl(str(cur.fetchone()[1]), db, position)
+                ddl = str(cur.fetchone()[1])
+                changes = self.schema.apply_ddl(ddl, db, position)
+                if self.schema_events is not None and changes and self.filters.table(table):
+                    pos = SourcePosition(file=position["file"], pos=position["pos"])
+                    records = self.schema_events.records(ddl, db, changes, pos, position, snapshot="true")
+                    if records and not self.emit(records):
+                        raise InterruptedError("snapshot interrupted")
 
     def _read_tables(self, conn: Any, tables: list[TableId], offset: BinlogOffset) -> int:
         total = 0
@@ -204,13 +234,15 @@ class Snapshotter:
             cur.close()
             if pending is not None and count:
                 # The table's last row is marked once we know it is the last one.
-                last_marker = "last" if t_index == len(tables) - 1 else "last_in_data_collection"
-                pending = _remark(pending, self.events, last_marker, ts)
+                pending = _remark(pending, "last_in_data_collection")
             total += count
             self.metrics.table_done(table_id)
             elapsed = max(time.monotonic() - started, 1e-6)
             log.info("Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed)
         if pending is not None:
+            # The snapshot's last record carries the completed offset (no snapshot flag): once it is
+            # committed, a restart streams instead of snapshotting again.
+            pending = _remark(pending, "last").new_record(source_offset=offset.to_dict())
             if not self.emit([pending]):
                 raise InterruptedError("snapshot interrupted")
         return total
@@ -222,11 +254,12 @@ class Snapshotter:
         return None
 
 
-def _remark(record: SourceRecord, events: EventFactory, marker: str, ts: Any) -> SourceRecord:
-    """The same record with ``source.snapshot`` set to ``marker`` (first stays first)."""
+def _remark(record: SourceRecord, marker: str) -> SourceRecord:
+    """The same record with ``source.snapshot`` set to ``marker``, by Debezium's precedence: last of the
+    snapshot > first of the snapshot > first in its table > last in its table > true."""
     value = record.value
     source = value.get("source")
-    if source.get("snapshot") == "first":
+    if marker != "last" and source.get("snapshot") != "true":
         return record
     new_source = type(source)(source.schema, list(source.values))
     new_source.values[source.schema.field("snapshot").index] = marker

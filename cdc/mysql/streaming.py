@@ -329,14 +329,18 @@ class Streamer:
             pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, self.tx_gtid, i, self.tx_thread)
             source = self.events.source(pos, table_id, ts_ms, None)
             if isinstance(event, WriteRowsEvent):
-                out.extend(self.events.create(ts, _ordered(row["values"], names), source, offset))
+                out.extend(self.events.create(ts, _ordered(row["values"], names, row.get("none_sources")),
+                                              source, offset))
                 self.metrics.creates += 1
             elif isinstance(event, UpdateRowsEvent):
-                out.extend(self.events.update(ts, _ordered(row["before_values"], names),
-                                              _ordered(row["after_values"], names), source, offset))
+                out.extend(self.events.update(ts, _ordered(row["before_values"], names,
+                                                           row.get("before_none_sources")),
+                                              _ordered(row["after_values"], names, row.get("after_none_sources")),
+                                              source, offset))
                 self.metrics.updates += 1
             else:
-                out.extend(self.events.delete(ts, _ordered(row["values"], names), source, offset))
+                out.extend(self.events.delete(ts, _ordered(row["values"], names, row.get("none_sources")),
+                                              source, offset))
                 self.metrics.deletes += 1
             self.metrics.event(ts_ms)
         return out
@@ -383,8 +387,14 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     return [TableId(database or "", first)] if database else []
 
 
-def _ordered(values: dict[str, Any], names: list[str]) -> list[Any]:
-    return [values.get(n) for n in names]
+def _ordered(values: dict[str, Any], names: list[str], none_sources: dict[str, str] | None = None) -> list[Any]:
+    row = [values.get(n) for n in names]
+    if none_sources:
+        # mysql-replication decodes an empty SET as None; the row holds '' (as the snapshot reads it).
+        for i, n in enumerate(names):
+            if row[i] is None and none_sources.get(n) == "empty set":
+                row[i] = ""
+    return row
 
 
 def _add_gtid(current: str | None, gtid: str, mariadb: bool) -> str:

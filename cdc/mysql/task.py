@@ -69,9 +69,10 @@ class MySqlSourceTask(SourceTask):
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
         snapshotter = Snapshotter(settings, schema, events, filters, self._emit, self.stopping, server.mariadb,
-                                  snapshot_metrics)
+                                  snapshot_metrics, schema_events)
         self.streamer = Streamer(settings, schema, events, filters, schema_events, self._emit, self.stopping,
                                  streaming_metrics, server.mariadb)
+        self.snapshotter = snapshotter
         self.thread = threading.Thread(target=self._capture, args=(plan, snapshotter, schema_events, offset),
                                        name=f"mysql-capture-{settings.prefix}", daemon=True)
         self.thread.start()
@@ -141,8 +142,9 @@ class MySqlSourceTask(SourceTask):
             if plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
                 result = snapshotter.run(data=plan in ("snapshot", "snapshot_only"))
                 start = result.offset if plan != "recover_schema" or offset is None else offset
-                # The snapshot is complete once this record's offset (no snapshot flag) is committed.
-                self._emit([schema_events.heartbeat(start.to_dict())])
+                if result.rows == 0 or plan in ("schema", "recover_schema"):
+                    # No row carried the completed offset: a heartbeat does (Debezium dispatches one too).
+                    self._emit([schema_events.heartbeat(start.to_dict())])
                 log.info("Snapshot completed: %d rows from %d tables", result.rows, len(result.tables))
                 if plan == "snapshot_only":
                     return
@@ -189,6 +191,9 @@ class MySqlSourceTask(SourceTask):
         if self.queue is not None:
             self.queue.close()
         if self.thread is not None:
+            self.thread.join(0.5)
+            if self.thread.is_alive() and getattr(self, "snapshotter", None) is not None:
+                self.snapshotter.interrupt()
             self.thread.join(10)
         if self.history is not None:
             try:
