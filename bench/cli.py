@@ -8,6 +8,7 @@ python -m bench data --dataset A --rows 1000000 [--table bench.a_1m] [--seed 42]
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -97,6 +98,10 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     pub.add_argument("results", nargs="+")
     pub.set_defaults(func=_publish)
     args = parser.parse_args(argv)
+    # a TERM (or an INT that a background shell would ignore) unwinds like Ctrl-C, so the workers and
+    # producers the harness started are stopped on the way out
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from bench import jars
@@ -40,15 +41,21 @@ def _mem_gib() -> float:
 
 
 def _cdc_version() -> str:
+    """cdc's version and commit; "+ uncommitted changes" when the worker ran code not yet committed."""
     try:
         from cdc import __version__
-
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        return f"{__version__} ({rev})" if rev else __version__
     except ImportError:
         return "?"
+    git = ["git", "-C", str(Path(__file__).resolve().parent.parent)]
+    rev = subprocess.run(
+        [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--", "cdc"], capture_output=True, text=True
+    ).stdout
+    if not rev:
+        return __version__
+    return f"{__version__} ({rev}{' + uncommitted changes in cdc/' if dirty.strip() else ''})"
 
 
 def _confluent_kafka() -> str:

@@ -14,6 +14,9 @@ from typing import Any
 
 from bench.core import Metric
 
+_RUN = r"(bench[-_][a-z0-9_-]+?)[-_]\d{10}[-_][0-9a-f]{4}"
+_RUN_PATH = re.compile(r"(?<=[\s=])/[^\s=]*/" + _RUN)
+_RUN_NAME = re.compile(_RUN)
 DASH = "\u2013"
 TIMES = "\u00d7"
 
@@ -86,6 +89,13 @@ def _case_table(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -
     return lines
 
 
+def _general(note: str) -> str:
+    """A note with each run's unique names (group ids, topic prefixes) and scratch paths made generic."""
+    note = _RUN_PATH.sub(r"<workdir>/\1-<run>", note)
+    note = _RUN_NAME.sub(r"\1-<run>", note)
+    return note.replace(str(Path.home()), "~")
+
+
 def markdown(result: dict[str, Any], metrics: tuple[Metric, ...]) -> str:
     machine = result["machine"]
     v = machine["versions"]
@@ -115,7 +125,12 @@ def markdown(result: dict[str, Any], metrics: tuple[Metric, ...]) -> str:
             for err in errors:
                 out.append(f"\n{c['name']}: a run failed: {err}")
         notes = sorted(
-            {n for c in case["contenders"] for s in c.get("samples", []) for n in s.get("notes", [])}
+            {
+                _general(n)
+                for c in case["contenders"]
+                for s in c.get("samples", [])
+                for n in s.get("notes", [])
+            }
         )
         if notes:
             out.append("")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from bench.core import Unavailable, contender
-from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender
+from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender, connector_config
 from bench.stack import Stack
 from bench.workers import WorkerSpec, cdc_worker
 
@@ -38,20 +38,5 @@ class CdcMySql(ConnectBinlogContender):
         return cdc_worker(self.ctx.workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))
 
     def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
-        # the same configuration a Debezium user writes; snapshot.mode=recovery as for the peer
-        return {
-            "connector.class": CONNECTOR,
-            "tasks.max": "1",
-            "database.hostname": stack.mysql_host,
-            "database.port": str(stack.mysql_port),
-            "database.user": "cdc",
-            "database.password": "cdc",
-            "database.server.id": str(random.randrange(6400, 7400)),
-            "topic.prefix": prefix,
-            "database.include.list": rng.table.split(".")[0],
-            "table.include.list": rng.table,
-            "snapshot.mode": "recovery",
-            "include.schema.changes": "false",
-            "schema.history.internal.kafka.bootstrap.servers": stack.bootstrap,
-            "schema.history.internal.kafka.topic": f"{prefix}-schema-history",
-        }
+        # exactly the peer's configuration, connector class aside
+        return connector_config(CONNECTOR, rng, prefix, stack, random.randrange(6400, 7400), "disabled")

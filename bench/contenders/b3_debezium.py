@@ -1,8 +1,8 @@
 """B3, the peer: Debezium's MariaDB connector (or its MySQL connector) in Apache Kafka Connect.
 
 ``--set debezium=mysql`` runs ``debezium-connector-mysql`` (``MySqlConnector``) instead of
-``debezium-connector-mariadb`` (``MariaDbConnector``); against MariaDB 10.11 the MariaDB connector is the
-one Debezium supports (3.x's MySQL connector refuses MariaDB's GTIDs and binlog flavour).
+``debezium-connector-mariadb`` (``MariaDbConnector``), the connector Debezium 3.x ships for MariaDB, which
+our stack runs.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import random
 
 from bench import jars
 from bench.core import contender
-from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender
+from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender, connector_config
 from bench.stack import Stack
 from bench.workers import WorkerSpec, connect_worker
 
@@ -46,25 +46,10 @@ class Debezium(ConnectBinlogContender):
         )
 
     def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
-        return {
-            "connector.class": _CLASSES[self.flavour],
-            "tasks.max": "1",
-            "database.hostname": stack.mysql_host,
-            "database.port": str(stack.mysql_port),
-            "database.user": "cdc",
-            "database.password": "cdc",
-            "database.server.id": str(random.randrange(5400, 6400)),
-            "database.ssl.mode": "disable",
-            "topic.prefix": prefix,
-            "database.include.list": rng.table.split(".")[0],
-            "table.include.list": rng.table,
-            "snapshot.mode": "recovery",
-            "snapshot.locking.mode": "none",
-            "include.schema.changes": "false",
-            "schema.history.internal.kafka.bootstrap.servers": stack.bootstrap,
-            "schema.history.internal.kafka.topic": f"{prefix}-schema-history",
-            "schema.history.internal.store.only.captured.tables.ddl": "true",
-        }
+        ssl_mode = "disable" if self.flavour == "mariadb" else "disabled"
+        return connector_config(
+            _CLASSES[self.flavour], rng, prefix, stack, random.randrange(5400, 6400), ssl_mode
+        )
 
     def versions(self) -> dict[str, str]:
         return {"debezium connector": f"debezium-connector-{self.flavour} {jars.DEBEZIUM_VERSION}"}

@@ -54,6 +54,7 @@ class MariadbBinlog(BinlogContender):
         return Sample(
             {
                 "events_per_s": rng.events / seconds,
+                "events_per_s_wall": rng.events / seconds,
                 "drain_s": seconds,
                 "cpu_s_per_m": monitor.cpu() / million,
                 "mysqld_cpu_s_per_m": (cpu_seconds(mysqld) - mysqld0) / million if mysqld else None,
