@@ -68,6 +68,9 @@ class FileStreamSinkConnector(SinkConnector):
 class FileStreamSinkTask(SinkTask):
     """Appends values as lines. ``output`` (tests, embedding) replaces the file and stdout."""
 
+    # The ``task.class`` Connect writes into the task configs (GET /connectors/{n}/tasks, config topic).
+    JAVA_NAME = "org.apache.kafka.connect.file.FileStreamSinkTask"
+
     def __init__(self, output: IO[bytes] | None = None) -> None:
         self._given_output = output
         self._out: IO[bytes] | None = output

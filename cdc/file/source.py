@@ -220,6 +220,8 @@ class _LineBuffer:
 class FileStreamSourceTask(SourceTask):
     """Tails one file (or reads stdin), returning up to ``batch.size`` lines per poll."""
 
+    # The ``task.class`` Connect writes into the task configs (GET /connectors/{n}/tasks, config topic).
+    JAVA_NAME = "org.apache.kafka.connect.file.FileStreamSourceTask"
     READ_CHUNK = 64 * 1024
 
     def __init__(self, poll_wait_s: float = 1.0, clock: Callable[[], float] = time.time) -> None:
