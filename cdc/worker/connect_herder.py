@@ -212,15 +212,22 @@ class ConnectHerder(Herder):
             restarts, self._pending_restarts = self._pending_restarts, []
         for request in restarts:
             self._plan_restart(request, my_connectors, my_tasks)
-        self._reconcile_connectors(snapshot, my_connectors)
+        removed = self._reconcile_connectors(snapshot, my_connectors)
         # Every worker generates the task configs of the connectors it runs; a follower sends them to the
         # leader, the only writer (see _write_task_configs).
         self._generate_task_configs(snapshot)
         snapshot = self.config_store.snapshot()
         my_connectors, my_tasks = self.membership.assignment(snapshot)
         self._reconcile_tasks(snapshot, my_tasks)
+        # Only now that the deleted connectors' tasks have stopped (and written UNASSIGNED) may their
+        # statuses be tombstoned: a tombstone followed by UNASSIGNED would leave the status of a deleted
+        # task in the status topic for good.
+        for name in removed:
+            self._destroy_statuses(name)
 
-    def _reconcile_connectors(self, snapshot: ClusterConfigState, mine: set[str]) -> None:
+    def _reconcile_connectors(self, snapshot: ClusterConfigState, mine: set[str]) -> list[str]:
+        """Start, stop and retarget connectors; returns the deleted ones this worker stopped."""
+        removed: list[str] = []
         for name in list(self._running_connectors):
             config = snapshot.connector_configs.get(name)
             restart = name in self._restart_connectors
@@ -229,7 +236,7 @@ class ConnectHerder(Herder):
                 del self._running_connectors[name]
                 self._connector_targets.pop(name, None)
                 if config is None:
-                    self._destroy_statuses(name)
+                    removed.append(name)
         self._restart_connectors.clear()
         for name in sorted(mine):
             config = snapshot.connector_configs.get(name)
@@ -248,12 +255,17 @@ class ConnectHerder(Herder):
                 if target is TargetState.STARTED:
                     with self._lock:
                         self._needs_reconfig.add(name)
+        return removed
 
     def _destroy_statuses(self, name: str) -> None:
+        """Tombstones for a deleted connector's tasks, itself and its active topics (as Connect's
+        ``onDeletion`` and the topic reset on deletion of KIP-558 write them)."""
         gen = self.membership.generation()
-        self.status_store.put(ConnectorStatus(name, State.DESTROYED, self.worker_id, gen))
         for status in self.status_store.get_all(name):
             self.status_store.put(TaskStatus(status.id, State.DESTROYED, self.worker_id, gen))
+        self.status_store.put(ConnectorStatus(name, State.DESTROYED, self.worker_id, gen))
+        for topic in self.status_store.get_all_topics(name):
+            self.status_store.delete_topic(name, topic.topic)
 
     def _generate_task_configs(self, snapshot: ClusterConfigState) -> None:
         with self._lock:
