@@ -359,6 +359,14 @@ class ConnectHerder(Herder):
         return snapshot
 
     def _require_leader(self) -> None:
+        # Connect runs requests on the herder thread once it has joined the group, so a request made while
+        # this worker is still joining (just started, or in a rebalance with no known leader) waits for the
+        # join instead of failing with 409; REST gives up after 90 s.
+        wait_s = min(float(self.worker_props.get("rebalance.timeout.ms", 60000)) / 1000, 80.0)
+        deadline = time.monotonic() + wait_s
+        while (self.membership.leader_url() is None and not self._stopping.is_set()
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
         if not self.membership.is_leader():
             raise NotLeaderError("This worker is not able to communicate with the leader of the cluster, "
                                  "which is required for dynamically-reconfiguring connectors.",
