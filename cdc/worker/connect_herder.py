@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cdc import __version__
-from cdc.api.offsets import offset_key
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, DataError
+from cdc.api.offsets import check_offset_map, offset_key, partition_key
 from cdc.worker import validation
 from cdc.worker.errors import (
     AlreadyExistsError,
@@ -595,6 +595,7 @@ class ConnectHerder(Herder):
         if kind == "sink":
             raise BadRequestError("Altering the offsets of sink connectors is not supported yet by this worker")
         values: dict[bytes, bytes | None] = {}
+        by_partition: dict[str, Any] = {}
         for entry in offsets:
             partition = entry.get("partition")
             if not isinstance(partition, dict):
@@ -602,9 +603,16 @@ class ConnectHerder(Herder):
             offset = entry.get("offset")
             if offset is not None and not isinstance(offset, dict):
                 raise BadRequestError("Source offsets must be maps")
+            try:
+                check_offset_map("Source partition", partition)
+                check_offset_map("Source offset", offset)
+            except DataError as exc:
+                raise BadRequestError(str(exc)) from exc
             values[offset_key(name, partition)] = encode_offset(offset)
+            by_partition[partition_key(partition)] = offset
+        checked = self._connector_alter_offsets(name, snapshot.connector_configs[name], by_partition)
         self.offset_store.set(values)
-        return "The offsets for this connector have been altered successfully"
+        return _offsets_message(checked, "altered")
 
     def reset_connector_offsets(self, name: str) -> str:
         snapshot = self._require_stopped(name)
@@ -613,8 +621,25 @@ class ConnectHerder(Herder):
         if kind == "sink":
             raise BadRequestError("Resetting the offsets of sink connectors is not supported yet by this worker")
         partitions = self.offset_store.connector_partitions(name)
+        checked = self._connector_alter_offsets(
+            name, snapshot.connector_configs[name], {partition_key(p): None for p in partitions})
         self.offset_store.set({offset_key(name, p): None for p in partitions})
-        return "The offsets for this connector have been reset successfully"
+        return _offsets_message(checked, "reset")
+
+    def _connector_alter_offsets(self, name: str, config: Mapping[str, str], offsets: dict[str, Any]) -> bool:
+        """Connect's ``SourceConnector.alterOffsets`` hook on a fresh instance: the connector may refuse the
+        offsets (answered 400 with its message: Connect answers 500, but the fault is the request's) and
+        says whether it checked them, which picks the message of the answer."""
+        from cdc.plugins import registry
+
+        try:
+            connector = registry.load(config["connector.class"])()
+            return bool(connector.alter_offsets(self.worker.settings.resolve(dict(config)), offsets))
+        except NotImplementedError as exc:
+            raise BadRequestError(f"Failed to modify offsets for connector {name} because it doesn't support "
+                                  "external modification of offsets") from exc
+        except ConnectError as exc:
+            raise BadRequestError(str(exc)) from exc
 
     # -- internal (distributed) -----------------------------------------------------------------------------
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
@@ -653,6 +678,15 @@ class ConnectHerder(Herder):
                 return last
             time.sleep(0.1)
         raise TimeoutError(f"{name} did not reach {state}: {last}")
+
+
+def _offsets_message(checked: bool, done: str) -> str:
+    """Connect's answer to an offsets change: definite when the connector checked the offsets."""
+    if checked:
+        return f"The offsets for this connector have been {done} successfully"
+    return (f"The Connect framework-managed offsets for this connector have been {done} successfully. "
+            f"However, if this connector manages offsets externally, they will need to be manually {done} in "
+            "the system that the connector uses.")
 
 
 def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:

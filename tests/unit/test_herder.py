@@ -220,9 +220,16 @@ def test_restart_failed_tasks_only(herder: ConnectHerder) -> None:
 def test_initial_state_stopped_and_offsets_only_when_stopped(herder: ConnectHerder) -> None:
     herder.put_connector_config("c2", {"connector.class": "test.IdleConnector"}, False, TargetState.STOPPED)
     herder.await_state("c2", "STOPPED", tasks=0)
-    herder.alter_connector_offsets("c2", [{"partition": {"file": "a"}, "offset": {"pos": 3}}])
+    # the connector does not check offsets (alter_offsets returns False): Connect's hedged message
+    assert herder.alter_connector_offsets("c2", [{"partition": {"file": "a"}, "offset": {"pos": 3}}]) == (
+        "The Connect framework-managed offsets for this connector have been altered successfully. However, if "
+        "this connector manages offsets externally, they will need to be manually altered in the system that "
+        "the connector uses.")
     assert herder.connector_offsets("c2") == {"offsets": [{"partition": {"file": "a"}, "offset": {"pos": 3}}]}
-    assert herder.reset_connector_offsets("c2") == "The offsets for this connector have been reset successfully"
+    assert herder.reset_connector_offsets("c2").startswith(
+        "The Connect framework-managed offsets for this connector have been reset successfully. However,")
+    with pytest.raises(BadRequestError, match="values must be primitive"):
+        herder.alter_connector_offsets("c2", [{"partition": {"file": "a"}, "offset": {"pos": [1]}}])
     assert herder.connector_offsets("c2") == {"offsets": []}
     create(herder, "c3")
     with pytest.raises(BadRequestError, match="Connectors must be in the STOPPED state"):
