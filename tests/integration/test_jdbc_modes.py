@@ -31,7 +31,8 @@ PG_HOST, PG_PORT = "127.0.0.1", 5432
 DDL = {
     "mysql": "CREATE TABLE {t} (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL, "
     "modified DATETIME(3) NOT NULL)",
-    "postgresql": "CREATE TABLE {t} (id SERIAL PRIMARY KEY, name VARCHAR(64) NOT NULL, modified TIMESTAMP(3) NOT NULL)",
+    "postgresql": "CREATE TABLE {t} (id SERIAL PRIMARY KEY, name VARCHAR(64) NOT NULL, "
+    "modified TIMESTAMP(3) NOT NULL)",
     "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, modified TIMESTAMP NOT NULL)",
 }
 
