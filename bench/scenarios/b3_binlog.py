@@ -248,6 +248,8 @@ class ConnectBinlogContender(BinlogContender):
                 broker_cpu = cpu_seconds(broker) - broker0 if broker else None
                 drain_s = drained - resumed
                 snap = worker.snap()
+                # records still coming after the expected count (duplicates) must be in the read-back
+                self._settle(watermarks)
             back = read_back(stack.bootstrap, topic, rng.rows)
         finally:
             watermarks.close()
@@ -274,6 +276,16 @@ class ConnectBinlogContender(BinlogContender):
     def _shown(self, rng: BinlogRange, stack: Stack) -> dict[str, str]:
         shown = self.connector_config(rng, "<prefix>", stack)
         return {k: ("***" if "password" in k else v) for k, v in shown.items()}
+
+    @staticmethod
+    def _settle(watermarks: Watermarks, quiet: float = 3.0, limit: float = 60.0) -> None:
+        """Wait until the topic's end offset has not moved for ``quiet`` seconds (at most ``limit``)."""
+        last, since, deadline = watermarks.high(), time.monotonic(), time.monotonic() + limit
+        while time.monotonic() - since < quiet and time.monotonic() < deadline:
+            time.sleep(0.5)
+            high = watermarks.high()
+            if high != last:
+                last, since = high, time.monotonic()
 
     def _wait_drained(self, worker: WorkerProcess, name: str, watermarks: Watermarks, expected: int) -> float:
         """When the topic's end offset reached ``expected``; fails on a stall or a FAILED task."""
