@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install up down status test lint demo bench clean-stack
+.PHONY: help install spark up down status test lint demo bench clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv (Python 3.11) with cdc and its dev tools; fast when nothing changed
 
+SPARK_STAMP := $(VENV)/.spark-installed
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,spark]'
+	@touch $(SPARK_STAMP)
+
+spark: $(SPARK_STAMP) ## add pyspark (the `spark` extra: a 456 MB sdist, ~2 min once) for `cdc snapshot`
+
 up: ## start the local stack (MariaDB on :3306, Kafka on :9092); returns at once when it runs
 	@scripts/stack.sh up
 
@@ -33,7 +40,7 @@ down: ## stop the processes of the stack that this checkout started; the data st
 status: ## show whether each service of the stack runs and answers
 	@scripts/stack.sh status
 
-test: install up ## unit and integration tests against the local stack (installs all it needs)
+test: install spark up ## unit and integration tests against the local stack (installs all it needs)
 	@set +e; $(BIN)/pytest tests $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: nothing failed"; rc=0; fi; exit $$rc
 
@@ -42,7 +49,7 @@ lint: install ## ruff check, ruff format --check, mypy
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-demo: install up ## show the stack answering (binlog position, Kafka topics)
+demo: install up ## the main job end to end: a worker, the seed Debezium config, changes printed as they arrive
 	@scripts/demo.sh
 
 bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")

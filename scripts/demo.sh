@@ -1,40 +1,46 @@
 #!/usr/bin/env bash
-# `make demo`: show that the local stack answers. Later this captures changes end to end; for now it
-# writes a row, shows the binlog position and GTID that write produced, and lists Kafka's topics.
+# `make demo`: the main job end to end on the local stack.
+#   1. the stack (MariaDB, Kafka; started by `make demo`'s prerequisites) and a schema registry;
+#   2. a `cdc distributed` worker on :8083, left running (log: .stack/demo/worker.log);
+#   3. the users' seed Debezium config (shared/reference/seed-configs/debezium-mysql-avro.json, our copy in
+#      tests/fixtures/seed-configs) registered over REST exactly as it is;
+#   4. inserts, updates and deletes on ops.customers, and the change events printed as they arrive.
+# `scripts/demo.sh stop` stops the worker and the registry; `make down` stops the stack.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PY=$REPO/.venv/bin/python
-[ -x "$PY" ] || PY=python3
-MYSQL=(mariadb --protocol=TCP -h "${CDC_MYSQL_HOST:-127.0.0.1}" -P "${CDC_MYSQL_PORT:-3306}" -ucdc -pcdc)
-BOOTSTRAP=${CDC_KAFKA_BOOTSTRAP:-127.0.0.1:9092}
+STATE=${CDC_STACK_DIR:-$REPO/.stack}/demo
+PIDFILE=$STATE/worker.pid
+URL=http://127.0.0.1:8083
 
-# a database of the demo's own: the seed databases (kafkadb, om, ops) stay as the tests expect them
-echo "== MariaDB: a row into cdc_demo.customers"
-"${MYSQL[@]}" -e "CREATE DATABASE IF NOT EXISTS cdc_demo; CREATE TABLE IF NOT EXISTS cdc_demo.customers (
-  id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, name VARCHAR(255) NOT NULL,
-  created TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-"${MYSQL[@]}" cdc_demo -e "INSERT INTO customers(name) VALUES (CONCAT('demo at ', NOW()))"
-"${MYSQL[@]}" cdc_demo -t -e "SELECT * FROM customers ORDER BY id DESC LIMIT 3"
-echo "== MariaDB: SHOW MASTER STATUS, GTID position, binlog settings"
-"${MYSQL[@]}" -t -e "SHOW MASTER STATUS"
-"${MYSQL[@]}" -t -e "SELECT @@gtid_binlog_pos AS gtid_binlog_pos, @@binlog_format AS format,
-  @@binlog_row_image AS row_image, @@binlog_row_metadata AS row_metadata"
+worker_running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
-echo "== Kafka at $BOOTSTRAP: topics"
-"$PY" - "$BOOTSTRAP" <<'EOF'
-import sys
+if [ "${1:-}" = stop ]; then
+  if worker_running; then
+    kill "$(cat "$PIDFILE")" && echo "[demo] worker stopped"
+    rm -f "$PIDFILE"
+  fi
+  "$REPO/scripts/registry.sh" stop || true
+  exit 0
+fi
 
-try:
-    from confluent_kafka.admin import AdminClient
-except ImportError:  # no .venv yet: the standard-library probe
-    import subprocess
+mkdir -p "$STATE"
+echo "[demo] schema registry (Apicurio, Confluent API) on :8081"
+"$REPO/scripts/registry.sh" start
 
-    sys.exit(subprocess.call([sys.executable, "scripts/kafka_probe.py", sys.argv[1], "--list"]))
-metadata = AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=10)
-print(f"cluster {metadata.cluster_id}, brokers {sorted(str(b) for b in metadata.brokers.values())}")
-for name in sorted(metadata.topics):
-    print(f"  {name} ({len(metadata.topics[name].partitions)} partitions)")
-if not metadata.topics:
-    print("  (no topics yet)")
-EOF
+if worker_running; then
+  echo "[demo] worker already running (pid $(cat "$PIDFILE"))"
+else
+  echo "[demo] starting a cdc distributed worker on :8083 (log: $STATE/worker.log)"
+  nohup "$PY" -m cdc.cli distributed "$REPO/scripts/demo/worker.properties" >>"$STATE/worker.log" 2>&1 &
+  echo $! >"$PIDFILE"
+fi
+for _ in $(seq 1 60); do
+  curl -fsS "$URL/" >/dev/null 2>&1 && break
+  worker_running || { echo "[demo] the worker exited; see $STATE/worker.log" >&2; tail -20 "$STATE/worker.log" >&2; exit 1; }
+  sleep 0.5
+done
+curl -fsS "$URL/"; echo
+
+exec "$PY" "$REPO/scripts/demo/run.py" --url "$URL" --seed "$REPO/tests/fixtures/seed-configs/debezium-mysql-avro.json"

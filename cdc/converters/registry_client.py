@@ -104,6 +104,20 @@ class SchemaRegistryClient:
                 raise DataError(
                     f"Schema registry {base} answered {status} with non-JSON {content[:200]!r}"
                 ) from exc
+            if status == 404 and _route_missing(answer) and urllib.parse.urlsplit(base).path in ("", "/"):
+                # Apicurio Registry serves the Confluent API under /apis/ccompat/v7, not at the root:
+                # users' configs name the root (http://localhost:8081), so try there once and keep it.
+                moved = base.rstrip("/") + APICURIO_CCOMPAT
+                try:
+                    status2, content2 = self._transport(method, moved + path, body, headers)
+                except OSError:
+                    status2, content2 = 404, b""
+                if status2 != 404 or not _route_missing(_json_or_none(content2)):
+                    self._urls = [moved if u == base else u for u in self._urls]
+                    status, content = status2, content2
+                    answer = _json_or_none(content)
+                    if status >= 500:
+                        raise RetriableError(f"Schema registry {moved} answered {status}: {content[:200]!r}")
             if status >= 400:
                 message = answer.get("message") if isinstance(answer, dict) else answer
                 code = answer.get("error_code") if isinstance(answer, dict) else status
@@ -151,3 +165,20 @@ class SchemaRegistryClient:
         with self._lock:
             self._schemas[schema_id] = text
         return text
+
+
+APICURIO_CCOMPAT = "/apis/ccompat/v7"
+
+
+def _json_or_none(content: bytes) -> Any:
+    try:
+        return orjson.loads(content) if content else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _route_missing(answer: Any) -> bool:
+    """A 404 for an unknown route (a Confluent registry says 40401/40402/40403 for unknown subjects)."""
+    if isinstance(answer, dict):
+        return answer.get("error_code") in (None, 404)
+    return True

@@ -142,7 +142,7 @@ class Streamer:
                 "host": self.settings["database.hostname"],
                 "port": int(self.settings["database.port"]),
                 "user": self.settings["database.user"],
-                "passwd": self.settings.password,
+                "password": self.settings.password,
             },
             server_id=int(self.settings["database.server.id"]),
             resume_stream=True,
