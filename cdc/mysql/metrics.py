@@ -13,42 +13,11 @@ import time
 from typing import Any
 
 from cdc.history.model import TableId
+from cdc.metrics import REGISTRY, MetricsRegistry
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SnapshotMetrics", "StreamingMetrics"]
 
 
-class MetricsRegistry:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sources: dict[tuple[str, str], Any] = {}
-
-    def register(self, context: str, server: str, source: Any) -> None:
-        with self._lock:
-            self._sources[(context, server)] = source
-
-    def unregister(self, context: str, server: str) -> None:
-        with self._lock:
-            self._sources.pop((context, server), None)
-
-    def render(self) -> str:
-        """Prometheus text exposition of every registered metric."""
-        lines: list[str] = []
-        with self._lock:
-            items = list(self._sources.items())
-        for (context, server), source in items:
-            for name, value in source.attributes().items():
-                metric = f"debezium_mysql_{context}_{name}"
-                if isinstance(value, bool):
-                    value = int(value)
-                if isinstance(value, dict):
-                    for key, v in value.items():
-                        lines.append(f'{metric}{{server="{server}",table="{key}"}} {v}')
-                elif isinstance(value, (int, float)):
-                    lines.append(f'{metric}{{server="{server}"}} {value}')
-        return "\n".join(lines) + "\n"
-
-
-REGISTRY = MetricsRegistry()
 
 
 class SnapshotMetrics:

@@ -11,6 +11,8 @@ from starlette.routing import Route
 
 from cdc.worker.herder import Herder
 from cdc.worker.rest import admin, connectors, root
+from cdc.worker.rest.auth import BasicAuthMiddleware
+from cdc.worker.rest.client import PeerClient
 from cdc.worker.rest.context import RestContext
 from cdc.worker.rest.errors import ConnectJSONResponse, install_error_handlers
 from cdc.worker.rest.forwarding import HerderCaller
@@ -30,6 +32,13 @@ _CORS_DEFAULT_METHODS = ["GET", "POST", "HEAD"]
 _CORS_HEADERS = ["X-Requested-With", "Content-Type", "Accept", "Origin"]
 
 
+async def metrics(request: Request) -> Response:
+    """Prometheus text exposition of the connectors' metrics (Debezium's attribute names)."""
+    from cdc.metrics import REGISTRY
+
+    return Response(REGISTRY.render(), media_type="text/plain; version=0.0.4")
+
+
 async def openapi(request: Request) -> Response:
     return ConnectJSONResponse(OPENAPI)
 
@@ -46,18 +55,23 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
                 allow_headers=_CORS_HEADERS,
             )
         )
+    if settings.authenticator is not None:
+        # After CORS (a browser's preflight carries no credentials), before any route.
+        middleware.append(Middleware(BasicAuthMiddleware, authenticator=settings.authenticator))
     middleware.append(Middleware(TrailingSlashMiddleware))
     middleware.append(Middleware(AdminListenerMiddleware, enabled=settings.admin_separate))
     handlers: dict[object, object] = {}
     install_error_handlers(handlers)
     app = Starlette(
-        routes=[*root.routes, *connectors.routes, *admin.routes, Route("/openapi.json", openapi)],
+        routes=[*root.routes, *connectors.routes, *admin.routes, Route("/openapi.json", openapi),
+                Route("/metrics", metrics)],
         middleware=middleware,
         exception_handlers=handlers,  # type: ignore[arg-type]
     )
     app.router.redirect_slashes = False
     app.state.rest = RestContext(
-        herder, settings, HerderCaller(settings.request_timeout_s), loggers or Loggers()
+        herder, settings, HerderCaller(settings.request_timeout_s, PeerClient.from_settings(settings)),
+        loggers or Loggers()
     )
     app.state.admin_ports = set()
     return app

@@ -203,6 +203,13 @@ _PATHS: JSON = {
             (),
         )
     },
+    "/metrics": {
+        "get": _op(
+            "Connector metrics in the Prometheus text format",
+            {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+            (),
+        )
+    },
     "/connectors": {
         "get": _op(
             "List connectors (names, or a map expanded with status and/or info)",
