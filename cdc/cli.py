@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
                         description="Run a distributed worker, like connect-distributed.")
     di.add_argument("worker_config", help="worker .properties file")
     di.set_defaults(func=_distributed)
+    from cdc.snapshot.cli import add_parser as add_snapshot_parser
+
+    add_snapshot_parser(sub)  # cdc snapshot: the parallel snapshot on Spark
     ve = sub.add_parser("version", help="print the version")
     ve.set_defaults(func=lambda _args: print(f"cdc {__version__}") or 0)
     return parser

@@ -1,0 +1,483 @@
+"""The parallel snapshot, start to end: the driver's side.
+
+1. **Start** (:func:`capture_start`): the single reader's own procedure without its data phase
+   (:meth:`Snapshotter.run` with ``data=False``): REPEATABLE READ, the global read lock, a consistent
+   snapshot, the binlog position ``S``, every table's ``SHOW CREATE TABLE`` into the model *and the
+   schema history* at ``S``, unlock. The same history records as a ``snapshot.engine=local`` run.
+2. **Plan** (:mod:`cdc.snapshot.sampling`): primary-key ranges of about ``chunk_rows`` rows, at least
+   ``partitions`` per table.
+3. **Chunks** on Spark (:mod:`cdc.snapshot.runners`): each task reads its range and produces the
+   connector's ``op=r`` records; the progress file notes every acknowledged chunk.
+4. **Reconcile** (:mod:`cdc.snapshot.reconcile`): the end position ``E`` and the keys changed in
+   ``(S, E]``, read again as of ``E``.
+5. **Offsets** (CLI only): ``E`` without the ``snapshot`` flag, under Connect's key
+   ``["<name>",{"server":"<prefix>"}]`` in the worker's offsets store, so the connector streams from ``E``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cdc.api.errors import ConfigError
+from cdc.history.model import Table, TableId
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.offsets import BinlogOffset
+from cdc.snapshot.chunks import TablePlan, format_plan
+from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
+from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
+from cdc.snapshot.runners import ChunkRunner
+from cdc.snapshot.writer import WriterSpec
+
+__all__ = ["SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SnapshotOptions:
+    master: str = "local[*]"
+    partitions: int | None = None
+    """Parallel readers (Spark tasks at once); each table gets at least this many chunks."""
+    chunk_rows: int = 50_000
+    tables: Sequence[str] = ()
+    dry_run: bool = False
+    restart: bool = False
+    state_dir: Path | None = None
+    server_id: int | None = None
+    progress: bool = True
+    progress_interval: float = 2.0
+
+
+@dataclass
+class SnapshotSummary:
+    start: BinlogOffset
+    end: BinlogOffset
+    tables: list[TableId]
+    rows: int
+    chunks: int
+    chunks_skipped: int
+    seconds: float
+    reread_rows: int = 0
+    tombstones: int = 0
+    window_events: int = 0
+    resumed: bool = False
+    per_chunk: list[ChunkResult] = field(default_factory=list)
+
+    def render(self) -> str:
+        rate = self.rows / self.seconds if self.seconds > 0 else 0.0
+        lines = [
+            f"Snapshot done: {self.rows:,} rows from {len(self.tables)} tables in {self.seconds:,.1f} s "
+            f"({rate:,.0f} rows/s); {self.chunks} chunks read"
+            + (f", {self.chunks_skipped} already done in an earlier run" if self.chunks_skipped else ""),
+            f"  start {self.start.file}:{self.start.pos}  end {self.end.file}:{self.end.pos}"
+            + (f"  gtids {self.end.gtids}" if self.end.gtids else ""),
+            f"  concurrent changes in the window: {self.window_events} row events; {self.reread_rows} rows "
+            f"re-read as of the end, {self.tombstones} tombstones",
+        ]
+        return "\n".join(lines)
+
+
+def connector_name(config: Mapping[str, str]) -> str:
+    name = config.get("name")
+    if not name:
+        raise ConfigError("The connector config has no 'name' (needed for its offsets key)")
+    return str(name)
+
+
+def _connector_kind(config: Mapping[str, str]) -> str:
+    return "mariadb" if "mariadb" in str(config.get("connector.class", "")).lower() else "mysql"
+
+
+class _NullHistory:
+    """Where history records go when they must not be written (dry run, resumed run)."""
+
+    def record(self, record: Any) -> None:
+        pass
+
+
+def _history(config: Mapping[str, str], worker_props: Mapping[str, str]) -> Any:
+    from cdc.history.store import history_from_config
+
+    props = dict(config)
+    if (
+        not props.get("schema.history.internal.kafka.bootstrap.servers")
+        and not props.get("database.history.kafka.bootstrap.servers")
+        and worker_props.get("bootstrap.servers")
+    ):
+        props["schema.history.internal.kafka.bootstrap.servers"] = worker_props["bootstrap.servers"]
+    history = history_from_config(props)
+    if not history.storage_exists():
+        history.initialize_storage()
+    history.start()
+    return history
+
+
+def _select(tables: Sequence[TableId], wanted: Sequence[str]) -> list[TableId]:
+    if not wanted:
+        return list(tables)
+    out = [t for t in tables if any(str(t) == w or re.fullmatch(w, str(t)) for w in wanted)]
+    missing = [w for w in wanted if not any(str(t) == w or re.fullmatch(w, str(t)) for t in tables)]
+    if missing:
+        raise ConfigError(f"--tables names tables the connector does not capture: {', '.join(missing)}")
+    return out
+
+
+def capture_start(
+    settings: MySqlSettings, schema: Any, connector: str, mariadb: bool, stopping: threading.Event
+) -> tuple[BinlogOffset, list[TableId]]:
+    """The single reader's lock → position → schema → unlock, without reading rows."""
+    from cdc.mysql.events import EventFactory
+    from cdc.mysql.filters import Filters
+    from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
+    from cdc.mysql.snapshot import Snapshotter
+
+    metrics = SnapshotMetrics(settings.prefix)
+    try:
+        snap = Snapshotter(
+            settings,
+            schema,
+            EventFactory(settings, connector),
+            Filters(settings),
+            lambda records: True,
+            stopping,
+            mariadb,
+            metrics,
+        )
+        result = snap.run(data=False)
+    finally:
+        REGISTRY.unregister("snapshot", settings.prefix)
+    return result.offset, list(result.tables)
+
+
+class SnapshotRun:
+    """One parallel snapshot of a connector's tables (the CLI's and the connector's engine)."""
+
+    def __init__(
+        self,
+        connector_config: Mapping[str, str],
+        worker_props: Mapping[str, str],
+        options: SnapshotOptions,
+        runner: ChunkRunner | None = None,
+    ) -> None:
+        from cdc.mysql.config import require_valid
+
+        self.config = dict(connector_config)
+        self.worker = dict(worker_props)
+        self.options = options
+        self.settings = require_valid(self.config)
+        self.name = connector_name(self.config)
+        self.connector = _connector_kind(self.config)
+        self.runner = runner
+        self.stopping = threading.Event()
+        self.state_dir = options.state_dir or default_state_dir()
+
+    # -- pieces ----------------------------------------------------------------------------------------------
+    def _server(self) -> Any:
+        from cdc.mysql.connection import check_server, connect
+
+        conn = connect(self.settings)
+        try:
+            return check_server(conn, self.settings)
+        finally:
+            conn.close()
+
+    def _schema(self, history: Any) -> Any:
+        from cdc.mysql.filters import Filters
+        from cdc.mysql.schema import SchemaState
+
+        return SchemaState(self.settings, Filters(self.settings), history)
+
+    def plan(self, tables: Sequence[Table]) -> list[TablePlan]:
+        from cdc.mysql.connection import connect
+        from cdc.snapshot.sampling import plan_tables
+
+        overrides = [
+            t.strip()
+            for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
+            if t.strip()
+        ]
+        conn = connect(self.settings)
+        try:
+            return plan_tables(conn, tables, self.options.chunk_rows, self._parallelism_hint(), overrides)
+        finally:
+            conn.close()
+
+    def _parallelism_hint(self) -> int:
+        if self.options.partitions:
+            return self.options.partitions
+        if self.runner is not None:
+            return self.runner.parallelism
+        m = re.fullmatch(r"local\[(\d+)(?:,\d+)?\]", self.options.master)
+        if m:
+            return int(m.group(1))
+        import os
+
+        return os.cpu_count() or 2
+
+    def _runner(self) -> ChunkRunner:
+        if self.runner is None:
+            from cdc.snapshot.runners import SparkRunner
+
+            self.runner = SparkRunner(
+                self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
+            )
+        return self.runner
+
+    # -- the run ---------------------------------------------------------------------------------------
+    def dry_run(self) -> str:
+        """The plan, read without locks and without writing any history."""
+        config = {**self.config, "snapshot.locking.mode": "none"}
+        from cdc.mysql.config import MySqlSettings
+
+        settings = MySqlSettings.parse(config)
+        server = self._server()
+        schema = self._schema(_NullHistory())
+        _start, tables = capture_start(settings, schema, self.connector, server.mariadb, self.stopping)
+        selected = _select(tables, self.options.tables)
+        plans = self.plan([t for t in (schema.table(i) for i in selected) if t is not None])
+        return format_plan(plans, self._parallelism_hint())
+
+    def run(self, schema: Any = None, history: Any = None) -> SnapshotSummary:
+        """Snapshot the tables; returns the summary with the end position (offsets are the caller's).
+
+        ``schema``: the connector's :class:`SchemaState` when run as its snapshot engine (its history is
+        written); otherwise one over the connector's configured history is made here.
+        """
+        started = time.monotonic()
+        server = self._server()
+        state = (
+            None
+            if self.options.restart
+            else ProgressState.load(self.state_dir, self.name, self.settings.prefix)
+        )
+        resumed = state is not None and not state.completed and bool(state.plans)
+        own_history = None
+        given = schema
+        if resumed:
+            schema = self._schema(_NullHistory())  # the interrupted run wrote the history at S
+        elif schema is None:
+            own_history = history if history is not None else _history(self.config, self.worker)
+            schema = self._schema(own_history)
+        try:
+            start, tables = capture_start(
+                self.settings, schema, self.connector, server.mariadb, self.stopping
+            )
+        finally:
+            if own_history is not None:
+                own_history.stop()
+        if given is not None and given is not schema:
+            given.tables = schema.tables.copy()
+            given.version += 1
+        if resumed:
+            assert state is not None
+            start = BinlogOffset.from_dict(state.start)
+            plans = state.plans
+            log.info(
+                "Resuming the snapshot from %s:%s: %d of %d chunks already done",
+                start.file,
+                start.pos,
+                len(state.done),
+                sum(len(p.chunks) for p in plans),
+            )
+        else:
+            selected = _select(tables, self.options.tables)
+            plans = self.plan([t for t in (schema.table(i) for i in selected) if t is not None])
+            state = ProgressState(
+                ProgressState.path_for(self.state_dir, self.name, self.settings.prefix),
+                self.name,
+                self.settings.prefix,
+                start.to_dict(),
+                plans,
+                {},
+            )
+            state.save()
+        assert state is not None
+        table_models = {p.table: schema.table(p.table) for p in plans}
+        for tid, model in table_models.items():
+            if model is None:
+                raise ConfigError(
+                    f"No schema for {tid}: it was dropped since the snapshot began; use --restart"
+                )
+        tasks = self._tasks(plans, table_models, state.done)
+        skipped = sum(len(p.chunks) for p in plans) - len(tasks)
+        writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
+        ctx = RunContext(self.config, self.connector, writer, start.file, start.pos)
+        results = self._run_chunks(tasks, ctx, plans, state)
+        end, reread, gone, events = self._reconcile(
+            start, [m for m in table_models.values() if m is not None], writer, server.mariadb
+        )
+        state.completed = True
+        state.save()
+        rows = sum(int(d.get("rows", 0)) for d in state.done.values())
+        return SnapshotSummary(
+            start,
+            end,
+            [p.table for p in plans],
+            rows,
+            len(tasks),
+            skipped,
+            time.monotonic() - started,
+            reread,
+            gone,
+            events,
+            resumed,
+            results,
+        )
+
+    def _tasks(
+        self, plans: Sequence[TablePlan], models: Mapping[TableId, Table | None], done: Mapping[str, Any]
+    ) -> list[ChunkTask]:
+        tasks: list[ChunkTask] = []
+        for t_index, plan in enumerate(plans):
+            model = models[plan.table]
+            assert model is not None
+            for chunk in plan.chunks:
+                if chunk.id in done:
+                    continue
+                tasks.append(ChunkTask(chunk, model, t_index == 0, t_index == len(plans) - 1))
+        # Largest first: the long ones start early, so the tail of the run stays short.
+        tasks.sort(key=lambda t: -t.chunk.estimated_rows)
+        return tasks
+
+    def _run_chunks(
+        self, tasks: Sequence[ChunkTask], ctx: RunContext, plans: Sequence[TablePlan], state: ProgressState
+    ) -> list[ChunkResult]:
+        results: list[ChunkResult] = []
+        if not tasks:
+            return results
+        progress = Progress(plans, state.done, interval=self.options.progress_interval)
+        lock = threading.Lock()
+
+        def on_done(result: ChunkResult) -> None:
+            with lock:
+                results.append(result)
+                state.done[result.chunk_id] = {
+                    "rows": result.rows,
+                    "low": list(result.low),
+                    "high": list(result.high),
+                    "seconds": round(result.seconds, 3),
+                }
+                state.save()
+                progress.chunk_done(result.chunk_id, result.rows)
+
+        runner = self._runner()
+        if self.options.progress:
+            progress.start()
+        try:
+            runner.run(tasks, ctx, on_done, self.stopping)
+        finally:
+            progress.stop()
+            if self.options.progress:
+                import sys
+
+                print(progress.line(), file=sys.stderr, flush=True)
+        return results
+
+    def _reconcile(
+        self, start: BinlogOffset, tables: Sequence[Table], spec: WriterSpec, mariadb: bool
+    ) -> tuple[BinlogOffset, int, int, int]:
+        from cdc.mysql.connection import connect
+        from cdc.mysql.events import EventFactory, SourcePosition
+        from cdc.snapshot.reconcile import consistent_end, reread, touched_keys
+        from cdc.snapshot.writer import RecordWriter
+
+        conn = connect(self.settings)
+        try:
+            lock = str(self.settings["snapshot.locking.mode"]).lower() != "none"
+            end = consistent_end(conn, mariadb, lock)
+            server_id = self.options.server_id or int(self.settings["database.server.id"]) + 1
+            touched = touched_keys(
+                {
+                    "host": self.settings["database.hostname"],
+                    "port": int(self.settings["database.port"]),
+                    "user": self.settings["database.user"],
+                    "passwd": self.settings.password,
+                },
+                server_id,
+                start,
+                end,
+                tables,
+            )
+            found = gone = 0
+            if touched.count():
+                log.info(
+                    "Reconciling %d keys changed while the snapshot ran (%d row events)",
+                    touched.count(),
+                    touched.events,
+                )
+                events = EventFactory(self.settings, self.connector)
+                writer = RecordWriter(spec)
+                pos = SourcePosition(file=start.file, pos=start.pos, server_id=0)
+                offset = start.with_(snapshot=True).to_dict()
+                for table in tables:
+                    keys = touched.rows.get(table.id)
+                    if not keys:
+                        continue
+                    ts = events.schema_for(table)
+
+                    def emit_row(row: Any, ts: Any = ts, table: Table = table) -> None:
+                        source = events.source(pos, table.id, int(time.time() * 1000), "true")
+                        writer.send(events.read(ts, row, source, offset))
+
+                    def emit_gone(image: Any, ts: Any = ts) -> None:
+                        from cdc.api.records import SourceRecord
+
+                        writer.send(
+                            SourceRecord(
+                                topic=ts.topic,
+                                kafka_partition=None,
+                                key_schema=ts.key_schema,
+                                key=ts.key(image),
+                                value_schema=None,
+                                value=None,
+                                source_partition=events.partition,
+                                source_offset=offset,
+                            )
+                        )
+
+                    f, g = reread(conn, table, keys, emit_row, emit_gone)
+                    found, gone = found + f, gone + g
+                writer.flush()
+            with conn.cursor() as cur:
+                cur.execute("COMMIT")
+        finally:
+            conn.close()
+        return end, found, gone, touched.events
+
+
+def write_offsets(worker_props: Mapping[str, str], name: str, prefix: str, offset: BinlogOffset) -> str:
+    """Store the connector's offset where its worker reads it; returns where it went."""
+    from cdc.api.offsets import offset_key
+    from cdc.worker.offsets import encode_offset
+
+    key = offset_key(name, {"server": prefix})
+    value = encode_offset(offset.with_(snapshot=False).to_dict())
+    if worker_props.get("offset.storage.file.filename"):
+        from cdc.worker.stores.file import FileOffsetBackingStore
+
+        path = str(worker_props["offset.storage.file.filename"])
+        store: Any = FileOffsetBackingStore(path)
+        where = f"offsets file {path}"
+    elif worker_props.get("offset.storage.topic"):
+        from cdc.worker.stores.kafka import create_kafka_stores
+
+        store = create_kafka_stores(worker_props).offsets
+        where = f"offsets topic {worker_props['offset.storage.topic']}"
+    else:
+        raise ConfigError(
+            "The worker config names no offsets store (offset.storage.file.filename for a "
+            "standalone worker, offset.storage.topic for a distributed one)"
+        )
+    store.start()
+    try:
+        store.set({key: value})
+    finally:
+        store.stop()
+    return where

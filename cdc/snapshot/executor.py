@@ -1,0 +1,141 @@
+"""One chunk, read and written inside a Spark task (or a thread, for tests and small tables).
+
+Each task opens its own connection exactly as the single-reader snapshot does (PyMySQL, session time
+zone UTC, ``database.initial.statements``), notes the binlog position before (low watermark) and after
+(high watermark) one streaming ``SELECT * … WHERE <key range>``, and turns every row into the very
+record the single reader builds (:meth:`EventFactory.read` with the same ``source`` block, the snapshot
+position of the run and the same ``snapshot`` markers), which :class:`RecordWriter` converts and
+produces. The task returns only once Kafka acknowledged every record, so a chunk reported done is in
+Kafka.
+
+Why PyMySQL in the task and not Spark's JDBC reader: the rows must arrive as the Python values our
+column converters are written for (Spark's JDBC types turn ``TIME`` into timestamps, unsigned ``BIGINT``
+into ``DECIMAL(20,0)``, read ``DATETIME`` through the session zone …), or the envelopes would not be
+byte-identical; and the watermarks must be taken on the connection that runs the SELECT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.history.model import Table
+from cdc.snapshot.chunks import Chunk
+from cdc.snapshot.writer import WriterSpec, writer_for
+
+__all__ = ["ChunkResult", "ChunkTask", "RunContext", "run_chunk"]
+
+FETCH_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every task of one snapshot run shares."""
+
+    connector_config: dict[str, str]
+    connector: str  # "mysql" or "mariadb": the source block's connector name
+    writer: WriterSpec
+    start_file: str
+    start_pos: int
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    chunk: Chunk
+    table: Table
+    first_overall: bool
+    last_overall: bool
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    chunk_id: str
+    rows: int
+    low: tuple[str, int]
+    high: tuple[str, int]
+    seconds: float
+
+
+def _master_position(cur: Any) -> tuple[str, int]:
+    cur.execute("SHOW MASTER STATUS")
+    row = cur.fetchone()
+    cur.fetchall()
+    if row is None:
+        raise RuntimeError("SHOW MASTER STATUS returned nothing: is the binary log enabled?")
+    return str(row[0]), int(row[1])
+
+
+def _marker(task: ChunkTask, first: bool, last: bool) -> str:
+    """The single reader's ``source.snapshot`` markers, decided per chunk: ``first`` is kept over any
+    other, the table's first row is ``first_in_data_collection``, its last ``last_in_data_collection``
+    (``last`` for the last table)."""
+    chunk = task.chunk
+    if first and chunk.first and task.first_overall:
+        return "first"
+    if last and chunk.last:
+        return "last" if task.last_overall else "last_in_data_collection"
+    if first and chunk.first:
+        return "first_in_data_collection"
+    return "true"
+
+
+def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
+    from cdc.mysql.config import MySqlSettings
+    from cdc.mysql.connection import connect
+    from cdc.mysql.events import EventFactory, SourcePosition
+    from cdc.mysql.offsets import BinlogOffset
+
+    started = time.monotonic()
+    settings = MySqlSettings.parse(ctx.connector_config)
+    events = EventFactory(settings, ctx.connector)
+    ts = events.schema_for(task.table)
+    writer = writer_for(ctx.writer)
+    pos = SourcePosition(file=ctx.start_file, pos=ctx.start_pos, server_id=0)
+    offset = BinlogOffset(ctx.start_file, ctx.start_pos, snapshot=True).to_dict()
+    table_id = task.table.id
+    sql, params = task.chunk.select()
+    if not task.chunk.key and task.chunk.count == 1:
+        override = _override(settings, str(table_id))
+        if override:
+            sql, params = override, []
+    conn = connect(settings, streaming=True)
+    rows = 0
+    try:
+        with conn.cursor() as meta:
+            low = _master_position(meta)
+        cur = conn.cursor()
+        cur.execute(sql, params or None)
+        pending: tuple[Any, int] | None = None
+        while True:
+            batch = cur.fetchmany(FETCH_ROWS)
+            if not batch:
+                break
+            now_ms = int(time.time() * 1000)
+            for row in batch:
+                if pending is not None:
+                    marker = _marker(task, rows == 1, False)
+                    writer.send(
+                        events.read(ts, pending[0], events.source(pos, table_id, pending[1], marker), offset)
+                    )
+                pending = (row, now_ms)
+                rows += 1
+        cur.close()
+        if pending is not None:
+            marker = _marker(task, rows == 1, True)
+            writer.send(events.read(ts, pending[0], events.source(pos, table_id, pending[1], marker), offset))
+        with conn.cursor() as meta:
+            high = _master_position(meta)
+    finally:
+        with contextlib.suppress(Exception):  # the result (or the error) matters, not the close
+            conn.close()
+    writer.flush()
+    return ChunkResult(task.chunk.id, rows, low, high, time.monotonic() - started)
+
+
+def _override(settings: Any, table: str) -> str | None:
+    tables = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
+    if table in tables:
+        return settings.raw.get(f"snapshot.select.statement.overrides.{table}")
+    return None

@@ -1,0 +1,207 @@
+"""From ``op=r`` records to Kafka, exactly as a worker's source task turns them into bytes.
+
+:class:`WriterSpec` is what the driver resolves once and ships to every Spark task (plain dicts, so it
+pickles): the converters as Connect picks them (the connector's ``key.converter`` … if it names one, else
+the worker's, with their ``<role>.`` sub-settings), the connector's transformation chain, and the
+producer settings the worker would give the connector's producer (``acks=all``, idempotence, Java's
+murmur2 partitioner so keys land on the partitions Kafka Connect would choose, the worker's
+``producer.*`` and the connector's ``producer.override.*``). :class:`RecordWriter` then runs the same
+stages as :class:`cdc.worker.source_task.WorkerSourceTask` — transform → key/value/header converters
+→ produce — so the bytes are the connector's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdc.api.records import SourceRecord
+
+__all__ = ["RecordWriter", "WriterSpec", "writer_for"]
+
+
+@dataclass(frozen=True)
+class ConverterSpec:
+    class_name: str
+    configs: dict[str, str]
+    is_key: bool
+    header: bool = False
+
+    def build(self) -> Any:
+        from cdc.plugins import registry
+
+        instance = registry.instantiate(self.class_name)
+        if self.header:
+            instance.configure(dict(self.configs))
+        else:
+            instance.configure(dict(self.configs), self.is_key)
+        return instance
+
+
+def _converter_spec(
+    role: str, connector: Mapping[str, str], worker: Mapping[str, Any], is_key: bool
+) -> ConverterSpec:
+    """Connect's choice: the connector's converter if it names one, else the worker's."""
+    from cdc.api.errors import ConfigError
+
+    source: Mapping[str, Any]
+    class_name: Any
+    if connector.get(role):
+        source, class_name = connector, connector[role]
+    else:
+        source, class_name = worker, worker.get(role)
+    if not class_name:
+        raise ConfigError(f'Missing required configuration "{role}" which has no default value.')
+    prefix = role + "."
+    sub = {k[len(prefix) :]: str(v) for k, v in source.items() if k.startswith(prefix)}
+    return ConverterSpec(str(class_name), sub, is_key, header=role == "header.converter")
+
+
+@dataclass(frozen=True)
+class WriterSpec:
+    """Everything a Spark task needs to write records the way the connector's worker would."""
+
+    connector_config: dict[str, str]
+    key: ConverterSpec
+    value: ConverterSpec
+    header: ConverterSpec
+    producer: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def resolve(
+        cls, connector_config: Mapping[str, str], worker_props: Mapping[str, str], client_id: str
+    ) -> WriterSpec:
+        from cdc.worker.config import client_config
+        from cdc.worker.kafka_clients import to_librdkafka
+
+        worker: dict[str, Any] = {
+            "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+            **worker_props,
+        }
+        overrides = client_config(worker, "producer.")
+        overrides.update(
+            {
+                k[len("producer.override.") :]: v
+                for k, v in connector_config.items()
+                if k.startswith("producer.override.")
+            }
+        )
+        producer: dict[str, Any] = {
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "compression.type": "none",
+            "partitioner": "murmur2_random",
+            "client.id": client_id,
+            "delivery.timeout.ms": 2147483647,
+            **to_librdkafka(overrides),
+        }
+        return cls(
+            dict(connector_config),
+            _converter_spec("key.converter", connector_config, worker, True),
+            _converter_spec("value.converter", connector_config, worker, False),
+            _converter_spec("header.converter", connector_config, worker, False),
+            producer,
+        )
+
+    def cache_key(self) -> str:
+        import json
+
+        return json.dumps(
+            [
+                self.connector_config,
+                self.key.__dict__,
+                self.value.__dict__,
+                self.header.__dict__,
+                self.producer,
+            ],
+            sort_keys=True,
+            default=str,
+        )
+
+
+class _Identity:
+    def apply(self, record: Any) -> Any:
+        return record
+
+
+class RecordWriter:
+    """Transform, convert and produce records; :meth:`flush` raises the first delivery error."""
+
+    def __init__(self, spec: WriterSpec) -> None:
+        from confluent_kafka import Producer
+
+        self.spec = spec
+        self.key_conv = spec.key.build()
+        self.value_conv = spec.value.build()
+        self.header_conv = spec.header.build()
+        if spec.connector_config.get("transforms", "").strip():
+            from cdc.transforms.chain import build_chain
+
+            self.chain: Any = build_chain(spec.connector_config)
+        else:
+            self.chain = _Identity()
+        self.producer = Producer(spec.producer)
+        self._error: Any = None
+        self.sent = 0
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None and self._error is None:
+            self._error = err
+
+    def send(self, original: SourceRecord) -> None:
+        record = self.chain.apply(original)
+        if record is None:
+            return
+        topic = record.topic
+        key = self.key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
+        value = self.value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
+        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._on_delivery}
+        if record.headers:
+            kwargs["headers"] = [
+                (h.key, self.header_conv.from_connect_header(topic, h.key, h.schema, h.value))
+                for h in record.headers
+            ]
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        while True:
+            try:
+                self.producer.produce(topic, **kwargs)
+                break
+            except BufferError:
+                self.producer.poll(0.05)
+        self.sent += 1
+        if self.sent % 1000 == 0:
+            self.producer.poll(0)
+            self._check()
+
+    def _check(self) -> None:
+        if self._error is not None:
+            from confluent_kafka import KafkaException
+
+            err, self._error = self._error, None
+            raise KafkaException(err)
+
+    def flush(self, timeout: float = 300.0) -> None:
+        remaining = self.producer.flush(timeout)
+        self._check()
+        if remaining:
+            raise TimeoutError(f"{remaining} records not acknowledged by Kafka after {timeout:.0f} s")
+
+
+_writers: dict[str, RecordWriter] = {}
+_writers_lock = threading.Lock()
+
+
+def writer_for(spec: WriterSpec) -> RecordWriter:
+    """One writer (and one producer) per Python worker process and spec, reused across chunks."""
+    key = spec.cache_key()
+    with _writers_lock:
+        writer = _writers.get(key)
+        if writer is None:
+            writer = _writers[key] = RecordWriter(spec)
+        return writer
