@@ -477,3 +477,25 @@ def test_connector_tasks_and_table_monitor(tmp_path: Path) -> None:
         assert [c["tables"] for c in connector.task_configs(2)] == ['"multitab1","multitab2"', '"multitab3"']
     finally:
         connector.stop()
+
+
+def test_value_to_key_and_extract_field_give_a_key() -> None:
+    from cdc.plugins import registry
+
+    q, conn = memory_querier(
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)",
+        "INSERT INTO t VALUES (7, 'a')",
+        mode="incrementing",
+    )
+    (record,) = drain(q, conn)
+    to_key = registry.instantiate("org.apache.kafka.connect.transforms.ValueToKey")
+    to_key.configure({"fields": "id"})
+    extract = registry.instantiate("org.apache.kafka.connect.transforms.ExtractField$Key")
+    extract.configure({"field": "id"})
+    keyed = extract.apply(to_key.apply(record))
+    assert keyed.key == 7 and keyed.value is record.value
+
+
+def test_docs_list_every_key() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs" / "jdbc.md"
+    assert JDBC_SOURCE_DEF.to_markdown() in docs.read_text()
