@@ -108,6 +108,18 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         cur = conn.cursor()
         cur.execute(sql, params or None)
         pending: tuple[Any, int] | None = None
+        # One source block per fetch and marker: records never mutate it, and building it per row costs
+        # as much as the row's own value struct.
+        sources: dict[tuple[int, str], Any] = {}
+
+        def source(ts_ms: int, marker: str) -> Any:
+            block = sources.get((ts_ms, marker))
+            if block is None:
+                if len(sources) > 8:
+                    sources.clear()
+                block = sources[(ts_ms, marker)] = events.source(pos, table_id, ts_ms, marker)
+            return block
+
         while True:
             batch = cur.fetchmany(FETCH_ROWS)
             if not batch:
@@ -116,15 +128,13 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
             for row in batch:
                 if pending is not None:
                     marker = _marker(task, rows == 1, False)
-                    writer.send(
-                        events.read(ts, pending[0], events.source(pos, table_id, pending[1], marker), offset)
-                    )
+                    writer.send(events.read(ts, pending[0], source(pending[1], marker), offset))
                 pending = (row, now_ms)
                 rows += 1
         cur.close()
         if pending is not None:
             marker = _marker(task, rows == 1, True)
-            writer.send(events.read(ts, pending[0], events.source(pos, table_id, pending[1], marker), offset))
+            writer.send(events.read(ts, pending[0], source(pending[1], marker), offset))
         with conn.cursor() as meta:
             high = _master_position(meta)
     finally:
