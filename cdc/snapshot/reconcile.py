@@ -143,6 +143,7 @@ def touched_keys(
         blocking=False,
         only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, QueryEvent, RotateEvent],
         is_mariadb=False,
+        only_schemas=databases,
         freeze_schema=True,
         enable_logging=False,
     )
