@@ -3,6 +3,13 @@
 Delivery is at-least-once: an offset is committed only after Kafka acknowledged every record
 submitted before it (``producer.flush()`` precedes each offset commit), and the final flush on stop
 commits what was acknowledged. A failed delivery fails the task before its offsets are committed.
+
+Offsets are committed every ``offset.flush.interval.ms`` even while ``poll`` blocks (FileStreamSource
+waits up to a second for new lines): as Connect's ``SourceTaskOffsetCommitter`` does, a committer thread
+commits on schedule, but only while the task thread is inside ``poll`` or paused — the two share a lock
+that the task thread holds from the end of a poll through sending its records, so the producer is never
+flushed while it is being fed. Without it, records sent just after a commit waited for the next poll to
+return (a second later) before their offsets were committed, and a kill -9 replayed a second's worth.
 The exactly-once variant (issue 9) changes only the hooks ``_begin``/``_commit_offsets``.
 """
 
@@ -92,6 +99,12 @@ class WorkerSourceTask(WorkerTask):
         self._stop_lock = threading.Lock()
         self._task_stopped = False
         self.records_sent = 0
+        # The task thread holds it from the end of a poll through sending; the committer thread takes it
+        # to commit on schedule while the task thread polls (see the module docstring).
+        self._commit_lock = threading.Lock()
+        self._next_flush = 0.0
+        self._loop_done = threading.Event()
+        self._commit_error: BaseException | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -119,23 +132,48 @@ class WorkerSourceTask(WorkerTask):
 
     # -- the loop -------------------------------------------------------------------------------------
     def execute(self) -> None:
-        next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+        self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+        committer = threading.Thread(target=self._commit_while_polling, name=f"{self.id}-offset-committer",
+                                     daemon=True)
+        committer.start()
+        lock = self._commit_lock
         try:
             while not self.stopping.is_set():
                 if not self.await_unpause():
                     break
-                records = self._poll()
-                if records:
-                    self._send(records)
-                assert self.producer is not None
-                self.producer.poll(0)
-                self._check_delivery()
-                if time.monotonic() >= next_flush:
-                    self.commit_offsets()
-                    next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+                records = self._poll()  # without the lock: the committer may commit meanwhile
+                with lock:
+                    if self._commit_error is not None:
+                        raise self._commit_error
+                    if records:
+                        self._send(records)
+                    assert self.producer is not None
+                    self.producer.poll(0)
+                    self._check_delivery()
+                    if time.monotonic() >= self._next_flush:
+                        self._commit_on_schedule()
         finally:
+            self._loop_done.set()
+            with lock:  # an in-flight scheduled commit ends first
+                pass
             if not self.failed:
                 self._final_commit()
+
+    def _commit_on_schedule(self) -> None:
+        self.commit_offsets()
+        self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
+
+    def _commit_while_polling(self) -> None:
+        """The committer thread: commits when due, whenever the task thread is not sending."""
+        while not self._loop_done.wait(max(0.01, self._next_flush - time.monotonic())):
+            with self._commit_lock:
+                if self._loop_done.is_set() or time.monotonic() < self._next_flush:
+                    continue
+                try:
+                    self._commit_on_schedule()
+                except BaseException as exc:  # noqa: BLE001 - raised again by the task thread
+                    self._commit_error = exc
+                    return
 
     def _final_commit(self) -> None:
         try:
