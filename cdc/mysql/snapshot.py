@@ -154,14 +154,14 @@ class Snapshotter:
         gtids: str | None = None
         if self.mariadb:
             cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
-            gtids = str(cur.fetchone()[0] or "") or None
+            gtids = str(_one(cur)[0] or "") or None
         elif len(row) > 4 and row[4]:
             gtids = str(row[4]).replace("\n", "")
         return BinlogOffset(file=file, pos=pos, gtids=gtids, ts_sec=int(time.time()))
 
     def _record_schema(self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]) -> None:
         cur.execute("SELECT @@character_set_server, @@collation_server")
-        charset, collation = cur.fetchone()
+        charset, collation = _one(cur)
         self.schema.apply_ddl(f"SET character_set_server={charset}, collation_server={collation}", None, position)
         for db in databases:
             db_tables = [t for t in tables if t.database == db]
@@ -170,13 +170,13 @@ class Snapshotter:
             quoted = f"`{db.replace('`', '``')}`"
             self.schema.apply_ddl(f"DROP DATABASE IF EXISTS {quoted}", db, position)
             cur.execute(f"SHOW CREATE DATABASE {quoted}")
-            self.schema.apply_ddl(str(cur.fetchone()[1]), db, position)
+            self.schema.apply_ddl(str(_one(cur)[1]), db, position)
             self.schema.apply_ddl(f"USE {quoted}", db, position)
             for table in db_tables:
                 if self.schema.only_captured_tables and not self.filters.table(table):
                     continue
                 cur.execute(f"SHOW CREATE TABLE {table.sql()}")
-                ddl = str(cur.fetchone()[1])
+                ddl = str(_one(cur)[1])
                 changes = self.schema.apply_ddl(ddl, db, position)
                 if self.schema_events is not None and changes and self.filters.table(table):
                     pos = SourcePosition(file=position["file"], pos=position["pos"])
@@ -252,6 +252,13 @@ class Snapshotter:
         if str(table_id) in tables:
             return self.settings.raw.get(f"snapshot.select.statement.overrides.{table_id}")
         return None
+
+
+def _one(cur: Any) -> Any:
+    """The first row, with the rest of an unbuffered result read so the connection stays usable."""
+    row = cur.fetchone()
+    cur.fetchall()
+    return row
 
 
 def _remark(record: SourceRecord, marker: str) -> SourceRecord:
