@@ -55,5 +55,8 @@ demo: install up ## the main job end to end: a worker, the seed Debezium config,
 bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")
 	$(BIN)/python -m bench run $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
+fuzz: install up ## fuzz the REST API with schemathesis: no 5xx, no stack trace (FUZZ_EXAMPLES=50)
+	scripts/fuzz.sh $(or $(FUZZ_EXAMPLES),50)
+
 clean-stack: ## stop the stack and delete its data (.stack/)
 	@scripts/stack.sh clean

@@ -73,23 +73,28 @@ def _parse(definition: ConfigDef, props: Mapping[str, str]) -> dict[str, Any]:
 
 def _resolved(props: Mapping[str, str]) -> dict[str, str]:
     from cdc.worker.config_providers import resolve_worker_config
+    from cdc.worker.security import install_log_redaction, register_config_secrets
 
-    return resolve_worker_config(props)
+    install_log_redaction()  # before anything logs a resolved secret
+    resolved = resolve_worker_config(props)
+    register_config_secrets(props, resolved)
+    return resolved
 
 
 def _transformer(props: Mapping[str, str]) -> Any:
     from cdc.worker.config_providers import ConfigTransformer, instantiate_providers
+    from cdc.worker.security import tracking_resolver
 
     providers = instantiate_providers(props)
     if not providers:
-        return lambda config: dict(config)
+        return tracking_resolver(lambda config: dict(config))
     transformer = ConfigTransformer(providers)
 
     def resolve(config: dict[str, str]) -> dict[str, str]:
         resolved, _ttls = transformer.transform(config)
         return dict(resolved)
 
-    return resolve
+    return tracking_resolver(resolve)  # what it resolves is masked in logs and traces
 
 
 def _rest_settings(props: Mapping[str, str]) -> Any:

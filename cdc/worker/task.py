@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import traceback
 from abc import ABC, abstractmethod
 from typing import Protocol
 
 from cdc.worker.logcontext import set_context
+from cdc.worker.security import format_trace
 from cdc.worker.stores.base import TargetState, TaskId
 
 __all__ = ["TaskStatusListener", "WorkerTask"]
@@ -94,7 +94,7 @@ class WorkerTask(ABC):
                 self.execute()
         except BaseException as exc:  # noqa: BLE001 - a task failure must never escape its thread
             self.failed = True
-            trace = "".join(traceback.format_exception(exc))
+            trace = format_trace(exc)  # secrets masked before the status store sees it
             log.error("%s Task threw an uncaught and unrecoverable exception. Task is being killed and will "
                       "not recover until manually restarted", self, exc_info=exc)
             self._safe_close()

@@ -15,7 +15,7 @@ from typing import Any
 from cdc.api.connector import Connector, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError, NotFoundError
 from cdc.api.plugins import Converter, HeaderConverter, Predicate, Transformation
-from cdc.config import ConfigDef, ConfigValue
+from cdc.config import ConfigDef, ConfigType, ConfigValue, mask_secrets
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.errors import BadRequestError
@@ -92,7 +92,8 @@ def validate(props: Mapping[str, str]) -> dict[str, Any]:
     """ConfigInfos for a connector config (raises BadRequestError without a usable class)."""
     class_name = props.get("connector.class")
     if not class_name:
-        raise BadRequestError(f"Connector config {dict(props)} contains no connector type")
+        # Connect prints the whole config here; its secrets stay out of the answer.
+        raise BadRequestError(f"Connector config {mask_secrets(props)} contains no connector type")
     try:
         cls = registry.load(class_name)
     except ConnectError as exc:
@@ -133,9 +134,15 @@ def validate(props: Mapping[str, str]) -> dict[str, Any]:
             "importance": "LOW", "documentation": "", "group": None, "width": "NONE",
             "display_name": value.name, "dependents": [], "order": -1,
         }
-        configs.append({"definition": definition, "value": value.to_info(key.type if key is not None else None)})
+        # An undeclared key whose name looks secret (producer.override.sasl.jaas.config …) shows [hidden].
+        shown = key.type if key is not None else ConfigType.PASSWORD if _secret_name(value.name) else None
+        configs.append({"definition": definition, "value": value.to_info(shown)})
     return {"name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
             "error_count": error_count, "groups": groups, "configs": configs}
+
+
+def _secret_name(name: str) -> bool:
+    return mask_secrets({name: ""})[name] != ""
 
 
 def _check_transforms(props: Mapping[str, str], results: list[tuple[Any, ConfigValue]]) -> None:

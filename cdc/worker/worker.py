@@ -3,7 +3,10 @@
 It knows nothing of clusters: the herder tells it what to start and stop. Its work is assembly —
 plugin classes from the registry, converters from the connector's or the worker's settings, the
 transformation chain, Kafka client settings, offset readers/writers — and the bookkeeping of what
-runs. Config provider placeholders are resolved here, at start, and never written back.
+runs. Config provider placeholders are resolved here, at start, and never written back: task configs
+a connector generates get them back (:func:`cdc.worker.security.reverse_transform`), and failure traces
+are masked (:func:`cdc.worker.security.format_trace`). Every Kafka client gets the worker's security
+settings and the connector's allowed overrides (:func:`cdc.worker.kafka_clients.connector_client_settings`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,10 +22,11 @@ from cdc.api.connector import Connector, ConnectorContext, SinkConnector, Source
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.plugins import registry
-from cdc.worker.config import client_config, connector_def
-from cdc.worker.kafka_clients import to_librdkafka
+from cdc.worker.config import connector_def
+from cdc.worker.kafka_clients import connector_client_settings, history_client_defaults, to_librdkafka
 from cdc.worker.logcontext import set_context
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
+from cdc.worker.security import format_trace, reverse_transform
 from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
 from cdc.worker.source_task import SourceTaskSettings, WorkerSourceTask
 from cdc.worker.stores.base import OffsetBackingStore, TargetState, TaskId
@@ -160,7 +163,7 @@ class Worker:
                 rc2 = self._connectors.get(name)
                 if rc2 is not None:
                     rc2.failed = True
-            self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(exc)))
+            self.connector_listener.on_connector_failure(name, format_trace(exc))
             return False
         finally:
             set_context(None)
@@ -171,7 +174,7 @@ class Worker:
             if rc is None:
                 return
             rc.failed = True
-        self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(error)))
+        self.connector_listener.on_connector_failure(name, format_trace(error))
 
     def set_connector_target_state(self, name: str, target: TargetState) -> None:
         with self._lock:
@@ -200,7 +203,7 @@ class Worker:
             rc.started = True
         except Exception as exc:  # noqa: BLE001
             rc.failed = True
-            self.connector_listener.on_connector_failure(name, "".join(traceback.format_exception(exc)))
+            self.connector_listener.on_connector_failure(name, format_trace(exc))
 
     def _shutdown_connector(self, rc: _RunningConnector, name: str) -> None:
         if rc.started:
@@ -236,7 +239,7 @@ class Worker:
                 if key in rc.config:
                     cfg[key] = rc.config[key]
             out.append(cfg)
-        return out
+        return reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
 
     def connector(self, name: str) -> Connector | None:
         with self._lock:
@@ -261,7 +264,7 @@ class Worker:
             worker_task = self._build_task(task_id, dict(connector_config), dict(task_config), target)
         except Exception as exc:  # noqa: BLE001 - bad configs fail the task, not the worker
             log.error("Failed to start task %s", task_id, exc_info=exc)
-            self.task_listener.on_failure(task_id, "".join(traceback.format_exception(exc)))
+            self.task_listener.on_failure(task_id, format_trace(exc))
             return False
         with self._lock:
             self._tasks[task_id] = worker_task
@@ -325,6 +328,8 @@ class Worker:
         task_config = self.settings.resolve(task_config)
         # Lets a source fall back to the worker's brokers (the MySQL source's schema history does).
         task_config.setdefault("cdc.worker.bootstrap.servers", ",".join(self.settings.parsed["bootstrap.servers"]))
+        for key, value in history_client_defaults(self.settings.props, task_config).items():
+            task_config.setdefault(key, value)
         connector_cls = registry.load(connector_config["connector.class"])
         kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
         parsed = connector_def(kind).parse(connector_config)
@@ -337,36 +342,36 @@ class Worker:
         errors = ErrorHandler.from_config(str(task_id), parsed, threading.Event())
         name = task_id.connector
         worker = self.settings.parsed
+
+        def client(role: str) -> dict[str, Any]:
+            policy = worker.get("connector.client.config.override.policy")
+            settings = connector_client_settings(self.settings.props, connector_config, role, policy)
+            return to_librdkafka(settings)
+
         if kind == "source":
-            overrides = client_config(self.settings.props, "producer.")
-            overrides.update({k[len("producer.override."):]: v for k, v in connector_config.items()
-                             if k.startswith("producer.override.")})
             producer: dict[str, Any] = {
                 "acks": "all", "enable.idempotence": True, "linger.ms": 5, "compression.type": "none",
                 "partitioner": "murmur2_random", "client.id": f"connector-producer-{task_id}",
-                "delivery.timeout.ms": 2147483647, **to_librdkafka(overrides),
+                "delivery.timeout.ms": 2147483647, **client("producer"),
             }
             settings = SourceTaskSettings(
                 producer=producer,
                 flush_interval_ms=int(worker["offset.flush.interval.ms"]),
                 flush_timeout_ms=int(worker["offset.flush.timeout.ms"]),
                 topic_seen=self._topic_tracker(name, task_id.task),
-                ensure_topic=self._topic_creator(connector_config, parsed, producer),
+                ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
             )
             return WorkerSourceTask(
                 task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv, chain,
                 errors, StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store), settings,
             )
-        consumer_overrides = client_config(self.settings.props, "consumer.")
-        consumer_overrides.update({k[len("consumer.override."):]: v for k, v in connector_config.items()
-                         if k.startswith("consumer.override.")})
         consumer: dict[str, Any] = {
             "group.id": f"connect-{name}", "enable.auto.commit": False, "auto.offset.reset": "earliest",
-            "client.id": f"connector-consumer-{task_id}", **to_librdkafka(consumer_overrides),
+            "client.id": f"connector-consumer-{task_id}", **client("consumer"),
         }
         dlq = str(parsed.get("errors.deadletterqueue.topic.name") or "")
         if dlq:
-            dlq_producer = to_librdkafka(client_config(self.settings.props, "producer."))
+            dlq_producer = client("producer")
             errors.reporters.append(DeadLetterQueueReporter(
                 dlq_producer, dlq, bool(parsed["errors.deadletterqueue.context.headers.enable"]), name, task_id.task))
         sink_settings = SinkTaskSettings(
@@ -385,7 +390,7 @@ class Worker:
         return lambda topic: seen(topic, name, task)
 
     def _topic_creator(self, connector_config: Mapping[str, str], parsed: Mapping[str, Any],
-                       producer: Mapping[str, Any]) -> Callable[[str], None] | None:
+                       admin_settings: Mapping[str, Any]) -> Callable[[str], None] | None:
         partitions = parsed.get("topic.creation.default.partitions")
         replication = parsed.get("topic.creation.default.replication.factor")
         if not self.settings.parsed.get("topic.creation.enable", True) or partitions is None or replication is None:
@@ -393,14 +398,13 @@ class Worker:
         prefix = "topic.creation.default."
         topic_configs = {k[len(prefix):]: str(v) for k, v in connector_config.items()
                          if k.startswith(prefix) and k not in (prefix + "partitions", prefix + "replication.factor")}
-        admin_settings = to_librdkafka(client_config(self.settings.props, "admin."))
 
         def ensure(topic: str) -> None:
             if topic in self._created_topics:
                 return
             from confluent_kafka.admin import AdminClient, NewTopic
 
-            admin = AdminClient(admin_settings)
+            admin = AdminClient(dict(admin_settings))
             metadata = admin.list_topics(timeout=10)
             if topic not in metadata.topics:
                 futures = admin.create_topics([NewTopic(topic, int(partitions), int(replication),

@@ -46,9 +46,11 @@ def send_task_configs(
 
         headers.update(sign(key.key, body, key.algorithm))
     url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks"
+    from cdc.worker.rest.client import peer_client  # https peers: the worker's trust store
+
     try:
-        response = requests.post(url, data=body, headers=headers, params={"forward": "false"},
-                                 timeout=timeout)
+        response = peer_client().post(url, data=body, headers=headers, params={"forward": "false"},
+                                      timeout=timeout)
     except requests.RequestException as exc:
         raise ConnectError(f"Could not send task configs of {connector} to the leader {leader_url}: {exc}"
                            ) from exc

@@ -7,7 +7,9 @@
 Modules: ``settings`` (listeners, advertised URL), ``app`` (assembly), ``root`` / ``connectors`` /
 ``admin`` (routes), ``body`` (JSON bodies), ``forwarding`` (herder calls, timeout, forwarding),
 ``errors`` (error bodies), ``loggers`` (log levels), ``signature`` (internal request signatures),
-``middleware``, ``openapi``, ``server``.
+``auth`` (basic authentication), ``exposure`` (the open-listener refusal), ``tls`` and ``client`` (HTTPS for
+listeners and for calls between workers), ``overrides`` (the client override policy), ``middleware``,
+``openapi``, ``server``. ``docs/security.md`` tells users how the pieces fit.
 """
 
 from cdc.worker.rest.app import create_app

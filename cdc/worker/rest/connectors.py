@@ -23,6 +23,7 @@ from cdc.worker.rest.context import (
 )
 from cdc.worker.rest.errors import RestError
 from cdc.worker.rest.forwarding import Forwarded
+from cdc.worker.rest.overrides import check_overrides
 from cdc.worker.rest.signature import RequestSignature
 from cdc.worker.stores.base import TargetState, TaskId
 
@@ -123,6 +124,7 @@ async def create_connector(request: Request) -> Response:
             )
     _check_name(name)
     _check_and_put_name(name, config)
+    check_overrides(config, ctx.settings.client_override_policy)
     forward_body: dict[str, Any] = {"name": name, "config": config}
     if state_name is not None:
         forward_body["initial_state"] = str(state_name).upper()
@@ -166,6 +168,7 @@ async def put_config(request: Request) -> Response:
     name = path_param(request, "connector")
     config = as_string_map(await read_json(request, numbers_as_text=True))
     _check_and_put_name(name, config)
+    check_overrides(config, ctx.settings.client_override_policy)
     result = await ctx.call(
         request, lambda: ctx.herder.put_connector_config(name, config, True), write=True, body=config
     )
@@ -189,6 +192,7 @@ async def patch_config(request: Request) -> Response:
             400,
             f"Connector name configuration ({included}) doesn't match connector name in the URL ({name})",
         )
+    check_overrides({k: v for k, v in patch.items() if v is not None}, ctx.settings.client_override_policy)
     result = await ctx.call(
         request, lambda: ctx.herder.patch_connector_config(name, patch), write=True, body=patch
     )
@@ -323,7 +327,11 @@ async def fence_zombies(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
     signature = RequestSignature.from_headers(await request.body(), request.headers)
-    result = await ctx.call(request, lambda: ctx.herder.fence_zombies(name, signature), write=True)
+    try:
+        result = await ctx.call(request, lambda: ctx.herder.fence_zombies(name, signature), write=True)
+    except NotImplementedError:  # a herder without exactly-once support: a refusal, not a server fault
+        raise RestError(400, f"Cannot fence zombie tasks of connector {name}: this worker does not "
+                             "support exactly-once source delivery (exactly.once.source.support)") from None
     return relay(result) if isinstance(result, Forwarded) else no_content()
 
 

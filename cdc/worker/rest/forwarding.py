@@ -6,6 +6,8 @@ raises :class:`~cdc.worker.errors.NotLeaderError` / :class:`~cdc.worker.errors.N
 the worker that can serve the request; it is re-sent there with ``forward=true`` when the request came
 from a user (no ``forward`` parameter), with ``forward=false`` when it had ``forward=true``, and refused
 with 409 when it already had ``forward=false``: two hops at most. The target's status and body are relayed.
+The user's ``Authorization`` header goes along (the target checks it again), and ``https`` targets are
+reached with the worker's trust store (:class:`~cdc.worker.rest.client.PeerClient`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import requests
 from starlette.requests import Request
 
 from cdc.worker.errors import NotAssignedError, NotLeaderError, RebalanceNeededError
+from cdc.worker.rest.client import PeerClient
 from cdc.worker.rest.errors import (
     CONFLICTING_OPERATION,
     NO_LEADER_URL,
@@ -56,11 +59,12 @@ def forward_request(
     body: bytes | None,
     headers: dict[str, str],
     timeout: float,
+    client: PeerClient | None = None,
 ) -> Forwarded:
     url = base_url.rstrip("/") + path
     log.debug("Forwarding request %s %s %s", method, url, query)
     try:
-        response = requests.request(
+        response = (client or PeerClient()).request(
             method, url, params=list(query), data=body, headers=headers, timeout=timeout
         )
     except requests.RequestException as e:
@@ -80,8 +84,9 @@ def forward_request(
 class HerderCaller:
     """Runs one herder call for one request: timeout, error translation, forwarding."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, client: PeerClient | None = None) -> None:
         self.timeout_s = timeout_s
+        self.client = client or PeerClient()
 
     async def __call__(
         self,
@@ -123,5 +128,6 @@ class HerderCaller:
             if value is not None:
                 headers[name] = value
         return await anyio.to_thread.run_sync(
-            forward_request, url, request.method, path, query, data or None, headers, self.timeout_s
+            forward_request, url, request.method, path, query, data or None, headers, self.timeout_s,
+            self.client,
         )

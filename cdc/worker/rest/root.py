@@ -10,6 +10,7 @@ from cdc.worker.rest.body import as_string_map, read_json
 from cdc.worker.rest.context import bool_param, context, endpoint, json, path_param, relay
 from cdc.worker.rest.errors import RestError
 from cdc.worker.rest.forwarding import Forwarded
+from cdc.worker.rest.overrides import add_override_errors
 
 __all__ = ["routes"]
 
@@ -72,7 +73,9 @@ async def validate(request: Request) -> Response:
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise RestError(400, f"Included connector type {included} does not match request type {plugin}")
     result = await ctx.call(request, lambda: ctx.herder.validate_connector_config(config))
-    return relay(result) if isinstance(result, Forwarded) else json(result)
+    if isinstance(result, Forwarded):
+        return relay(result)
+    return json(add_override_errors(result, config, ctx.settings.client_override_policy))
 
 
 routes = [

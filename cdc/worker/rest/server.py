@@ -4,6 +4,10 @@ The sockets are bound in :meth:`RestServer.start` itself, so a busy port fails t
 port 0 knows its real port before the first request (needed for the advertised URL). Each listener gets
 its own uvicorn ``Server`` so ``https`` listeners can carry their own TLS context; all of them run on
 one event loop in one thread. ``stop()`` asks them to exit and waits for open requests to finish.
+
+Constructing a server checks its exposure first (:mod:`cdc.worker.rest.exposure`): a listener the user
+opened to every interface without authentication stops the worker before anything starts. TLS contexts
+come from :mod:`cdc.worker.rest.tls`.
 """
 
 from __future__ import annotations
@@ -11,10 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import socket
-import ssl
-import tempfile
 import threading
 import time
 from typing import Any
@@ -22,11 +23,13 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from cdc.api.errors import ConfigError
 from cdc.worker.herder import Herder
 from cdc.worker.rest.app import create_app
+from cdc.worker.rest.client import set_peer_client
+from cdc.worker.rest.exposure import check_exposure
 from cdc.worker.rest.loggers import Loggers
-from cdc.worker.rest.settings import Listener, RestSettings, SslSettings
+from cdc.worker.rest.settings import Listener, RestSettings
+from cdc.worker.rest.tls import server_context
 
 __all__ = ["RestServer"]
 
@@ -62,34 +65,6 @@ def _bind(listener: Listener) -> socket.socket:
     raise OSError(f"Unable to bind REST listener {listener}: {error}")
 
 
-def _ssl_context(settings: SslSettings) -> ssl.SSLContext:
-    location = settings.keystore_location
-    if location and settings.keystore_type != "PEM" and not location.lower().endswith(".pem"):
-        raise ConfigError(
-            "only PEM key stores are supported by https listeners", "ssl.keystore.type", location
-        )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    if settings.keystore_location:
-        context.load_cert_chain(settings.keystore_location, password=settings.key_password)
-    elif settings.keystore_certificate_chain and settings.keystore_key:
-        with tempfile.TemporaryDirectory() as tmp:
-            cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-            with open(cert, "w") as f:
-                f.write(settings.keystore_certificate_chain)
-            with open(key, "w") as f:
-                f.write(settings.keystore_key)
-            context.load_cert_chain(cert, key, password=settings.key_password)
-    else:
-        raise ConfigError("an https listener needs listeners.https.ssl.keystore.location (a PEM file)")
-    if settings.truststore_location:
-        context.load_verify_locations(settings.truststore_location)
-    if settings.client_auth == "required":
-        context.verify_mode = ssl.CERT_REQUIRED
-    elif settings.client_auth == "requested":
-        context.verify_mode = ssl.CERT_OPTIONAL
-    return context
-
-
 class _Server(uvicorn.Server):
     """uvicorn's server, but idle connections do not hold up shutdown.
 
@@ -120,6 +95,7 @@ class RestServer:
         app: Starlette | None = None,
         loggers: Loggers | None = None,
     ) -> None:
+        check_exposure(settings)  # before anything starts: an open door stops the worker here
         self.settings = settings
         self.app = app if app is not None else create_app(herder, settings, loggers=loggers)
         self._servers: list[_Server] = []
@@ -137,7 +113,7 @@ class RestServer:
         try:
             for listener in listeners:
                 sockets.append(_bind(listener))
-            contexts = [_ssl_context(self.settings.ssl) if x.scheme == "https" else None for x in listeners]
+            contexts = [server_context(self.settings.ssl) if x.scheme == "https" else None for x in listeners]
         except BaseException:
             for sock in sockets:
                 sock.close()
@@ -159,6 +135,9 @@ class RestServer:
                 self.stop()
                 raise TimeoutError("REST server did not start in time")
             time.sleep(0.01)
+        rest = getattr(self.app.state, "rest", None)
+        if rest is not None:
+            set_peer_client(rest.call.client)  # the herder's requests to peers use this worker's TLS trust
         log.info("REST server listening on %s, advertised URL %s", self.urls, self.advertised_url)
 
     def _run(self, sockets: list[socket.socket]) -> None:

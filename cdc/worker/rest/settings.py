@@ -9,7 +9,13 @@
 * ``access.control.allow.{origin,methods}`` (CORS), ``response.http.headers.config`` (Jetty's
   ``HeaderFilter`` syntax: ``[action] [name]: [value]`` with actions set, add, setDate, addDate),
   ``topic.tracking.enable`` / ``topic.tracking.allow.reset``.
-* ``https`` listeners take ``listeners.https.ssl.*`` (falling back to ``ssl.*``); PEM key stores only.
+* ``https`` listeners take ``listeners.https.ssl.*`` (falling back to ``ssl.*``); PEM key stores only
+  (``ssl.keystore.location`` or the inline ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``), PEM
+  trust stores (``ssl.truststore.location`` or inline ``ssl.truststore.certificates``). The same material
+  makes the client this worker uses to reach its peers (:mod:`cdc.worker.rest.client`).
+* Authentication (:mod:`cdc.worker.rest.auth`): ``rest.extension.classes`` with Connect's
+  ``BasicAuthSecurityRestExtension``, or our ``rest.basic.auth.credentials.file``.
+* ``rest.allow.unauthenticated.all.interfaces`` (ours, default false): see :mod:`cdc.worker.rest.exposure`.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cdc.api.errors import ConfigError
 
@@ -57,8 +64,19 @@ class SslSettings:
     keystore_certificate_chain: str | None = None  # inline PEM (Kafka's ssl.keystore.certificate.chain)
     keystore_key: str | None = None  # inline PEM (ssl.keystore.key)
     key_password: str | None = None
-    truststore_location: str | None = None
+    truststore_type: str = "PEM"
+    truststore_location: str | None = None  # PEM bundle of trusted certificates
+    truststore_certificates: str | None = None  # inline PEM (ssl.truststore.certificates)
     client_auth: str = "none"  # none | requested | required
+    endpoint_identification: bool = True  # ssl.endpoint.identification.algorithm: "https" (default) or ""
+
+    @property
+    def has_keystore(self) -> bool:
+        return bool(self.keystore_location or (self.keystore_certificate_chain and self.keystore_key))
+
+    @property
+    def has_truststore(self) -> bool:
+        return bool(self.truststore_location or self.truststore_certificates)
 
 
 def parse_listeners(value: str, key: str = "listeners") -> list[Listener]:
@@ -113,14 +131,23 @@ def _ssl(props: Mapping[str, str]) -> SslSettings:
         value = props.get(f"listeners.https.ssl.{name}", props.get(f"ssl.{name}"))
         return value if value else None
 
+    client_auth = (get("client.auth") or "none").strip().lower()
+    if client_auth not in ("none", "requested", "required"):
+        raise ConfigError("must be one of none, requested, required", "listeners.https.ssl.client.auth",
+                          client_auth)
+    identification = props.get("listeners.https.ssl.endpoint.identification.algorithm",
+                               props.get("ssl.endpoint.identification.algorithm", "https"))
     return SslSettings(
-        keystore_type=(get("keystore.type") or "PEM").upper(),
+        keystore_type=(get("keystore.type") or "PEM").strip().upper(),
         keystore_location=get("keystore.location"),
         keystore_certificate_chain=get("keystore.certificate.chain"),
         keystore_key=get("keystore.key"),
         key_password=get("key.password") or get("keystore.password"),
+        truststore_type=(get("truststore.type") or "PEM").strip().upper(),
         truststore_location=get("truststore.location"),
-        client_auth=(get("client.auth") or "none").lower(),
+        truststore_certificates=get("truststore.certificates"),
+        client_auth=client_auth,
+        endpoint_identification=bool((identification or "").strip()),
     )
 
 
@@ -134,23 +161,39 @@ class RestSettings:
     cors_allowed_origins: list[str] = field(default_factory=list)
     cors_allowed_methods: list[str] = field(default_factory=list)
     response_headers: list[HeaderAction] = field(default_factory=list)
-    rest_extension_classes: list[str] = field(default_factory=list)  # accepted, not loaded
+    rest_extension_classes: list[str] = field(default_factory=list)  # BasicAuthSecurityRestExtension only
     topic_tracking_enable: bool = True
     topic_tracking_allow_reset: bool = True
     ssl: SslSettings = field(default_factory=SslSettings)
     request_timeout_s: float = 90.0
     health_timeout_s: float = 10.0
+    authenticator: Any = None  # a cdc.worker.rest.auth.BasicAuthenticator when basic auth is on
+    listeners_explicit: bool = False  # the listeners were written by the user, not Connect's default
+    allow_unauthenticated_all_interfaces: bool = False
+    client_override_policy: str = "All"  # connector.client.config.override.policy, checked on create/update
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, str]) -> RestSettings:
+    def from_properties(
+        cls, props: Mapping[str, str], environ: Mapping[str, str] | None = None
+    ) -> RestSettings:
+        """The settings of ``props``; ``environ`` (default ``os.environ``) supplies ``KAFKA_OPTS``."""
+        from cdc.worker.kafka_clients import override_policy
+        from cdc.worker.rest.auth import basic_auth_from_properties
+
         if props.get("listeners") is not None:
             listeners = parse_listeners(props["listeners"])
             if not listeners:
                 raise ConfigError("At least one listener is required", "listeners", props["listeners"])
+            explicit = True
         else:
             host = (props.get("rest.host.name") or "").strip()
-            port = int(props.get("rest.port") or 8083)
+            port_text = (props.get("rest.port") or "8083").strip()
+            try:
+                port = int(port_text)
+            except ValueError:
+                raise ConfigError("must be an integer", "rest.port", port_text) from None
             listeners = [Listener("http", host, port)]
+            explicit = bool(host)  # rest.host.name=0.0.0.0 is a choice; no host at all is the default
         admin_raw = props.get("admin.listeners")
         admin = None if admin_raw is None else parse_listeners(admin_raw, "admin.listeners")
         adv_port = props.get("rest.advertised.port")
@@ -168,6 +211,12 @@ class RestSettings:
             topic_tracking_enable=_bool(props, "topic.tracking.enable", True),
             topic_tracking_allow_reset=_bool(props, "topic.tracking.allow.reset", True),
             ssl=_ssl(props),
+            authenticator=basic_auth_from_properties(props, environ),
+            listeners_explicit=explicit,
+            client_override_policy=override_policy(props.get("connector.client.config.override.policy")),
+            allow_unauthenticated_all_interfaces=_bool(
+                props, "rest.allow.unauthenticated.all.interfaces", False
+            ),
         )
 
     @property
