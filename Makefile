@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install spark up down status test lint demo bench clean-stack
+.PHONY: help install spark up down status test lint demo bench fuzz clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
