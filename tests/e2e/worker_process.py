@@ -1,0 +1,125 @@
+"""Helpers for the end-to-end tests (the ``workers`` fixture is in conftest.py): a worker *process*
+started as users start it.
+
+``WorkerProcess`` runs ``python -m cdc.cli standalone|distributed ...`` with its output in a log file of
+the test's own, waits for its REST API, and ends it with SIGTERM (a clean stop) or SIGKILL (``kill -9``).
+``seed_properties`` copies a seed file from ``tests/fixtures/seed-configs`` with chosen keys replaced
+(hosts, ports, paths, topic names): everything else stays as the users wrote it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import requests
+
+REPO = Path(__file__).resolve().parents[2]
+SEEDS = REPO / "tests" / "fixtures" / "seed-configs"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed_properties(name: str, target: Path, replace: Mapping[str, str], add: Mapping[str, str] = {}) -> Path:
+    """Write seed file ``name`` to ``target`` with the values of the keys in ``replace`` substituted (each
+    must be in the seed) and the keys of ``add`` appended."""
+    lines = (SEEDS / name).read_text(encoding="utf-8").splitlines()
+    missing = set(replace)
+    out = []
+    for line in lines:
+        key = line.split("=", 1)[0].strip()
+        if "=" in line and key in replace:
+            line = f"{key}={replace[key]}"
+            missing.discard(key)
+        out.append(line)
+    assert not missing, f"{name} has no keys {sorted(missing)}"
+    out.extend(f"{k}={v}" for k, v in add.items())
+    target.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return target
+
+
+class WorkerProcess:
+    """One ``cdc`` worker process; ``url`` is its REST API."""
+
+    def __init__(self, args: list[str], port: int, log_path: Path) -> None:
+        self.args = args
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> WorkerProcess:
+        assert self.proc is None or self.proc.poll() is not None
+        log = self.log_path.open("ab")
+        log.write(f"\n===== start {' '.join(self.args)}\n".encode())
+        log.flush()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cdc.cli", *self.args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=env,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                if requests.get(self.url + "/", timeout=2).status_code == 200:
+                    return self
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"worker REST API did not answer in {timeout} s:\n{self.log()}")
+
+    def terminate(self, timeout: float = 60.0) -> int:
+        """SIGTERM, as ``kill`` or Ctrl-C; returns the exit code."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(
+                f"worker did not stop within {timeout} s of SIGTERM:\n{self.log()}"
+            ) from None
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-20000:]
+
+    def get(self, path: str, **kwargs: Any) -> requests.Response:
+        return requests.get(self.url + path, timeout=30, **kwargs)
+
+
+def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
