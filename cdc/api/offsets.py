@@ -49,4 +49,6 @@ def check_offset_map(what: str, value: Mapping[str, Any] | None) -> None:
         if not isinstance(k, str):
             raise DataError(f"{what} keys must be strings, not {type(k).__name__}")
         if v is not None and not isinstance(v, (str, int, float, bool)):
-            raise DataError(f"{what} values must be primitive (string, number, boolean), not {type(v).__name__}")
+            raise DataError(
+                f"{what} values must be primitive (string, number, boolean), not {type(v).__name__}"
+            )

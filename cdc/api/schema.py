@@ -375,7 +375,12 @@ class Decimal:
 
     @staticmethod
     def builder(scale: int) -> SchemaBuilder:
-        return SchemaBuilder.bytes().name(Decimal.LOGICAL_NAME).parameter(Decimal.SCALE_FIELD, str(scale)).version(1)
+        return (
+            SchemaBuilder.bytes()
+            .name(Decimal.LOGICAL_NAME)
+            .parameter(Decimal.SCALE_FIELD, str(scale))
+            .version(1)
+        )
 
     @staticmethod
     def schema(scale: int, optional: bool = False) -> Schema:
@@ -430,7 +435,9 @@ class Date:
     def from_logical(schema: Schema, value: _dt.date) -> int:
         if isinstance(value, _dt.datetime):
             if value.time() != _dt.time(0) or (value.tzinfo and value.utcoffset()):
-                raise DataError("Kafka Connect Date type should not have any time fields set to non-zero values.")
+                raise DataError(
+                    "Kafka Connect Date type should not have any time fields set to non-zero values."
+                )
             value = value.date()
         return (value - _EPOCH_DATE).days
 
@@ -466,7 +473,9 @@ class Time:
     @staticmethod
     def to_logical(schema: Schema, value: int) -> _dt.time:
         if not 0 <= value < 86_400_000:
-            raise DataError("Time values must use number of milliseconds greater than 0 and less than 86400000")
+            raise DataError(
+                "Time values must use number of milliseconds greater than 0 and less than 86400000"
+            )
         seconds, ms = divmod(value, 1000)
         minutes, sec = divmod(seconds, 60)
         hours, minute = divmod(minutes, 60)
@@ -523,18 +532,22 @@ _LOGICAL_PY: dict[str, type | tuple[type, ...]] = {
 
 def validate_value(schema: Schema, value: Any, field_name: str | None = None) -> None:
     """Raise :class:`DataError` unless ``value`` is valid for ``schema`` (Connect's ``validateValue``)."""
-    where = f" for field: \"{field_name}\"" if field_name else ""
+    where = f' for field: "{field_name}"' if field_name else ""
     if value is None:
         if not schema.optional and schema.default is None:
-            raise DataError(f"Invalid value: null used for required field{where}, schema type: {schema.type.name}")
+            raise DataError(
+                f"Invalid value: null used for required field{where}, schema type: {schema.type.name}"
+            )
         return
     if schema.name in _LOGICAL_PY:
         expected = _LOGICAL_PY[schema.name]
         if not isinstance(value, expected) or (
-            schema.name == Date.LOGICAL_NAME and isinstance(value, _dt.datetime) and value.time() != _dt.time(0)
+            schema.name == Date.LOGICAL_NAME
+            and isinstance(value, _dt.datetime)
+            and value.time() != _dt.time(0)
         ):
             raise DataError(
-                f"Invalid Java object for schema \"{schema.name}\" with type {schema.type.name}: "
+                f'Invalid Java object for schema "{schema.name}" with type {schema.type.name}: '
                 f"{type(value).__name__}{where}"
             )
         return
@@ -571,6 +584,4 @@ def validate_value(schema: Schema, value: Any, field_name: str | None = None) ->
         if ok:
             value.validate()
     if not ok:
-        raise DataError(
-            f"Invalid Java object for schema with type {t.name}: {type(value).__name__}{where}"
-        )
+        raise DataError(f"Invalid Java object for schema with type {t.name}: {type(value).__name__}{where}")

@@ -58,7 +58,8 @@ class Struct:
             value = self.values[f.index]
             if value is None and not f.schema.optional and f.schema.default is None:
                 raise DataError(
-                    f"Invalid value: null used for required field: \"{f.name}\", schema type: {f.schema.type.name}"
+                    f'Invalid value: null used for required field: "{f.name}", '
+                    f"schema type: {f.schema.type.name}"
                 )
 
     def as_dict(self) -> dict[str, Any]:

@@ -142,7 +142,9 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
             if isinstance(value, str):
                 return value.strip() if type is ConfigType.CLASS else value
             if isinstance(value, (bool, dict, list)):
-                raise ConfigError("Expected value to be a string, but it was a " + _java_type(value), name, value)
+                raise ConfigError(
+                    "Expected value to be a string, but it was a " + _java_type(value), name, value
+                )
             return str(value)
         if type in _INT_LIMITS:
             if isinstance(value, bool):
@@ -153,7 +155,9 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
             lo, hi = _INT_LIMITS[type]
             if not lo <= number <= hi:
                 kind = {ConfigType.SHORT: "16-bit", ConfigType.INT: "32-bit", ConfigType.LONG: "64-bit"}[type]
-                raise ConfigError(f"Expected value to be a {kind} integer, but it was out of range", name, value)
+                raise ConfigError(
+                    f"Expected value to be a {kind} integer, but it was out of range", name, value
+                )
             return number
         if type is ConfigType.DOUBLE:
             if isinstance(value, bool):
@@ -172,7 +176,9 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
 
 
 def _java_type(value: Any) -> str:
-    return {bool: "Boolean", int: "Integer", float: "Double", dict: "Map", list: "List"}.get(type(value), "Object")
+    return {bool: "Boolean", int: "Integer", float: "Double", dict: "Map", list: "List"}.get(
+        type(value), "Object"
+    )
 
 
 def convert_to_string(value: Any, type: ConfigType | None) -> str | None:
@@ -225,7 +231,9 @@ class ConfigKey:
             "name": self.name,
             "type": self.type.value,
             "required": not self.has_default,
-            "default_value": convert_to_string(self.parsed_default(), self.type) if self.has_default else None,
+            "default_value": convert_to_string(self.parsed_default(), self.type)
+            if self.has_default
+            else None,
             "importance": self.importance.value,
             "documentation": self.documentation,
             "group": self.group,
@@ -297,7 +305,7 @@ class ConfigDef:
     def merge(self, other: ConfigDef) -> ConfigDef:
         """A new definition with this one's keys and then ``other``'s (later ones must be new)."""
         merged = ConfigDef(self._keys.values())
-        for key in other.keys():
+        for key in other.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys, it is not a dict
             if key.name not in merged._keys:
                 merged.add(key)
         return merged
@@ -337,9 +345,7 @@ class ConfigDef:
             elif key.has_default:
                 value = key.parsed_default()
             else:
-                raise ConfigError(
-                    f'Missing required configuration "{key.name}" which has no default value.'
-                )
+                raise ConfigError(f'Missing required configuration "{key.name}" which has no default value.')
             if key.validator is not None and (value is not None or not key.has_default or present):
                 key.validator(key.name, value)
             values[key.name] = value
@@ -359,7 +365,9 @@ class ConfigDef:
                 elif key.has_default:
                     value = key.parsed_default()
                 else:
-                    result.add_error(f'Missing required configuration "{key.name}" which has no default value.')
+                    result.add_error(
+                        f'Missing required configuration "{key.name}" which has no default value.'
+                    )
                     continue
                 result.value = value
                 parsed[key.name] = value
@@ -390,11 +398,15 @@ class ConfigDef:
                 continue
             default = convert_to_string(key.parsed_default(), key.type) if key.has_default else "(required)"
             doc = key.documentation.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{key.name}` | {key.type.value} | `{default}` | {key.importance.value} | {doc} |")
+            lines.append(
+                f"| `{key.name}` | {key.type.value} | `{default}` | {key.importance.value} | {doc} |"
+            )
         return "\n".join(lines) + "\n"
 
 
-_SECRET_NAME = re.compile(r"(password|secret|credential|sasl\.jaas\.config|(^|\.)key(store|\.password)?$)", re.I)
+_SECRET_NAME = re.compile(
+    r"(password|secret|credential|sasl\.jaas\.config|(^|\.)key(store|\.password)?$)", re.I
+)
 
 
 def mask_secrets(props: Mapping[str, Any], definition: ConfigDef | None = None) -> dict[str, Any]:
@@ -405,7 +417,9 @@ def mask_secrets(props: Mapping[str, Any], definition: ConfigDef | None = None) 
     """
     out: dict[str, Any] = {}
     for name, value in props.items():
-        declared = definition is not None and name in definition and definition[name].type is ConfigType.PASSWORD
+        declared = (
+            definition is not None and name in definition and definition[name].type is ConfigType.PASSWORD
+        )
         if declared or isinstance(value, Password) or _SECRET_NAME.search(name):
             out[name] = Password.HIDDEN
         else:

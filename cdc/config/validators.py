@@ -14,7 +14,6 @@ from cdc.api.errors import ConfigError
 from cdc.config.definition import Validator
 
 __all__ = [
-    "predicate",
     "at_least",
     "between",
     "case_insensitive_one_of",
@@ -23,6 +22,7 @@ __all__ = [
     "non_empty_string",
     "non_null",
     "one_of",
+    "predicate",
     "regex",
 ]
 
@@ -42,8 +42,13 @@ def between(minimum: float, maximum: float) -> Validator:
         if value is None:
             raise ConfigError("Value must be non-null", name, value)
         if not minimum <= value <= maximum:
-            raise ConfigError(f"Value must be no more than {maximum}" if value > maximum
-                              else f"Value must be at least {minimum}", name, value)
+            raise ConfigError(
+                f"Value must be no more than {maximum}"
+                if value > maximum
+                else f"Value must be at least {minimum}",
+                name,
+                value,
+            )
 
     return check
 

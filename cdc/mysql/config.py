@@ -18,120 +18,348 @@ from cdc.config import validators as v
 
 __all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
 
-S, I, L, B, LST, P = (ConfigType.STRING, ConfigType.INT, ConfigType.LONG, ConfigType.BOOLEAN, ConfigType.LIST,
-                      ConfigType.PASSWORD)
+S, INT, L, B, LST, P = (
+    ConfigType.STRING,
+    ConfigType.INT,
+    ConfigType.LONG,
+    ConfigType.BOOLEAN,
+    ConfigType.LIST,
+    ConfigType.PASSWORD,
+)
 H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
-CONN, FILT, SNAP, TYPES, EVT, HIST, ADV = ("Connection", "Filters", "Snapshot", "Types", "Events",
-                                            "Schema history", "Advanced")
+CONN, FILT, SNAP, TYPES, EVT, HIST, ADV = (
+    "Connection",
+    "Filters",
+    "Snapshot",
+    "Types",
+    "Events",
+    "Schema history",
+    "Advanced",
+)
 
-SNAPSHOT_MODES = ("initial", "initial_only", "when_needed", "no_data", "schema_only", "recovery",
-                  "schema_only_recovery", "always", "never")
+SNAPSHOT_MODES = (
+    "initial",
+    "initial_only",
+    "when_needed",
+    "no_data",
+    "schema_only",
+    "recovery",
+    "schema_only_recovery",
+    "always",
+    "never",
+)
 LOCKING_MODES = ("minimal", "extended", "none", "minimal_percona")
 
 
 def _def() -> ConfigDef:
     d = ConfigDef()
     d.define("database.hostname", S, NO_DEFAULT, v.non_empty_string, H, "MySQL host.", group=CONN)
-    d.define("database.port", I, 3306, v.between(1, 65535), H, "MySQL port.", group=CONN)
+    d.define("database.port", INT, 3306, v.between(1, 65535), H, "MySQL port.", group=CONN)
     d.define("database.user", S, NO_DEFAULT, None, H, "User with the replication grants.", group=CONN)
     d.define("database.password", P, None, None, H, "Password of database.user.", group=CONN)
-    d.define("database.server.id", L, 5400, v.at_least(1), H,
-             "Unique numeric id of this client among the server's replicas.", group=CONN)
-    d.define("database.ssl.mode", S, "preferred",
-             v.one_of("disabled", "preferred", "required", "verify_ca", "verify_identity"), LO, "TLS use.",
-             group=CONN)
-    d.define("database.connectionTimezone", S, None, None, LO, "Session time zone of the JDBC connection.",
-             group=CONN)
-    d.define("database.initial.statements", S, "", None, LO, "Statements run on each new connection (;-separated).",
-             group=CONN)
-    d.define("connect.timeout.ms", I, 30000, v.at_least(1), LO, "Connection timeout.", group=CONN)
-    d.define("connect.keep.alive", B, True, None, LO, "Reconnect the binlog client when it drops.", group=CONN)
+    d.define(
+        "database.server.id",
+        L,
+        5400,
+        v.at_least(1),
+        H,
+        "Unique numeric id of this client among the server's replicas.",
+        group=CONN,
+    )
+    d.define(
+        "database.ssl.mode",
+        S,
+        "preferred",
+        v.one_of("disabled", "preferred", "required", "verify_ca", "verify_identity"),
+        LO,
+        "TLS use.",
+        group=CONN,
+    )
+    d.define(
+        "database.connectionTimezone",
+        S,
+        None,
+        None,
+        LO,
+        "Session time zone of the JDBC connection.",
+        group=CONN,
+    )
+    d.define(
+        "database.initial.statements",
+        S,
+        "",
+        None,
+        LO,
+        "Statements run on each new connection (;-separated).",
+        group=CONN,
+    )
+    d.define("connect.timeout.ms", INT, 30000, v.at_least(1), LO, "Connection timeout.", group=CONN)
+    d.define(
+        "connect.keep.alive", B, True, None, LO, "Reconnect the binlog client when it drops.", group=CONN
+    )
     d.define("connect.keep.alive.interval.ms", L, 60000, None, LO, "Keep-alive check interval.", group=CONN)
-    d.define("topic.prefix", S, NO_DEFAULT, v.non_empty_string, H,
-             "Prefix of every topic name; also the offsets' server name.", group=CONN,
-             aliases=("database.server.name",))
+    d.define(
+        "topic.prefix",
+        S,
+        NO_DEFAULT,
+        v.non_empty_string,
+        H,
+        "Prefix of every topic name; also the offsets' server name.",
+        group=CONN,
+        aliases=("database.server.name",),
+    )
     f = {"group": FILT}
-    d.define("database.include.list", LST, "", v.regex, H, "Databases to capture (regexes).",
-             aliases=("database.whitelist",), **f)
-    d.define("database.exclude.list", LST, "", v.regex, M, "Databases not to capture.",
-             aliases=("database.blacklist",), **f)
-    d.define("table.include.list", LST, "", v.regex, H, "Tables (db.table) to capture.",
-             aliases=("table.whitelist",), **f)
-    d.define("table.exclude.list", LST, "", v.regex, M, "Tables not to capture.",
-             aliases=("table.blacklist",), **f)
-    d.define("column.include.list", LST, "", v.regex, LO, "Columns (db.table.column) to include.",
-             aliases=("column.whitelist",), **f)
-    d.define("column.exclude.list", LST, "", v.regex, LO, "Columns to leave out.",
-             aliases=("column.blacklist",), **f)
+    d.define(
+        "database.include.list",
+        LST,
+        "",
+        v.regex,
+        H,
+        "Databases to capture (regexes).",
+        aliases=("database.whitelist",),
+        **f,
+    )
+    d.define(
+        "database.exclude.list",
+        LST,
+        "",
+        v.regex,
+        M,
+        "Databases not to capture.",
+        aliases=("database.blacklist",),
+        **f,
+    )
+    d.define(
+        "table.include.list",
+        LST,
+        "",
+        v.regex,
+        H,
+        "Tables (db.table) to capture.",
+        aliases=("table.whitelist",),
+        **f,
+    )
+    d.define(
+        "table.exclude.list", LST, "", v.regex, M, "Tables not to capture.", aliases=("table.blacklist",), **f
+    )
+    d.define(
+        "column.include.list",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "Columns (db.table.column) to include.",
+        aliases=("column.whitelist",),
+        **f,
+    )
+    d.define(
+        "column.exclude.list",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "Columns to leave out.",
+        aliases=("column.blacklist",),
+        **f,
+    )
     d.define("table.ignore.builtin", B, True, None, LO, "Ignore mysql, sys, performance_schema …", **f)
     d.define("message.key.columns", S, "", None, LO, "Key columns per table: db.t:c1,c2;db.t2:c.", **f)
     d.define("skipped.operations", LST, "t", None, LO, "Operations not emitted: c, u, d, t or none.", **f)
     d.define("gtid.source.includes", LST, "", v.regex, LO, "GTID source UUIDs to use.", **f)
     d.define("gtid.source.excludes", LST, "", v.regex, LO, "GTID source UUIDs to ignore.", **f)
     s = {"group": SNAP}
-    d.define("snapshot.mode", S, "initial", v.case_insensitive_one_of(*SNAPSHOT_MODES), H,
-             "When to run a snapshot.", **s)
-    d.define("snapshot.locking.mode", S, "minimal", v.case_insensitive_one_of(*LOCKING_MODES), M,
-             "How the snapshot locks.", **s)
+    d.define(
+        "snapshot.mode",
+        S,
+        "initial",
+        v.case_insensitive_one_of(*SNAPSHOT_MODES),
+        H,
+        "When to run a snapshot.",
+        **s,
+    )
+    d.define(
+        "snapshot.locking.mode",
+        S,
+        "minimal",
+        v.case_insensitive_one_of(*LOCKING_MODES),
+        M,
+        "How the snapshot locks.",
+        **s,
+    )
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
-    d.define("snapshot.fetch.size", I, None, None, LO, "Rows fetched per round trip.", **s)
+    d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
     d.define("snapshot.include.collection.list", LST, "", v.regex, LO, "Tables to snapshot.", **s)
-    d.define("snapshot.select.statement.overrides", S, "", None, LO, "Tables with custom snapshot SELECTs.", **s)
-    d.define("snapshot.engine", S, "local", v.case_insensitive_one_of("local", "spark"), LO,
-             "Who reads the snapshot: one reader (local) or parallel Spark JDBC reads (spark).", **s)
+    d.define(
+        "snapshot.select.statement.overrides", S, "", None, LO, "Tables with custom snapshot SELECTs.", **s
+    )
+    d.define(
+        "snapshot.engine",
+        S,
+        "local",
+        v.case_insensitive_one_of("local", "spark"),
+        LO,
+        "Who reads the snapshot: one reader (local) or parallel Spark JDBC reads (spark).",
+        **s,
+    )
     t = {"group": TYPES}
-    d.define("time.precision.mode", S, "adaptive_time_microseconds",
-             v.case_insensitive_one_of("adaptive_time_microseconds", "adaptive", "connect"), M,
-             "How temporal values are represented.", **t)
-    d.define("decimal.handling.mode", S, "precise", v.case_insensitive_one_of("precise", "double", "string"), M,
-             "How DECIMAL values are represented.", **t)
-    d.define("bigint.unsigned.handling.mode", S, "long", v.case_insensitive_one_of("long", "precise"), M,
-             "How BIGINT UNSIGNED is represented.", **t)
-    d.define("binary.handling.mode", S, "bytes",
-             v.case_insensitive_one_of("bytes", "base64", "base64-url-safe", "hex"), M,
-             "How binary columns are represented.", **t)
-    d.define("enable.time.adjuster", B, True, None, LO, "Map two-digit years into 1970–2069.", **t)
-    d.define("include.unknown.datatypes", B, False, None, LO, "Include columns of unknown types as bytes.", **t)
+    d.define(
+        "time.precision.mode",
+        S,
+        "adaptive_time_microseconds",
+        v.case_insensitive_one_of("adaptive_time_microseconds", "adaptive", "connect"),
+        M,
+        "How temporal values are represented.",
+        **t,
+    )
+    d.define(
+        "decimal.handling.mode",
+        S,
+        "precise",
+        v.case_insensitive_one_of("precise", "double", "string"),
+        M,
+        "How DECIMAL values are represented.",
+        **t,
+    )
+    d.define(
+        "bigint.unsigned.handling.mode",
+        S,
+        "long",
+        v.case_insensitive_one_of("long", "precise"),
+        M,
+        "How BIGINT UNSIGNED is represented.",
+        **t,
+    )
+    d.define(
+        "binary.handling.mode",
+        S,
+        "bytes",
+        v.case_insensitive_one_of("bytes", "base64", "base64-url-safe", "hex"),
+        M,
+        "How binary columns are represented.",
+        **t,
+    )
+    d.define("enable.time.adjuster", B, True, None, LO, "Map two-digit years into 1970-2069.", **t)
+    d.define(
+        "include.unknown.datatypes", B, False, None, LO, "Include columns of unknown types as bytes.", **t
+    )
     e = {"group": EVT}
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
     d.define("include.query", B, False, None, LO, "Add the SQL to the source struct.", **e)
     d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
-    d.define("heartbeat.interval.ms", I, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
+    d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
     d.define("topic.heartbeat.prefix", S, "__debezium-heartbeat", None, LO, "Heartbeat topic prefix.", **e)
     d.define("topic.transaction", S, "transaction", None, LO, "Suffix of the transaction topic.", **e)
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
-    d.define("max.batch.size", I, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
-    d.define("max.queue.size", I, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
+    d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
+    d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
-    d.define("event.processing.failure.handling.mode", S, "fail",
-             v.case_insensitive_one_of("fail", "warn", "ignore", "skip"), LO,
-             "What to do with an event that cannot be processed.",
-             aliases=("event.deserialization.failure.handling.mode",), **e)
-    d.define("inconsistent.schema.handling.mode", S, "fail", v.case_insensitive_one_of("fail", "warn", "skip"),
-             LO, "What to do with events of tables missing from the schema.", **e)
-    d.define("schema.name.adjustment.mode", S, "none", v.case_insensitive_one_of("none", "avro", "avro_unicode"),
-             LO, "Adjust schema names for Avro.", **e)
+    d.define(
+        "event.processing.failure.handling.mode",
+        S,
+        "fail",
+        v.case_insensitive_one_of("fail", "warn", "ignore", "skip"),
+        LO,
+        "What to do with an event that cannot be processed.",
+        aliases=("event.deserialization.failure.handling.mode",),
+        **e,
+    )
+    d.define(
+        "inconsistent.schema.handling.mode",
+        S,
+        "fail",
+        v.case_insensitive_one_of("fail", "warn", "skip"),
+        LO,
+        "What to do with events of tables missing from the schema.",
+        **e,
+    )
+    d.define(
+        "schema.name.adjustment.mode",
+        S,
+        "none",
+        v.case_insensitive_one_of("none", "avro", "avro_unicode"),
+        LO,
+        "Adjust schema names for Avro.",
+        **e,
+    )
     h = {"group": HIST}
-    d.define("schema.history.internal", S, "io.debezium.storage.kafka.history.KafkaSchemaHistory", None, LO,
-             "Schema history implementation.", aliases=("database.history",), **h)
-    d.define("schema.history.internal.kafka.topic", S, None, None, H, "Schema history topic.",
-             aliases=("database.history.kafka.topic",), **h)
-    d.define("schema.history.internal.kafka.bootstrap.servers", S, None, None, H,
-             "Brokers of the schema history topic.", aliases=("database.history.kafka.bootstrap.servers",), **h)
-    d.define("schema.history.internal.file.filename", S, None, None, LO, "File schema history.",
-             aliases=("database.history.file.filename",), **h)
-    d.define("schema.history.internal.skip.unparseable.ddl", B, False, None, LO, "Skip DDL that cannot be parsed.",
-             aliases=("database.history.skip.unparseable.ddl",), **h)
-    d.define("schema.history.internal.store.only.captured.tables.ddl", B, False, None, LO,
-             "Record only the DDL of captured tables.",
-             aliases=("database.history.store.only.captured.tables.ddl", "database.history.store.only.monitored.tables.ddl"),
-             **h)
-    d.define("schema.history.internal.store.only.captured.databases.ddl", B, False, None, LO,
-             "Record only the DDL of captured databases.", **h)
-    d.define("schema.history.internal.kafka.recovery.poll.interval.ms", I, 100, None, LO, "Recovery poll.", **h)
-    d.define("schema.history.internal.kafka.recovery.attempts", I, 100, None, LO, "Recovery attempts.", **h)
+    d.define(
+        "schema.history.internal",
+        S,
+        "io.debezium.storage.kafka.history.KafkaSchemaHistory",
+        None,
+        LO,
+        "Schema history implementation.",
+        aliases=("database.history",),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.kafka.topic",
+        S,
+        None,
+        None,
+        H,
+        "Schema history topic.",
+        aliases=("database.history.kafka.topic",),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.kafka.bootstrap.servers",
+        S,
+        None,
+        None,
+        H,
+        "Brokers of the schema history topic.",
+        aliases=("database.history.kafka.bootstrap.servers",),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.file.filename",
+        S,
+        None,
+        None,
+        LO,
+        "File schema history.",
+        aliases=("database.history.file.filename",),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.skip.unparseable.ddl",
+        B,
+        False,
+        None,
+        LO,
+        "Skip DDL that cannot be parsed.",
+        aliases=("database.history.skip.unparseable.ddl",),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.store.only.captured.tables.ddl",
+        B,
+        False,
+        None,
+        LO,
+        "Record only the DDL of captured tables.",
+        aliases=(
+            "database.history.store.only.captured.tables.ddl",
+            "database.history.store.only.monitored.tables.ddl",
+        ),
+        **h,
+    )
+    d.define(
+        "schema.history.internal.store.only.captured.databases.ddl",
+        B,
+        False,
+        None,
+        LO,
+        "Record only the DDL of captured databases.",
+        **h,
+    )
+    d.define(
+        "schema.history.internal.kafka.recovery.poll.interval.ms", INT, 100, None, LO, "Recovery poll.", **h
+    )
+    d.define("schema.history.internal.kafka.recovery.attempts", INT, 100, None, LO, "Recovery attempts.", **h)
     return d
 
 
@@ -176,12 +404,17 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     """Per-key validation plus the cross-key rules Debezium checks."""
     values = MYSQL_DEF.validate(props)
     by_name = {v.name: v for v in values}
-    for a, b in (("database.include.list", "database.exclude.list"), ("table.include.list", "table.exclude.list"),
-                 ("column.include.list", "column.exclude.list")):
+    for a, b in (
+        ("database.include.list", "database.exclude.list"),
+        ("table.include.list", "table.exclude.list"),
+        ("column.include.list", "column.exclude.list"),
+    ):
         if by_name[a].value and by_name[b].value:
-            by_name[b].add_error(f"\"{b}\" is already specified together with \"{a}\"; only one may be set")
-    history = props.get("schema.history.internal", props.get("database.history",
-                                                              "io.debezium.storage.kafka.history.KafkaSchemaHistory"))
+            by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
+    history = props.get(
+        "schema.history.internal",
+        props.get("database.history", "io.debezium.storage.kafka.history.KafkaSchemaHistory"),
+    )
     if "Kafka" in history:
         # The brokers may be left out: the worker's own bootstrap.servers is used then (the seed 1.x config
         # misspells that key, and Debezium would refuse it).

@@ -40,10 +40,13 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
     except pymysql.err.OperationalError as exc:
         code = exc.args[0] if exc.args else 0
         if code in (1045, 1044):
-            raise ConnectError(f"Access denied for user '{settings['database.user']}' to "
-                               f"{settings['database.hostname']}:{settings['database.port']}: {exc.args[1]}") from exc
-        raise RetriableError(f"Cannot connect to {settings['database.hostname']}:{settings['database.port']}: "
-                             f"{exc}") from exc
+            raise ConnectError(
+                f"Access denied for user '{settings['database.user']}' to "
+                f"{settings['database.hostname']}:{settings['database.port']}: {exc.args[1]}"
+            ) from exc
+        raise RetriableError(
+            f"Cannot connect to {settings['database.hostname']}:{settings['database.port']}: {exc}"
+        ) from exc
     with conn.cursor() as cur:
         cur.execute("SET time_zone = '+00:00'")
         for statement in str(settings["database.initial.statements"] or "").split(";"):
@@ -80,17 +83,24 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
         log_bin = _var(cur, "log_bin")
         if (log_bin or "").upper() not in ("ON", "1"):
             problems.append("the binary log is off (set log_bin)")
-        for name, wanted in (("binlog_format", "ROW"), ("binlog_row_image", "FULL"),
-                             ("binlog_row_metadata", "FULL")):
+        for name, wanted in (
+            ("binlog_format", "ROW"),
+            ("binlog_row_image", "FULL"),
+            ("binlog_row_metadata", "FULL"),
+        ):
             value = _var(cur, name)
             if value is None:
                 if name == "binlog_row_metadata":
-                    problems.append("the server does not support binlog_row_metadata (MySQL ≥ 8.0.14 or "
-                                    "MariaDB ≥ 10.5 is required)")
+                    problems.append(
+                        "the server does not support binlog_row_metadata (MySQL ≥ 8.0.14 or "
+                        "MariaDB ≥ 10.5 is required)"
+                    )
                 continue
             if value.upper() != wanted:
-                problems.append(f"{name} is {value} but must be {wanted} (SET GLOBAL {name}={wanted}, and in "
-                                f"the server's configuration file)")
+                problems.append(
+                    f"{name} is {value} but must be {wanted} (SET GLOBAL {name}={wanted}, and in "
+                    f"the server's configuration file)"
+                )
         server_id = int(_var(cur, "server_id") or 0)
         if mariadb:
             gtid_mode = bool(_var(cur, "gtid_binlog_pos"))
@@ -99,15 +109,23 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
         cur.execute("SHOW GRANTS FOR CURRENT_USER()")
         grants = " ".join(str(r[0]).upper() for r in cur.fetchall())
     if problems:
-        raise ConnectError(f"The {('MariaDB' if mariadb else 'MySQL')} server at "
-                           f"{settings['database.hostname']}:{settings['database.port']} is not configured for "
-                           "change data capture: " + "; ".join(problems))
+        raise ConnectError(
+            f"The {('MariaDB' if mariadb else 'MySQL')} server at "
+            f"{settings['database.hostname']}:{settings['database.port']} is not configured for "
+            "change data capture: " + "; ".join(problems)
+        )
     if "ALL PRIVILEGES ON *.*" not in grants:
-        missing = [g for g in ("REPLICATION SLAVE", "REPLICATION CLIENT") if g not in grants
-                   and not (g == "REPLICATION CLIENT" and "BINLOG MONITOR" in grants)
-                   and not (g == "REPLICATION SLAVE" and "REPLICATION REPLICA" in grants)]
+        missing = [
+            g
+            for g in ("REPLICATION SLAVE", "REPLICATION CLIENT")
+            if g not in grants
+            and not (g == "REPLICATION CLIENT" and "BINLOG MONITOR" in grants)
+            and not (g == "REPLICATION SLAVE" and "REPLICATION REPLICA" in grants)
+        ]
         if missing:
-            raise ConnectError(f"User '{settings['database.user']}' lacks the privileges "
-                               f"{', '.join(missing)}; grant them with: GRANT SELECT, RELOAD, SHOW DATABASES, "
-                               f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings['database.user']}'")
+            raise ConnectError(
+                f"User '{settings['database.user']}' lacks the privileges "
+                f"{', '.join(missing)}; grant them with: GRANT SELECT, RELOAD, SHOW DATABASES, "
+                f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings['database.user']}'"
+            )
     return ServerInfo(version, mariadb, server_id, gtid_mode)

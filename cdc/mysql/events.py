@@ -40,36 +40,52 @@ SNAPSHOT_ENUM = "true,first,first_in_data_collection,last_in_data_collection,las
 
 
 def _source_schema(connector: str) -> Schema:
-    snapshot = (SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
-                .parameter("allowed", SNAPSHOT_ENUM).default_value("false").optional().build())
-    return (SchemaBuilder.struct().name(f"io.debezium.connector.{connector}.Source").version(1)
-            .field("version", STRING_SCHEMA)
-            .field("connector", STRING_SCHEMA)
-            .field("name", STRING_SCHEMA)
-            .field("ts_ms", INT64_SCHEMA)
-            .field("snapshot", snapshot)
-            .field("db", STRING_SCHEMA)
-            .field("sequence", OPTIONAL_STRING_SCHEMA)
-            .field("ts_us", OPTIONAL_INT64_SCHEMA)
-            .field("ts_ns", OPTIONAL_INT64_SCHEMA)
-            .field("table", OPTIONAL_STRING_SCHEMA)
-            .field("server_id", INT64_SCHEMA)
-            .field("gtid", OPTIONAL_STRING_SCHEMA)
-            .field("file", STRING_SCHEMA)
-            .field("pos", INT64_SCHEMA)
-            .field("row", INT32_SCHEMA)
-            .field("thread", OPTIONAL_INT64_SCHEMA)
-            .field("query", OPTIONAL_STRING_SCHEMA)
-            .build())
+    snapshot = (
+        SchemaBuilder.string()
+        .name("io.debezium.data.Enum")
+        .version(1)
+        .parameter("allowed", SNAPSHOT_ENUM)
+        .default_value("false")
+        .optional()
+        .build()
+    )
+    return (
+        SchemaBuilder.struct()
+        .name(f"io.debezium.connector.{connector}.Source")
+        .version(1)
+        .field("version", STRING_SCHEMA)
+        .field("connector", STRING_SCHEMA)
+        .field("name", STRING_SCHEMA)
+        .field("ts_ms", INT64_SCHEMA)
+        .field("snapshot", snapshot)
+        .field("db", STRING_SCHEMA)
+        .field("sequence", OPTIONAL_STRING_SCHEMA)
+        .field("ts_us", OPTIONAL_INT64_SCHEMA)
+        .field("ts_ns", OPTIONAL_INT64_SCHEMA)
+        .field("table", OPTIONAL_STRING_SCHEMA)
+        .field("server_id", INT64_SCHEMA)
+        .field("gtid", OPTIONAL_STRING_SCHEMA)
+        .field("file", STRING_SCHEMA)
+        .field("pos", INT64_SCHEMA)
+        .field("row", INT32_SCHEMA)
+        .field("thread", OPTIONAL_INT64_SCHEMA)
+        .field("query", OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
 
 
 SOURCE_SCHEMA = _source_schema("mysql")
 
-TRANSACTION_SCHEMA = (SchemaBuilder.struct().name("event.block").version(1).optional()
-                      .field("id", STRING_SCHEMA)
-                      .field("total_order", INT64_SCHEMA)
-                      .field("data_collection_order", INT64_SCHEMA)
-                      .build())
+TRANSACTION_SCHEMA = (
+    SchemaBuilder.struct()
+    .name("event.block")
+    .version(1)
+    .optional()
+    .field("id", STRING_SCHEMA)
+    .field("total_order", INT64_SCHEMA)
+    .field("data_collection_order", INT64_SCHEMA)
+    .build()
+)
 
 
 def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
@@ -95,8 +111,15 @@ class SourcePosition:
 class TableSchema:
     """Everything needed to turn rows of one table version into Structs, precompiled."""
 
-    def __init__(self, table: Table, settings: MySqlSettings, mapper: TypeMapper, filters: Filters,
-                 key_columns: Sequence[str] | None, source_schema: Schema) -> None:
+    def __init__(
+        self,
+        table: Table,
+        settings: MySqlSettings,
+        mapper: TypeMapper,
+        filters: Filters,
+        key_columns: Sequence[str] | None,
+        source_schema: Schema,
+    ) -> None:
         self.table = table
         self.id = table.id
         self.topic = topic_name(settings, table.id)
@@ -128,32 +151,41 @@ class TableSchema:
             self.key_index = []
             self.key_converters = []
             self._key_nulls = []
-        self.envelope = (SchemaBuilder.struct().name(_adjust(base + ".Envelope")).version(2)
-                         .field("before", self.value_schema)
-                         .field("after", self.value_schema)
-                         .field("source", source_schema)
-                         .field("transaction", TRANSACTION_SCHEMA)
-                         .field("op", STRING_SCHEMA)
-                         .field("ts_ms", OPTIONAL_INT64_SCHEMA)
-                         .field("ts_us", OPTIONAL_INT64_SCHEMA)
-                         .field("ts_ns", OPTIONAL_INT64_SCHEMA)
-                         .build())
+        self.envelope = (
+            SchemaBuilder.struct()
+            .name(_adjust(base + ".Envelope"))
+            .version(2)
+            .field("before", self.value_schema)
+            .field("after", self.value_schema)
+            .field("source", source_schema)
+            .field("transaction", TRANSACTION_SCHEMA)
+            .field("op", STRING_SCHEMA)
+            .field("ts_ms", OPTIONAL_INT64_SCHEMA)
+            .field("ts_us", OPTIONAL_INT64_SCHEMA)
+            .field("ts_ns", OPTIONAL_INT64_SCHEMA)
+            .build()
+        )
         # (row index, converter or None, the value of a NULL: None, or the fallback of a NOT NULL column)
-        self._converters = [(i, m.convert, m.null)
-                            for i, m in zip(self.value_index, self.mappings, strict=True)]
+        self._converters = [
+            (i, m.convert, m.null) for i, m in zip(self.value_index, self.mappings, strict=True)
+        ]
         self._key_converters = list(zip(self.key_index, self.key_converters, self._key_nulls, strict=True))
 
     def value(self, row: Sequence[Any]) -> Struct:
         """A Value struct from a row given in table column order."""
-        values = [null if (v := row[i]) is None else v if conv is None else conv(v)
-                  for i, conv, null in self._converters]
+        values = [
+            null if (v := row[i]) is None else v if conv is None else conv(v)
+            for i, conv, null in self._converters
+        ]
         return Struct(self.value_schema, values)
 
     def key(self, row: Sequence[Any]) -> Struct | None:
         if self.key_schema is None:
             return None
-        values = [null if (v := row[i]) is None else v if conv is None else conv(v)
-                  for i, conv, null in self._key_converters]
+        values = [
+            null if (v := row[i]) is None else v if conv is None else conv(v)
+            for i, conv, null in self._key_converters
+        ]
         return Struct(self.key_schema, values)
 
 
@@ -204,63 +236,141 @@ class EventFactory:
         self._schemas.pop(table_id, None)
 
     # -- records ---------------------------------------------------------------------------------------
-    def source(self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None) -> Struct:
-        return Struct(self.source_schema, [
-            __version__, self.connector, self.settings.prefix, ts_ms, snapshot,
-            table_id.database if table_id else "", None, ts_ms * 1000, ts_ms * 1_000_000,
-            table_id.table if table_id else None, pos.server_id, pos.gtid, pos.file, pos.pos, pos.row,
-            pos.thread, pos.query,
-        ])
-
-    def _envelope(self, ts: TableSchema, before: Struct | None, after: Struct | None, source: Struct, op: str,
-                  transaction: Struct | None = None) -> Struct:
-        now_ns = time.time_ns()
-        return Struct(ts.envelope, [before, after, source, transaction, op, now_ns // 1_000_000, now_ns // 1000,
-                                    now_ns])
-
-    def _record(self, ts: TableSchema, key: Struct | None, value: Struct | None, offset: dict[str, Any],
-                headers: Headers | None = None) -> SourceRecord:
-        return SourceRecord(
-            topic=ts.topic, kafka_partition=None, key_schema=ts.key_schema, key=key,
-            value_schema=ts.envelope if value is not None else None, value=value,
-            headers=headers if headers is not None else Headers(),
-            source_partition=self.partition, source_offset=offset,
+    def source(
+        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
+    ) -> Struct:
+        return Struct(
+            self.source_schema,
+            [
+                __version__,
+                self.connector,
+                self.settings.prefix,
+                ts_ms,
+                snapshot,
+                table_id.database if table_id else "",
+                None,
+                ts_ms * 1000,
+                ts_ms * 1_000_000,
+                table_id.table if table_id else None,
+                pos.server_id,
+                pos.gtid,
+                pos.file,
+                pos.pos,
+                pos.row,
+                pos.thread,
+                pos.query,
+            ],
         )
 
-    def read(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any]) -> SourceRecord:
+    def _envelope(
+        self,
+        ts: TableSchema,
+        before: Struct | None,
+        after: Struct | None,
+        source: Struct,
+        op: str,
+        transaction: Struct | None = None,
+    ) -> Struct:
+        now_ns = time.time_ns()
+        return Struct(
+            ts.envelope, [before, after, source, transaction, op, now_ns // 1_000_000, now_ns // 1000, now_ns]
+        )
+
+    def _record(
+        self,
+        ts: TableSchema,
+        key: Struct | None,
+        value: Struct | None,
+        offset: dict[str, Any],
+        headers: Headers | None = None,
+    ) -> SourceRecord:
+        return SourceRecord(
+            topic=ts.topic,
+            kafka_partition=None,
+            key_schema=ts.key_schema,
+            key=key,
+            value_schema=ts.envelope if value is not None else None,
+            value=value,
+            headers=headers if headers is not None else Headers(),
+            source_partition=self.partition,
+            source_offset=offset,
+        )
+
+    def read(
+        self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any]
+    ) -> SourceRecord:
         after = ts.value(row)
         return self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "r"), offset)
 
-    def create(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any],
-               transaction: Struct | None = None) -> list[SourceRecord]:
+    def create(
+        self,
+        ts: TableSchema,
+        row: Sequence[Any],
+        source: Struct,
+        offset: dict[str, Any],
+        transaction: Struct | None = None,
+    ) -> list[SourceRecord]:
         if self.settings.skipped("c"):
             return []
         after = ts.value(row)
-        return [self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "c", transaction), offset)]
+        return [
+            self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "c", transaction), offset)
+        ]
 
-    def update(self, ts: TableSchema, before_row: Sequence[Any], after_row: Sequence[Any], source: Struct,
-               offset: dict[str, Any], transaction: Struct | None = None) -> list[SourceRecord]:
+    def update(
+        self,
+        ts: TableSchema,
+        before_row: Sequence[Any],
+        after_row: Sequence[Any],
+        source: Struct,
+        offset: dict[str, Any],
+        transaction: Struct | None = None,
+    ) -> list[SourceRecord]:
         if self.settings.skipped("u"):
             return []
         old_key, new_key = ts.key(before_row), ts.key(after_row)
         before, after = ts.value(before_row), ts.value(after_row)
         if old_key == new_key:
-            return [self._record(ts, new_key, self._envelope(ts, before, after, source, "u", transaction), offset)]
+            return [
+                self._record(ts, new_key, self._envelope(ts, before, after, source, "u", transaction), offset)
+            ]
         # A key change: delete (old key) + tombstone + create (new key), with the other key in a header.
-        out = [self._record(ts, old_key, self._envelope(ts, before, None, source, "d", transaction), offset,
-                            Headers().add("__debezium.newkey", new_key, ts.key_schema))]
+        out = [
+            self._record(
+                ts,
+                old_key,
+                self._envelope(ts, before, None, source, "d", transaction),
+                offset,
+                Headers().add("__debezium.newkey", new_key, ts.key_schema),
+            )
+        ]
         if self.tombstones:
             out.append(self._record(ts, old_key, None, offset))
-        out.append(self._record(ts, new_key, self._envelope(ts, None, after, source, "c", transaction), offset,
-                                Headers().add("__debezium.oldkey", old_key, ts.key_schema)))
+        out.append(
+            self._record(
+                ts,
+                new_key,
+                self._envelope(ts, None, after, source, "c", transaction),
+                offset,
+                Headers().add("__debezium.oldkey", old_key, ts.key_schema),
+            )
+        )
         return out
 
-    def delete(self, ts: TableSchema, row: Sequence[Any], source: Struct, offset: dict[str, Any],
-               transaction: Struct | None = None) -> list[SourceRecord]:
+    def delete(
+        self,
+        ts: TableSchema,
+        row: Sequence[Any],
+        source: Struct,
+        offset: dict[str, Any],
+        transaction: Struct | None = None,
+    ) -> list[SourceRecord]:
         if self.settings.skipped("d"):
             return []
         key = ts.key(row)
-        out = [self._record(ts, key, self._envelope(ts, ts.value(row), None, source, "d", transaction), offset)]
+        out = [
+            self._record(ts, key, self._envelope(ts, ts.value(row), None, source, "d", transaction), offset)
+        ]
         if self.tombstones:
             out.append(self._record(ts, key, None, offset))
         return out
@@ -269,6 +379,15 @@ class EventFactory:
         if self.settings.skipped("t"):
             return []
         value = self._envelope(ts, None, None, source, "t")
-        return [SourceRecord(topic=ts.topic, kafka_partition=None, key_schema=None, key=None,
-                             value_schema=ts.envelope, value=value, source_partition=self.partition,
-                             source_offset=offset)]
+        return [
+            SourceRecord(
+                topic=ts.topic,
+                kafka_partition=None,
+                key_schema=None,
+                key=None,
+                value_schema=ts.envelope,
+                value=value,
+                source_partition=self.partition,
+                source_offset=offset,
+            )
+        ]

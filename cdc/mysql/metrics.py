@@ -8,7 +8,6 @@ in :data:`REGISTRY`, which the worker's ``/metrics`` endpoint renders in Prometh
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -16,8 +15,6 @@ from cdc.history.model import TableId
 from cdc.metrics import REGISTRY, MetricsRegistry
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SnapshotMetrics", "StreamingMetrics"]
-
-
 
 
 class SnapshotMetrics:

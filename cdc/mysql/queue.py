@@ -35,10 +35,7 @@ class ChangeEventQueue:
             return True
 
     def put_all(self, items: list[Any], stopping: threading.Event) -> bool:
-        for item in items:
-            if not self.put(item, stopping):
-                return False
-        return True
+        return all(self.put(item, stopping) for item in items)
 
     def fail(self, error: BaseException) -> None:
         with self._cond:

@@ -39,8 +39,9 @@ class SchemaState:
     def table(self, table_id: TableId) -> Table | None:
         return self.tables.get(table_id)
 
-    def apply_ddl(self, ddl: str, database: str | None, position: dict[str, Any],
-                  record: bool = True) -> list[Any]:
+    def apply_ddl(
+        self, ddl: str, database: str | None, position: dict[str, Any], record: bool = True
+    ) -> list[Any]:
         """Apply ``ddl``; record it in the history (unless filtered out); the changes made."""
         from cdc.history.errors import UnparseableDdlError
 
@@ -85,7 +86,12 @@ class SchemaState:
     def recover(self, position: dict[str, Any]) -> None:
         from cdc.history.positions import BinlogPositionComparator
 
-        self.tables = self.history.recover(position, Tables(), self.parser, BinlogPositionComparator(),
-                                           source={"server": self.settings.prefix})
+        self.tables = self.history.recover(
+            position,
+            Tables(),
+            self.parser,
+            BinlogPositionComparator(),
+            source={"server": self.settings.prefix},
+        )
         self.version += 1
         log.info("Recovered the schema of %d tables from the history up to %s", len(self.tables), position)

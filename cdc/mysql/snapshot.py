@@ -11,6 +11,7 @@ by a final heartbeat record once the last row is out, so an interrupted snapshot
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -44,9 +45,18 @@ class SnapshotResult:
 
 
 class Snapshotter:
-    def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
-                 emit: Callable[[list[SourceRecord]], bool], stopping: threading.Event, mariadb: bool,
-                 metrics: SnapshotMetrics, schema_events: SchemaChangeEvents | None = None) -> None:
+    def __init__(
+        self,
+        settings: MySqlSettings,
+        schema: SchemaState,
+        events: EventFactory,
+        filters: Filters,
+        emit: Callable[[list[SourceRecord]], bool],
+        stopping: threading.Event,
+        mariadb: bool,
+        metrics: SnapshotMetrics,
+        schema_events: SchemaChangeEvents | None = None,
+    ) -> None:
         self.settings = settings
         self.schema = schema
         self.events = events
@@ -68,10 +78,8 @@ class Snapshotter:
         try:
             return self._run(conn, data)
         finally:
-            try:
+            with contextlib.suppress(Exception):  # best effort
                 conn.close()
-            except Exception:
-                pass
 
     def _run(self, conn: Any, data: bool) -> SnapshotResult:
         cur = conn.cursor()
@@ -84,7 +92,7 @@ class Snapshotter:
             try:
                 self.metrics.holding_global_lock = True
                 cur.execute("FLUSH TABLES WITH READ LOCK")
-            except Exception as exc:  # noqa: BLE001 - e.g. RDS forbids FTWRL: fall back to table locks
+            except Exception as exc:
                 self.metrics.holding_global_lock = False
                 log.warning("Global read lock not allowed (%s); using table locks instead", exc)
                 table_locks = True
@@ -93,8 +101,13 @@ class Snapshotter:
         captured = [t for t in all_tables if self.filters.table(t)]
         to_read = [t for t in captured if self.filters.snapshot_table(t)]
         self.metrics.start(captured)
-        log.info("Snapshot of %d tables in %d databases (locking mode %s%s)", len(captured), len(databases),
-                 self.locking, ", table locks" if table_locks else "")
+        log.info(
+            "Snapshot of %d tables in %d databases (locking mode %s%s)",
+            len(captured),
+            len(databases),
+            self.locking,
+            ", table locks" if table_locks else "",
+        )
         if table_locks:
             # The data is read under these locks: a transaction would release them (and UNLOCK TABLES
             # would commit it), so no consistent-snapshot transaction on this path, as in Debezium.
@@ -132,7 +145,7 @@ class Snapshotter:
                     cur.execute(f"KILL QUERY {int(connection_id)}")
             finally:
                 conn.close()
-        except Exception as exc:  # noqa: BLE001 - the query may have ended already
+        except Exception as exc:
             log.debug("Could not interrupt the snapshot's query: %s", exc)
 
     def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
@@ -159,10 +172,14 @@ class Snapshotter:
             gtids = str(row[4]).replace("\n", "")
         return BinlogOffset(file=file, pos=pos, gtids=gtids, ts_sec=int(time.time()))
 
-    def _record_schema(self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]) -> None:
+    def _record_schema(
+        self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]
+    ) -> None:
         cur.execute("SELECT @@character_set_server, @@collation_server")
         charset, collation = _one(cur)
-        self.schema.apply_ddl(f"SET character_set_server={charset}, collation_server={collation}", None, position)
+        self.schema.apply_ddl(
+            f"SET character_set_server={charset}, collation_server={collation}", None, position
+        )
         for db in databases:
             db_tables = [t for t in tables if t.database == db]
             if self.schema.only_captured_tables and not any(self.filters.table(t) for t in db_tables):
@@ -238,7 +255,9 @@ class Snapshotter:
             total += count
             self.metrics.table_done(table_id)
             elapsed = max(time.monotonic() - started, 1e-6)
-            log.info("Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed)
+            log.info(
+                "Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed
+            )
         if pending is not None:
             # The snapshot's last record carries the completed offset (no snapshot flag): once it is
             # committed, a restart streams instead of snapshotting again.
@@ -248,7 +267,9 @@ class Snapshotter:
         return total
 
     def _override(self, table_id: TableId) -> str | None:
-        tables = [t.strip() for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")]
+        tables = [
+            t.strip() for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
+        ]
         if str(table_id) in tables:
             return self.settings.raw.get(f"snapshot.select.statement.overrides.{table_id}")
         return None

@@ -68,13 +68,35 @@ class MySqlSourceTask(SourceTask):
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
-        snapshotter = Snapshotter(settings, schema, events, filters, self._emit, self.stopping, server.mariadb,
-                                  snapshot_metrics, schema_events)
-        self.streamer = Streamer(settings, schema, events, filters, schema_events, self._emit, self.stopping,
-                                 streaming_metrics, server.mariadb)
+        snapshotter = Snapshotter(
+            settings,
+            schema,
+            events,
+            filters,
+            self._emit,
+            self.stopping,
+            server.mariadb,
+            snapshot_metrics,
+            schema_events,
+        )
+        self.streamer = Streamer(
+            settings,
+            schema,
+            events,
+            filters,
+            schema_events,
+            self._emit,
+            self.stopping,
+            streaming_metrics,
+            server.mariadb,
+        )
         self.snapshotter = snapshotter
-        self.thread = threading.Thread(target=self._capture, args=(plan, snapshotter, schema_events, offset),
-                                       name=f"mysql-capture-{settings.prefix}", daemon=True)
+        self.thread = threading.Thread(
+            target=self._capture,
+            args=(plan, snapshotter, schema_events, offset),
+            name=f"mysql-capture-{settings.prefix}",
+            daemon=True,
+        )
         self.thread.start()
 
     def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
@@ -93,8 +115,9 @@ class MySqlSourceTask(SourceTask):
         history.start()
         return history
 
-    def _plan(self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState,
-              server: ServerInfo) -> str:
+    def _plan(
+        self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState, server: ServerInfo
+    ) -> str:
         """``snapshot`` (with data), ``schema`` (schema only, then stream from now), ``stream``, or
         ``snapshot_only``; recovers the schema from the history when streaming resumes."""
         from cdc.history.errors import SchemaHistoryMissingError
@@ -115,8 +138,11 @@ class MySqlSourceTask(SourceTask):
         if mode == "initial_only":
             return "idle"
         if mode == "when_needed" and not self._binlog_available(settings, offset):
-            log.warning("The binlog position %s:%s is no longer on the server; taking a new snapshot",
-                        offset.file, offset.pos)
+            log.warning(
+                "The binlog position %s:%s is no longer on the server; taking a new snapshot",
+                offset.file,
+                offset.pos,
+            )
             return "snapshot"
         if mode == "recovery":
             return "recover_schema"
@@ -135,8 +161,13 @@ class MySqlSourceTask(SourceTask):
             conn.close()
         return offset.file in files
 
-    def _capture(self, plan: str, snapshotter: Snapshotter, schema_events: SchemaChangeEvents,
-                 offset: BinlogOffset | None) -> None:
+    def _capture(
+        self,
+        plan: str,
+        snapshotter: Snapshotter,
+        schema_events: SchemaChangeEvents,
+        offset: BinlogOffset | None,
+    ) -> None:
         assert self.queue is not None and self.streamer is not None
         try:
             if plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
@@ -180,7 +211,7 @@ class MySqlSourceTask(SourceTask):
         assert self.queue is not None
         return self.queue.put_all(records, self.stopping)
 
-    # -- SourceTask --------------------------------------------------------------------------------------------
+    # -- SourceTask ----------------------------------------------------------------------------------------
     def poll(self) -> list[SourceRecord] | None:
         assert self.queue is not None
         batch = self.queue.poll(self.poll_timeout)

@@ -323,11 +323,31 @@ _SRID = struct.Struct("<i")
 _XY = struct.Struct("<dd")
 
 _INT_TYPES = ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "SERIAL")
-_TEXT_TYPES = ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "NCHAR", "NVARCHAR",
-               "CHARACTER", "LONG VARCHAR", "LONG")
+_TEXT_TYPES = (
+    "CHAR",
+    "VARCHAR",
+    "TINYTEXT",
+    "TEXT",
+    "MEDIUMTEXT",
+    "LONGTEXT",
+    "NCHAR",
+    "NVARCHAR",
+    "CHARACTER",
+    "LONG VARCHAR",
+    "LONG",
+)
 _BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
-_GEOMETRY_TYPES = ("GEOMETRY", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
-                   "GEOMETRYCOLLECTION", "GEOMCOLLECTION", "POINT")
+_GEOMETRY_TYPES = (
+    "GEOMETRY",
+    "LINESTRING",
+    "POLYGON",
+    "MULTIPOINT",
+    "MULTILINESTRING",
+    "MULTIPOLYGON",
+    "GEOMETRYCOLLECTION",
+    "GEOMCOLLECTION",
+    "POINT",
+)
 
 
 class TypeMapper:
@@ -456,8 +476,9 @@ class TypeMapper:
             return SchemaBuilder.int32().name("io.debezium.time.Year").version(1), _year(self.adjust_years), 0
         return self._temporal(c, base, length, required)
 
-    def _temporal(self, c: Column, base: str, length: int | None,
-                  required: bool) -> tuple[SchemaBuilder, Converter, Any]:
+    def _temporal(
+        self, c: Column, base: str, length: int | None, required: bool
+    ) -> tuple[SchemaBuilder, Converter, Any]:
         connect = self.time_mode == "connect"
         fsp = length or 0
         if base == "DATE":
@@ -504,6 +525,7 @@ class TypeMapper:
             return None if v is None else bytes(v)
 
         if pad_to:
+
             def padded(v: Any) -> Any:
                 data = raw(v)
                 return data if data is None or len(data) >= pad_to else data.ljust(pad_to, b"\0")
@@ -522,13 +544,23 @@ class TypeMapper:
 
     def _geometry(self, point: bool) -> tuple[SchemaBuilder, Converter, Any]:
         if point:
-            b = (SchemaBuilder.struct().name("io.debezium.data.geometry.Point").version(1)
-                 .doc("Geometry (POINT)")
-                 .field("x", Schema(Type.FLOAT64)).field("y", Schema(Type.FLOAT64))
-                 .field("wkb", Schema(Type.BYTES, optional=True))
-                 .field("srid", Schema(Type.INT32, optional=True)))
+            b = (
+                SchemaBuilder.struct()
+                .name("io.debezium.data.geometry.Point")
+                .version(1)
+                .doc("Geometry (POINT)")
+                .field("x", Schema(Type.FLOAT64))
+                .field("y", Schema(Type.FLOAT64))
+                .field("wkb", Schema(Type.BYTES, optional=True))
+                .field("srid", Schema(Type.INT32, optional=True))
+            )
         else:
-            b = (SchemaBuilder.struct().name("io.debezium.data.geometry.Geometry").version(1)
-                 .doc("Geometry")
-                 .field("wkb", Schema(Type.BYTES)).field("srid", Schema(Type.INT32, optional=True)))
+            b = (
+                SchemaBuilder.struct()
+                .name("io.debezium.data.geometry.Geometry")
+                .version(1)
+                .doc("Geometry")
+                .field("wkb", Schema(Type.BYTES))
+                .field("srid", Schema(Type.INT32, optional=True))
+            )
         return b, _GeometryConverter(point), None

@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-
 # (phase, table, columns of the row image at that phase, DDL that starts the phase)
 PHASES: list[tuple[int, str, list[str], str | None]] = [
     (1, "t", ["id", "phase", "a"], None),
@@ -42,46 +40,67 @@ def _free_port() -> int:
 
 def _files(tmp: Path, kafka: Any, db: Any, prefix: str) -> tuple[Path, Path]:
     worker = tmp / "worker.properties"
-    worker.write_text("\n".join([
-        f"bootstrap.servers={kafka.bootstrap_servers}",
-        "key.converter=org.apache.kafka.connect.json.JsonConverter",
-        "value.converter=org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable=false",
-        "value.converter.schemas.enable=true",
-        f"offset.storage.file.filename={tmp / 'offsets'}",
-        "offset.flush.interval.ms=200",
-        f"listeners=http://127.0.0.1:{_free_port()}",
-    ]) + "\n")
+    worker.write_text(
+        "\n".join(
+            [
+                f"bootstrap.servers={kafka.bootstrap_servers}",
+                "key.converter=org.apache.kafka.connect.json.JsonConverter",
+                "value.converter=org.apache.kafka.connect.json.JsonConverter",
+                "key.converter.schemas.enable=false",
+                "value.converter.schemas.enable=true",
+                f"offset.storage.file.filename={tmp / 'offsets'}",
+                "offset.flush.interval.ms=200",
+                f"listeners=http://127.0.0.1:{_free_port()}",
+            ]
+        )
+        + "\n"
+    )
     connector = tmp / "mysql.properties"
-    connector.write_text("\n".join([
-        "name=ddl-test",
-        "connector.class=io.debezium.connector.mysql.MySqlConnector",
-        f"database.hostname={db.host}",
-        f"database.port={db.port}",
-        f"database.user={db.user}",
-        f"database.password={db.password}",
-        f"database.server.id={random.randint(10_000, 90_000)}",
-        f"topic.prefix={prefix}",
-        f"database.include.list={db.name}",
-        f"schema.history.internal.kafka.topic={prefix}.history",
-        f"schema.history.internal.kafka.bootstrap.servers={kafka.bootstrap_servers}",
-    ]) + "\n")
+    connector.write_text(
+        "\n".join(
+            [
+                "name=ddl-test",
+                "connector.class=io.debezium.connector.mysql.MySqlConnector",
+                f"database.hostname={db.host}",
+                f"database.port={db.port}",
+                f"database.user={db.user}",
+                f"database.password={db.password}",
+                f"database.server.id={random.randint(10_000, 90_000)}",
+                f"topic.prefix={prefix}",
+                f"database.include.list={db.name}",
+                f"schema.history.internal.kafka.topic={prefix}.history",
+                f"schema.history.internal.kafka.bootstrap.servers={kafka.bootstrap_servers}",
+            ]
+        )
+        + "\n"
+    )
     return worker, connector
 
 
 def _start(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "cdc.cli", "standalone", str(worker), str(connector)],
-                            stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "cdc.cli", "standalone", str(worker), str(connector)],
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _write_phase(cur: Any, phase: int, table: str, columns: list[str], ddl: str | None) -> None:
     if ddl:
         cur.execute(ddl)
-    values = {"phase": phase, "a": phase * 10, "b": phase * 100, "c": phase * 100 if phase == 4 else f"c{phase}", "d": "2024-01-02 03:04:05.123456"}
+    values = {
+        "phase": phase,
+        "a": phase * 10,
+        "b": phase * 100,
+        "c": phase * 100 if phase == 4 else f"c{phase}",
+        "d": "2024-01-02 03:04:05.123456",
+    }
     cols = [c for c in columns if c != "id"]
     for _ in range(3):
-        cur.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
-                    [values[c] for c in cols])
+        cur.execute(
+            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
+            [values[c] for c in cols],
+        )
 
 
 def _events(kafka: Any, topic: str) -> list[dict[str, Any]]:
@@ -137,5 +156,3 @@ def test_every_event_carries_the_columns_of_its_moment(tmp_path: Path, kafka: An
     assert by_phase == {phase: 3 for phase, *_ in PHASES}, f"events per phase: {by_phase}"
     log_text = log.read_text(errors="replace")
     assert "Traceback" not in log_text, log_text[-3000:]
-
-

@@ -28,42 +28,50 @@ KILLS = int(os.environ.get("CDC_RESTART_KILLS", "20"))
 def _worker_files(tmp: Path, kafka: Any, mysql_db: Any, prefix: str, port: int) -> tuple[Path, Path]:
     worker = tmp / "worker.properties"
     worker.write_text(
-        "\n".join([
-            f"bootstrap.servers={kafka.bootstrap_servers}",
-            "key.converter=org.apache.kafka.connect.json.JsonConverter",
-            "value.converter=org.apache.kafka.connect.json.JsonConverter",
-            "key.converter.schemas.enable=false",
-            "value.converter.schemas.enable=false",
-            f"offset.storage.file.filename={tmp / 'offsets'}",
-            "offset.flush.interval.ms=300",
-            f"listeners=http://127.0.0.1:{port}",
-        ]) + "\n"
+        "\n".join(
+            [
+                f"bootstrap.servers={kafka.bootstrap_servers}",
+                "key.converter=org.apache.kafka.connect.json.JsonConverter",
+                "value.converter=org.apache.kafka.connect.json.JsonConverter",
+                "key.converter.schemas.enable=false",
+                "value.converter.schemas.enable=false",
+                f"offset.storage.file.filename={tmp / 'offsets'}",
+                "offset.flush.interval.ms=300",
+                f"listeners=http://127.0.0.1:{port}",
+            ]
+        )
+        + "\n"
     )
     connector = tmp / "mysql.json"
-    connector.write_text(json.dumps({
-        "name": "restart-test",
-        "config": {
-            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-            "database.hostname": mysql_db.host,
-            "database.port": str(mysql_db.port),
-            "database.user": mysql_db.user,
-            "database.password": mysql_db.password,
-            "database.server.id": str(random.randint(10_000, 90_000)),
-            "topic.prefix": prefix,
-            "database.include.list": mysql_db.name,
-            "schema.history.internal.kafka.topic": prefix + ".history",
-            "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
-            "include.schema.changes": "false",
-            "max.batch.size": "7",
-        },
-    }))
+    connector.write_text(
+        json.dumps(
+            {
+                "name": "restart-test",
+                "config": {
+                    "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+                    "database.hostname": mysql_db.host,
+                    "database.port": str(mysql_db.port),
+                    "database.user": mysql_db.user,
+                    "database.password": mysql_db.password,
+                    "database.server.id": str(random.randint(10_000, 90_000)),
+                    "topic.prefix": prefix,
+                    "database.include.list": mysql_db.name,
+                    "schema.history.internal.kafka.topic": prefix + ".history",
+                    "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
+                    "include.schema.changes": "false",
+                    "max.batch.size": "7",
+                },
+            }
+        )
+    )
     return worker, connector
 
 
 def _start(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "cdc.cli", "standalone", str(worker), str(connector)],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -83,8 +91,11 @@ class Writer(threading.Thread):
                 cur.execute("SELECT id FROM items")
                 ids = [r[0] for r in cur.fetchall()]
                 chosen = self.rng.sample(ids, min(15, len(ids)))
-                cur.execute("UPDATE items SET version = version + 1 WHERE id IN (%s)" % ",".join(
-                    str(i) for i in chosen[:3]))
+                cur.execute(
+                    "UPDATE items SET version = version + 1 WHERE id IN ("
+                    + ",".join(str(i) for i in chosen[:3])
+                    + ")"
+                )
                 cur.execute("INSERT INTO items (version, payload) VALUES (1, 'a'), (1, 'b'), (1, 'c')")
                 # Many small row events per transaction: offsets are then often committed mid-transaction.
                 for i in chosen[3:]:
@@ -119,8 +130,10 @@ def _wait_until_caught_up(kafka: Any, topic: str, mysql_db: Any, timeout: float 
             return events
         if time.monotonic() > deadline:
             missing = {k: v for k, v in table.items() if latest.get(k) != v}
-            pytest.fail(f"topic never caught up with the table; {len(missing)} rows differ, e.g. "
-                        f"{list(missing.items())[:5]}")
+            pytest.fail(
+                f"topic never caught up with the table; {len(missing)} rows differ, e.g. "
+                f"{list(missing.items())[:5]}"
+            )
         time.sleep(1)
 
 
@@ -134,8 +147,10 @@ def _versions(events: list[dict[str, Any]]) -> dict[int, list[int]]:
 
 def _setup_table(mysql_db: Any) -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
-        cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, version INT NOT NULL, "
-                    "payload VARCHAR(20))")
+        cur.execute(
+            "CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, version INT NOT NULL, "
+            "payload VARCHAR(20))"
+        )
         cur.execute("INSERT INTO items (version, payload) VALUES " + ",".join(["(1, 's')"] * INITIAL_ROWS))
 
 
@@ -193,7 +208,9 @@ def test_kill_9_during_snapshot_and_streaming_loses_nothing(
     assert missing == [], f"missing (key, version) pairs: {missing[:10]}"
 
 
-def test_clean_stop_and_restart_duplicates_nothing(tmp_path: Path, kafka: Any, mysql_db: Any, port: int) -> None:
+def test_clean_stop_and_restart_duplicates_nothing(
+    tmp_path: Path, kafka: Any, mysql_db: Any, port: int
+) -> None:
     _setup_table(mysql_db)
     prefix = kafka.prefix + "srv"
     worker, connector = _worker_files(tmp_path, kafka, mysql_db, prefix, port)

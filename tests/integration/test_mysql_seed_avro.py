@@ -28,8 +28,9 @@ TOPIC = "mysqlavro-ops-customers"
 
 @pytest.fixture(scope="module")
 def registry() -> str:
-    result = subprocess.run([str(REPO / "scripts" / "registry.sh"), "start"], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [str(REPO / "scripts" / "registry.sh"), "start"], capture_output=True, text=True, timeout=600
+    )
     if result.returncode != 0:
         pytest.fail(f"scripts/registry.sh start failed:\n{result.stdout}\n{result.stderr}")
     return "http://localhost:8081"
@@ -95,10 +96,17 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
     body["config"]["database.history.kafka.topic"] = prefix + "schema-changes.mysql.oc"
     conn = pymysql.connect(host="127.0.0.1", user="cdc", password="cdc", database="ops", autocommit=True)
     with conn.cursor() as cur:
-        cur.execute("CREATE TABLE IF NOT EXISTS customers (id INT AUTO_INCREMENT PRIMARY KEY, "
-                    "name VARCHAR(255) NOT NULL, email VARCHAR(255))")
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": prefix + "reader",
-                         "enable.auto.commit": False})
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS customers (id INT AUTO_INCREMENT PRIMARY KEY, "
+            "name VARCHAR(255) NOT NULL, email VARCHAR(255))"
+        )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "group.id": prefix + "reader",
+            "enable.auto.commit": False,
+        }
+    )
     runtime = build_distributed(worker)
     runtime.start()
     try:
@@ -118,8 +126,10 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             metrics = requests.get(f"{url}/metrics", timeout=30).text
-            if ('debezium_mysql_snapshot_SnapshotCompleted{server="mysqlavro"} 1' in metrics
-                    and 'debezium_mysql_streaming_Connected{server="mysqlavro"} 1' in metrics):
+            if (
+                'debezium_mysql_snapshot_SnapshotCompleted{server="mysqlavro"} 1' in metrics
+                and 'debezium_mysql_streaming_Connected{server="mysqlavro"} 1' in metrics
+            ):
                 break
             time.sleep(0.5)
         else:
@@ -135,8 +145,13 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
         key_conv, value_conv = AvroConverter(), AvroConverter()
         key_conv.configure({"schema.registry.url": registry}, True)
         value_conv.configure({"schema.registry.url": registry}, False)
-        decoded = [(key_conv.to_connect_data(TOPIC, m.key()).value,
-                    value_conv.to_connect_data(TOPIC, m.value()).value) for m in messages]
+        decoded = [
+            (
+                key_conv.to_connect_data(TOPIC, m.key()).value,
+                value_conv.to_connect_data(TOPIC, m.value()).value,
+            )
+            for m in messages
+        ]
         assert len(decoded) == 3
         (k1, v1), (k2, v2), (k3, v3) = decoded
         assert k1.get("id") == ann and v1.get("email") == "a@x" and v1.get("name") == f"ann {run}"
@@ -144,8 +159,11 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
         assert k2.get("id") == ann and v2.get("email") == "ann@x"
         assert k3.get("id") == ann and v3 is None  # the delete is dropped, its tombstone kept
         time.sleep(1.5)  # an offset flush
-        offsets = [m for m in _all(consumer, prefix + "offsets")
-                   if m.key() == json.dumps([name, {"server": "mysqlavro"}], separators=(",", ":")).encode()]
+        offsets = [
+            m
+            for m in _all(consumer, prefix + "offsets")
+            if m.key() == json.dumps([name, {"server": "mysqlavro"}], separators=(",", ":")).encode()
+        ]
         assert offsets, "no connect-offsets record for the connector"
         assert offsets[-1].partition() == partition_for(offsets[-1].key(), 25) == 0
         value = json.loads(offsets[-1].value())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cdc.api.errors import ConfigError
@@ -21,8 +23,9 @@ def make_def() -> ConfigDef:
 
 
 def test_parse_types_and_defaults() -> None:
-    parsed = make_def().parse({"host": "db", "port": " 3307 ", "password": "s3cret", "tables": "a, b ,c",
-                               "enabled": "FALSE"})
+    parsed = make_def().parse(
+        {"host": "db", "port": " 3307 ", "password": "s3cret", "tables": "a, b ,c", "enabled": "FALSE"}
+    )
     assert parsed["host"] == "db"
     assert parsed["port"] == 3307
     assert isinstance(parsed["password"], Password)
@@ -34,14 +37,18 @@ def test_parse_types_and_defaults() -> None:
 
 
 def test_missing_required_key_message() -> None:
-    with pytest.raises(ConfigError, match='Missing required configuration "host" which has no default value.'):
+    with pytest.raises(
+        ConfigError, match=re.escape('Missing required configuration "host" which has no default value.')
+    ):
         make_def().parse({})
 
 
 def test_validate_collects_every_error() -> None:
     values = {cv.name: cv for cv in make_def().validate({"port": "99999", "enabled": "yes", "mode": "x"})}
     assert values["host"].errors == ['Missing required configuration "host" which has no default value.']
-    assert values["port"].errors == ["Invalid value 99999 for configuration port: Value must be no more than 65535"]
+    assert values["port"].errors == [
+        "Invalid value 99999 for configuration port: Value must be no more than 65535"
+    ]
     assert "Expected value to be either true or false" in values["enabled"].errors[0]
     assert "String must be one of: bulk, incrementing" in values["mode"].errors[0]
     assert values["tables"].errors == []
@@ -50,9 +57,17 @@ def test_validate_collects_every_error() -> None:
 def test_key_info_shape() -> None:
     info = make_def()["port"].to_info()
     assert info == {
-        "name": "port", "type": "INT", "required": False, "default_value": "3306", "importance": "HIGH",
-        "documentation": "Port", "group": "Connection", "width": "NONE", "display_name": "port",
-        "dependents": [], "order": 2,
+        "name": "port",
+        "type": "INT",
+        "required": False,
+        "default_value": "3306",
+        "importance": "HIGH",
+        "documentation": "Port",
+        "group": "Connection",
+        "width": "NONE",
+        "display_name": "port",
+        "dependents": [],
+        "order": 2,
     }
     assert make_def()["host"].to_info()["required"] is True
     assert make_def()["host"].to_info()["default_value"] is None
@@ -64,10 +79,23 @@ def test_value_info_hides_passwords() -> None:
 
 
 def test_masking_declared_and_secret_looking_keys() -> None:
-    masked = mask_secrets({"password": "a", "producer.override.sasl.jaas.config": "b", "host": "h",
-                           "database.password": "c", "ssl.key.password": "d"}, make_def())
-    assert masked == {"password": "[hidden]", "producer.override.sasl.jaas.config": "[hidden]", "host": "h",
-                      "database.password": "[hidden]", "ssl.key.password": "[hidden]"}
+    masked = mask_secrets(
+        {
+            "password": "a",
+            "producer.override.sasl.jaas.config": "b",
+            "host": "h",
+            "database.password": "c",
+            "ssl.key.password": "d",
+        },
+        make_def(),
+    )
+    assert masked == {
+        "password": "[hidden]",
+        "producer.override.sasl.jaas.config": "[hidden]",
+        "host": "h",
+        "database.password": "[hidden]",
+        "ssl.key.password": "[hidden]",
+    }
 
 
 def test_aliases_take_old_names() -> None:
