@@ -249,7 +249,7 @@ def apply_table_changes(tables: Tables, changes: Iterable[TableChange]) -> None:
 
 # -- schema change topic ----------------------------------------------------------------------------
 _COLUMN_SCHEMA = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Column")
+    SchemaBuilder.struct().name("io.debezium.connector.schema.Column").version(1)
     .field("name", STRING_SCHEMA)
     .field("jdbcType", INT32_SCHEMA)
     .field("nativeType", OPTIONAL_INT32_SCHEMA)
@@ -268,7 +268,7 @@ _COLUMN_SCHEMA = (
     .build()
 )
 _TABLE_SCHEMA = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Table")
+    SchemaBuilder.struct().name("io.debezium.connector.schema.Table").version(1)
     .field("defaultCharsetName", OPTIONAL_STRING_SCHEMA)
     .field("primaryKeyColumnNames", SchemaBuilder.array(STRING_SCHEMA).optional().build())
     .field("columns", SchemaBuilder.array(_COLUMN_SCHEMA).build())
@@ -276,7 +276,7 @@ _TABLE_SCHEMA = (
     .build()
 )
 CHANGE_SCHEMA: Schema = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Change")
+    SchemaBuilder.struct().name("io.debezium.connector.schema.Change").version(1)
     .field("type", STRING_SCHEMA)
     .field("id", STRING_SCHEMA)
     .field("table", _TABLE_SCHEMA)

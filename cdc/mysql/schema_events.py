@@ -13,97 +13,17 @@ from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.api.schema import (
-    INT32_SCHEMA,
     INT64_SCHEMA,
-    OPTIONAL_BOOLEAN_SCHEMA,
-    OPTIONAL_INT32_SCHEMA,
     OPTIONAL_STRING_SCHEMA,
     STRING_SCHEMA,
     SchemaBuilder,
 )
 from cdc.api.struct import Struct
-from cdc.history.model import Column, Table
+from cdc.history.records import CHANGE_SCHEMA, table_change_struct
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import EventFactory, SourcePosition
 
 __all__ = ["SchemaChangeEvents"]
-
-_STRINGS = SchemaBuilder.array(STRING_SCHEMA).optional().build()
-
-COLUMN_SCHEMA = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.schema.Column")
-    .version(1)
-    .field("name", STRING_SCHEMA)
-    .field("jdbcType", INT32_SCHEMA)
-    .field("nativeType", OPTIONAL_INT32_SCHEMA)
-    .field("typeName", STRING_SCHEMA)
-    .field("typeExpression", OPTIONAL_STRING_SCHEMA)
-    .field("charsetName", OPTIONAL_STRING_SCHEMA)
-    .field("length", OPTIONAL_INT32_SCHEMA)
-    .field("scale", OPTIONAL_INT32_SCHEMA)
-    .field("position", INT32_SCHEMA)
-    .field("optional", OPTIONAL_BOOLEAN_SCHEMA)
-    .field("autoIncremented", OPTIONAL_BOOLEAN_SCHEMA)
-    .field("generated", OPTIONAL_BOOLEAN_SCHEMA)
-    .field("comment", OPTIONAL_STRING_SCHEMA)
-    .field("defaultValueExpression", OPTIONAL_STRING_SCHEMA)
-    .field("enumValues", _STRINGS)
-    .build()
-)
-
-TABLE_SCHEMA = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.schema.Table")
-    .version(1)
-    .optional()
-    .field("defaultCharsetName", OPTIONAL_STRING_SCHEMA)
-    .field("primaryKeyColumnNames", _STRINGS)
-    .field("columns", SchemaBuilder.array(COLUMN_SCHEMA).build())
-    .field("comment", OPTIONAL_STRING_SCHEMA)
-    .build()
-)
-
-CHANGE_SCHEMA = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.schema.Change")
-    .version(1)
-    .field("type", STRING_SCHEMA)
-    .field("id", STRING_SCHEMA)
-    .field("table", TABLE_SCHEMA)
-    .build()
-)
-
-
-def _column(c: Column) -> Struct:
-    return Struct(
-        COLUMN_SCHEMA,
-        [
-            c.name,
-            c.jdbc_type,
-            c.native_type,
-            c.type_name,
-            c.type_expression,
-            c.charset_name,
-            c.length,
-            c.scale,
-            c.position,
-            c.optional,
-            c.auto_incremented,
-            c.generated,
-            c.comment,
-            c.default_expression,
-            list(c.enum_values) if c.enum_values else None,
-        ],
-    )
-
-
-def _table(t: Table | None) -> Struct | None:
-    if t is None:
-        return None
-    return Struct(
-        TABLE_SCHEMA, [t.default_charset, list(t.primary_key), [_column(c) for c in t.columns], t.comment]
-    )
 
 
 class SchemaChangeEvents:
@@ -167,10 +87,7 @@ class SchemaChangeEvents:
         ts_ms = pos.ts_sec * 1000 if pos.ts_sec else int(time.time() * 1000)
         source = self.events.source(pos, _id(captured[0]) if captured else None, ts_ms, snapshot)
         db = database or (_id(captured[0]).database if captured else "")
-        change_structs = [
-            Struct(CHANGE_SCHEMA, [str(c.type), _id(c).quoted(), _table(getattr(c, "table", None))])
-            for c in captured
-        ]
+        change_structs = [table_change_struct(c) for c in captured]
         value = Struct(
             self.value_schema, [source, int(time.time() * 1000), db or None, None, ddl, change_structs]
         )
