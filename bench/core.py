@@ -178,7 +178,12 @@ def _load() -> None:
 
 def scenarios() -> dict[str, type[Scenario]]:
     _load()
-    return dict(sorted(_SCENARIOS.items(), key=lambda item: int(item[0][1:])))
+
+    def order(sid: str) -> tuple[int, str]:
+        digits = "".join(ch for ch in sid if ch.isdigit())
+        return (int(digits) if digits else 10**6, sid)
+
+    return dict(sorted(_SCENARIOS.items(), key=lambda item: order(item[0])))
 
 
 def contenders_for(scenario_id: str) -> list[type[Contender]]:

@@ -17,6 +17,7 @@ from bench.core import Metric
 _RUN = r"(bench[-_][a-z0-9_-]+?)[-_]\d{10}[-_][0-9a-f]{4}"
 _RUN_PATH = re.compile(r"(?<=[\s=])/[^\s=]*/" + _RUN)
 _RUN_NAME = re.compile(_RUN)
+_SERVER_ID = re.compile(r'("database\.server\.id": )"\d+"')
 DASH = "\u2013"
 TIMES = "\u00d7"
 
@@ -93,6 +94,7 @@ def _general(note: str) -> str:
     """A note with each run's unique names (group ids, topic prefixes) and scratch paths made generic."""
     note = _RUN_PATH.sub(r"<workdir>/\1-<run>", note)
     note = _RUN_NAME.sub(r"\1-<run>", note)
+    note = _SERVER_ID.sub(r'\1"<random per run>"', note)
     return note.replace(str(Path.home()), "~")
 
 

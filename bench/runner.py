@@ -70,7 +70,10 @@ def run_scenario(
             contenders.append(c)
             header["versions"].update(c.versions())
 
+    wanted = [c.strip() for c in ctx.options.get("cases", "").split(",") if c.strip()]
     for case in scenario.cases():
+        if wanted and case.key not in wanted:
+            continue
         ctx.log(f"[bench] case {case.key}: {case.label}")
         entries: dict[str, dict[str, Any]] = {
             c.name: {"name": c.name, "role": c.role, "samples": [], "errors": []} for c in contenders

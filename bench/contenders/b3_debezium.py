@@ -2,7 +2,8 @@
 
 ``--set debezium=mysql`` runs ``debezium-connector-mysql`` (``MySqlConnector``) instead of
 ``debezium-connector-mariadb`` (``MariaDbConnector``), the connector Debezium 3.x ships for MariaDB, which
-our stack runs.
+our stack runs. Both ran against MariaDB 10.11.19 here with no missing or duplicated key (B3 updates,
+20 000 rows); the MariaDB connector is the default because it is the one Debezium documents for MariaDB.
 """
 
 from __future__ import annotations

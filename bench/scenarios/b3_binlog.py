@@ -275,6 +275,7 @@ class ConnectBinlogContender(BinlogContender):
 
     def _shown(self, rng: BinlogRange, stack: Stack) -> dict[str, str]:
         shown = self.connector_config(rng, "<prefix>", stack)
+        shown["database.server.id"] = "<random per run>"
         return {k: ("***" if "password" in k else v) for k, v in shown.items()}
 
     @staticmethod
