@@ -105,9 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback, for config errors
-        from cdc.api.errors import ConfigError
+        from cdc.api.errors import ConfigError, FatalError
 
-        if isinstance(exc, (ConfigError, FileNotFoundError)):
+        if isinstance(exc, (ConfigError, FatalError, FileNotFoundError)):  # e.g. an unreadable offsets file
             log.error("%s", exc)
             return 1
         raise

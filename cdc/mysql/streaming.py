@@ -130,6 +130,8 @@ class Streamer:
                             self.file, self.tx_start if self.in_tx else self.next_pos, backoff)
                 # Re-reading the transaction from its start means skipping what was already emitted.
                 restart = self.checkpoint()
+                if restart != resume:
+                    backoff = 1.0  # this connection made progress: the next loss is a new incident
                 self.next_pos, self.skip_events, self.skip_rows = restart.pos, restart.event, restart.row
                 self.in_tx = False
                 if self.stopping.wait(backoff):

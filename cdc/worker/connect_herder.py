@@ -414,7 +414,7 @@ class ConnectHerder(Herder):
                              initial_state: TargetState | None = None) -> PutResult:
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
-        infos = validation.validate(config)
+        infos = validation.validate(config, self.worker_props)
         if infos["error_count"]:
             raise BadRequestError(validation.invalid_config_message(infos))
         self._require_leader()
@@ -661,7 +661,7 @@ class ConnectHerder(Herder):
         return validation.plugin_config(plugin)
 
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
-        return validation.validate({k: str(v) for k, v in config.items()})
+        return validation.validate({k: str(v) for k, v in config.items()}, self.worker_props)
 
     # -- waiting helpers for tests and the CLI ------------------------------------------------------------------
     def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:

@@ -142,8 +142,11 @@ def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
     from cdc.worker.stores.file import FileOffsetBackingStore
     from cdc.worker.stores.memory import MemoryConfigBackingStore, MemoryStatusBackingStore
 
+    from cdc.worker.exactly_once import refuse_standalone
+
     props = _resolved(worker_props)
     parsed = _parse(STANDALONE_DEF, props)
+    refuse_standalone(parsed)
     stores = (
         MemoryConfigBackingStore(),
         MemoryStatusBackingStore(),

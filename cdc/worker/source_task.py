@@ -10,7 +10,10 @@ commits on schedule, but only while the task thread is inside ``poll`` or paused
 that the task thread holds from the end of a poll through sending its records, so the producer is never
 flushed while it is being fed. Without it, records sent just after a commit waited for the next poll to
 return (a second later) before their offsets were committed, and a kill -9 replayed a second's worth.
-The exactly-once variant (issue 9) changes only the hooks ``_begin``/``_commit_offsets``.
+The exactly-once variant (:class:`cdc.worker.exactly_once.ExactlyOnceWorkerSourceTask`) changes only the
+hooks: ``uses_committer`` (no committer thread: offsets ride in the transactions), ``_begin_batch``
+(open a transaction), ``_batch_dispatched`` (commit it at the transaction boundary), ``_final_commit``
+and ``commit_offsets``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from cdc.api.connector import SourceTask, SourceTaskContext
+from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
@@ -52,15 +55,20 @@ class SourceTaskSettings:
 
 
 class _Context(SourceTaskContext):
-    def __init__(self, config: dict[str, str], reader: StoreOffsetReader) -> None:
+    def __init__(self, config: dict[str, str], reader: StoreOffsetReader,
+                 transactions: TransactionContext | None = None) -> None:
         self._config = config
         self._reader = reader
+        self._transactions = transactions
 
     def configs(self) -> dict[str, str]:
         return self._config
 
     def offset_storage_reader(self) -> StoreOffsetReader:
         return self._reader
+
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
 
 class WorkerSourceTask(WorkerTask):
@@ -108,10 +116,18 @@ class WorkerSourceTask(WorkerTask):
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize(self) -> None:
-        self.producer = Producer(self.settings.producer)
-        self.task.initialize(_Context(self.task_config, self.offset_reader))
+        self.producer = self._new_producer()
+        self.task.initialize(_Context(self.task_config, self.offset_reader, self._transaction_context()))
         self.task.start(self.task_config)
         self._task_started = True
+
+    def _new_producer(self) -> Producer:
+        """Hook: the task's producer (the exactly-once variant fences its zombies here)."""
+        return Producer(self.settings.producer)
+
+    def _transaction_context(self) -> TransactionContext | None:
+        """Hook: what ``SourceTaskContext.transaction_context`` answers (None: no connector boundaries)."""
+        return None
 
     def on_stop_requested(self) -> None:
         self._stop_task()
@@ -131,11 +147,15 @@ class WorkerSourceTask(WorkerTask):
             self.producer.flush(self.settings.flush_timeout_ms / 1000)
 
     # -- the loop -------------------------------------------------------------------------------------
+    uses_committer = True
+    """Whether offsets are also committed on schedule by a thread while ``poll`` blocks."""
+
     def execute(self) -> None:
         self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
-        committer = threading.Thread(target=self._commit_while_polling, name=f"{self.id}-offset-committer",
-                                     daemon=True)
-        committer.start()
+        if self.uses_committer:
+            committer = threading.Thread(target=self._commit_while_polling,
+                                         name=f"{self.id}-offset-committer", daemon=True)
+            committer.start()
         lock = self._commit_lock
         try:
             while not self.stopping.is_set():
@@ -146,18 +166,26 @@ class WorkerSourceTask(WorkerTask):
                     if self._commit_error is not None:
                         raise self._commit_error
                     if records:
+                        self._begin_batch()
                         self._send(records)
                     assert self.producer is not None
                     self.producer.poll(0)
                     self._check_delivery()
-                    if time.monotonic() >= self._next_flush:
-                        self._commit_on_schedule()
+                    self._batch_dispatched()
         finally:
             self._loop_done.set()
             with lock:  # an in-flight scheduled commit ends first
                 pass
             if not self.failed:
                 self._final_commit()
+
+    def _begin_batch(self) -> None:
+        """Hook: a non-empty batch is about to be sent."""
+
+    def _batch_dispatched(self) -> None:
+        """Hook: a poll's records (maybe none) were handed to the producer; commit offsets when due."""
+        if time.monotonic() >= self._next_flush:
+            self._commit_on_schedule()
 
     def _commit_on_schedule(self) -> None:
         self.commit_offsets()
@@ -323,6 +351,12 @@ class WorkerSourceTask(WorkerTask):
             return
         try:
             self.offset_writer.commit(snapshot, max(timeout, 5.0))
+        except RetriableError as exc:
+            # As Connect: an offset commit that timed out (the broker away) is retried at the next flush;
+            # the task goes on. Only a failure that cannot pass (the offsets file unwritable) fails it.
+            self.offset_writer.restore(snapshot)
+            log.warning("%s Failed to commit offsets; will retry at the next flush: %s", self, exc)
+            return
         except (KafkaException, ConnectError, OSError) as exc:
             self.offset_writer.restore(snapshot)
             log.error("%s Failed to commit offsets: %s", self, exc)

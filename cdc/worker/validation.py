@@ -88,8 +88,12 @@ def _runtime_def(kind: str, props: Mapping[str, str]) -> ConfigDef:
         return base
 
 
-def validate(props: Mapping[str, str]) -> dict[str, Any]:
-    """ConfigInfos for a connector config (raises BadRequestError without a usable class)."""
+def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """ConfigInfos for a connector config (raises BadRequestError without a usable class).
+
+    ``worker`` (the worker's config) adds the exactly-once preflight checks that depend on it
+    (:func:`cdc.worker.exactly_once.validate_exactly_once`).
+    """
     class_name = props.get("connector.class")
     if not class_name:
         # Connect prints the whole config here; its secrets stay out of the answer.
@@ -109,6 +113,8 @@ def validate(props: Mapping[str, str]) -> dict[str, Any]:
     runtime = _runtime_def(kind, props)
     results: list[tuple[Any, ConfigValue]] = [(runtime[v.name], v) for v in runtime.validate(props)]
     _check_transforms(props, results)
+    if isinstance(connector, SourceConnector):
+        _check_exactly_once(connector, props, worker, results)
     own = connector.config()
     try:
         own_values = connector.validate(props)
@@ -139,6 +145,23 @@ def validate(props: Mapping[str, str]) -> dict[str, Any]:
         configs.append({"definition": definition, "value": value.to_info(shown)})
     return {"name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
             "error_count": error_count, "groups": groups, "configs": configs}
+
+
+def _check_exactly_once(
+    connector: SourceConnector,
+    props: Mapping[str, str],
+    worker: Mapping[str, Any] | None,
+    results: list[tuple[Any, ConfigValue]],
+) -> None:
+    from cdc.worker.exactly_once import validate_exactly_once
+
+    by_name = {v.name: v for _, v in results}
+    for name, messages in validate_exactly_once(connector, props, worker).items():
+        value = by_name.get(name)
+        if value is None or value.errors:  # a type or choice error already says what is wrong
+            continue
+        for message in messages:
+            value.add_error(message)
 
 
 def _secret_name(name: str) -> bool:

@@ -23,6 +23,12 @@ from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
+from cdc.worker.exactly_once import (
+    ExactlyOnceSettings,
+    ExactlyOnceWorkerSourceTask,
+    exactly_once_producer,
+    transactional_id,
+)
 from cdc.worker.kafka_clients import connector_client_settings, history_client_defaults, to_librdkafka
 from cdc.worker.logcontext import set_context
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
@@ -361,10 +367,14 @@ class Worker:
                 topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
             )
-            return WorkerSourceTask(
-                task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv, chain,
-                errors, StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store), settings,
-            )
+            reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
+            args = (task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv,
+                    chain, errors, reader, writer, settings)
+            eos = self._exactly_once(task_id, parsed)
+            if eos is None:
+                return WorkerSourceTask(*args)
+            settings.producer = exactly_once_producer(producer, eos.transactional_id)
+            return ExactlyOnceWorkerSourceTask(*args, exactly_once=eos)
         consumer: dict[str, Any] = {
             "group.id": f"connect-{name}", "enable.auto.commit": False, "auto.offset.reset": "earliest",
             "client.id": f"connector-consumer-{task_id}", **client("consumer"),
@@ -382,6 +392,26 @@ class Worker:
         )
         return WorkerSinkTask(task_id, task, task_config, self.task_listener, target, key_conv, value_conv,
                               header_conv, chain, errors, sink_settings)
+
+    def _exactly_once(self, task_id: TaskId, parsed: Mapping[str, Any]) -> ExactlyOnceSettings | None:
+        """The exactly-once settings of a source task, or None when the worker delivers at least once.
+
+        ``enabled`` on a distributed worker makes every source task transactional, as in Connect;
+        ``preparing`` only reads committed data (the stores do that).
+        """
+        worker = self.settings.parsed
+        if str(worker.get("exactly.once.source.support", "disabled")).lower() != "enabled":
+            return None
+        placement = getattr(self.offset_store, "placement", None)
+        if not self.settings.group_id or placement is None:
+            raise ConfigError("Exactly-once source delivery needs a distributed worker (an offsets topic)")
+        interval = parsed.get("transaction.boundary.interval.ms")
+        return ExactlyOnceSettings(
+            transactional_id(self.settings.group_id, task_id.connector, task_id.task),
+            placement,
+            str(parsed.get("transaction.boundary") or "poll"),
+            int(interval) if interval is not None else int(worker["offset.flush.interval.ms"]),
+        )
 
     def _topic_tracker(self, name: str, task: int) -> Callable[[str], None] | None:
         seen = self.topic_seen

@@ -27,6 +27,7 @@ from confluent_kafka import KafkaException
 from cdc.api.errors import ConfigError, ConnectError, DataError
 from cdc.api.offsets import parse_offset_key, partition_key
 from cdc.worker.kafka_clients import to_librdkafka
+from cdc.worker.murmur2 import partition_for
 from cdc.worker.stores import records as r
 from cdc.worker.stores.base import (
     ClusterConfigState,
@@ -110,6 +111,11 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
     def set(self, values: Mapping[bytes, bytes | None], timeout: float = 30.0) -> None:
         futures = [self.log.send(key, value) for key, value in values.items()]
         self.log.wait(futures, timeout)
+
+    def placement(self, key: bytes) -> tuple[str, int]:
+        """Where ``key`` goes: this topic, on the partition Java's default partitioner picks. An exactly-once
+        task's transactional producer writes its offsets there itself, inside its transactions."""
+        return self.log.topic, partition_for(key, self.log.partition_count)
 
     def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
         with self._lock:
@@ -294,7 +300,10 @@ def create_kafka_stores(
         if not name:
             raise ConfigError(f"Missing required configuration \"{key}\" which has no default value.")
         topics[key] = name
-    eos = str(worker.get("exactly.once.source.support", "disabled")).strip().lower() == "enabled"
+    # Transactions write the offsets (exactly-once tasks) and may write the config topic: both are read
+    # committed once the worker prepares for exactly-once (``preparing``, the rolling upgrade) or runs it.
+    eos_mode = str(worker.get("exactly.once.source.support", "disabled")).strip().lower()
+    eos = eos_mode in ("enabled", "preparing")
     client_id = str(worker["client.id"]) if worker.get("client.id") else None
     shared = dict(client_config) if client_config is not None else worker_client_config(worker)
 
@@ -313,9 +322,10 @@ def create_kafka_stores(
             isolation_level=isolation,
         )
 
-    offsets = settings("offset.storage.", _int(worker, "offset.storage.partitions", 25))
+    committed = "read_committed" if eos else "read_uncommitted"
+    offsets = settings("offset.storage.", _int(worker, "offset.storage.partitions", 25), committed)
     # Connect ignores config.storage.partitions: the config topic always has one partition.
-    configs = settings("config.storage.", None, "read_committed" if eos else "read_uncommitted")
+    configs = settings("config.storage.", None, committed)
     statuses = settings("status.storage.", _int(worker, "status.storage.partitions", 5))
     return KafkaStores(
         KafkaOffsetBackingStore(offsets),
