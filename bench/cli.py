@@ -91,8 +91,9 @@ def _publish(args: argparse.Namespace) -> int:
         result = json.loads(Path(path).read_text())
         cls = scenarios()[result["scenario"]]
         md = report.markdown(result, cls.metrics)
-        if not report.update_docs(REPO / "docs" / "benchmarks.md", result["scenario"], md):
-            print(f"docs/benchmarks.md has no results block for {result['scenario']}")
+        block = args.block or result["scenario"]
+        if not report.update_docs(REPO / "docs" / "benchmarks.md", block, md):
+            print(f"docs/benchmarks.md has no results block {block}")
             return 1
         print(f"published {path} into docs/benchmarks.md")
     return 0
@@ -132,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data.set_defaults(func=_data)
     pub = sub.add_parser("publish", help="write result JSON files into docs/benchmarks.md")
     pub.add_argument("results", nargs="+")
+    pub.add_argument("--block", help="the docs block to write (default: the scenario id, e.g. B3)")
     pub.set_defaults(func=_publish)
     args = parser.parse_args(argv)
     # a TERM (or an INT that a background shell would ignore) unwinds like Ctrl-C, so the workers and
