@@ -100,6 +100,9 @@ class ConnectHerder(Herder):
         return self._started.wait(timeout)
 
     def stop(self) -> None:
+        prepare = getattr(self.membership, "prepare_to_stop", None)
+        if callable(prepare):
+            prepare()  # no more rebalances for this worker: it is stopping its work, then leaves
         self._stopping.set()
         self._wake.set()
         self._thread.join(60)

@@ -120,8 +120,13 @@ def _assemble(
     membership_for: Any,
     mode: str,
 ) -> ConnectRuntime:
+    from cdc.plugins import registry
     from cdc.worker.rest import RestServer
 
+    # Discover the plugins before any thread may look one up: Registry._discover marks itself done before
+    # it has read the packages, so a herder thread starting an assigned connector while a REST thread
+    # validates a config could find no plugin at all ("Failed to find any class that implements ...").
+    registry.names()
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores

@@ -110,6 +110,7 @@ class GroupMembership:
         self._lock = threading.RLock()
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
+        self._draining = threading.Event()
         self._thread: threading.Thread | None = None
         self._coordinator: WorkerCoordinator | None = None
         self._listener: Callable[[], None] = lambda: None
@@ -140,6 +141,15 @@ class GroupMembership:
             return
         self._thread = threading.Thread(target=self._run, name=f"group-{self.settings.group_id}", daemon=True)
         self._thread.start()
+
+    def prepare_to_stop(self) -> None:
+        """The worker is stopping its work: join no more (heartbeats go on) until :meth:`stop` leaves.
+
+        Connect's member is polled on the herder thread, so a halting herder takes part in no rebalance;
+        ours has a thread of its own, which would otherwise take work (even as the leader, everything
+        that is unassigned) that this worker will never run, and that the others would then wait
+        ``scheduled.rebalance.max.delay.ms`` for once it left."""
+        self._draining.set()
 
     def stop(self) -> None:
         """Leave the group at once (LeaveGroup) so that others take over without waiting for a timeout."""
@@ -291,7 +301,7 @@ class GroupMembership:
             if now < self._unsync_until:
                 return
             self._unsync_until = None
-        if self._awaiting_herder():
+        if self._awaiting_herder() or self._draining.is_set():
             coordinator.poll_heartbeat()
             return
         if self._rejoin_after_ack:
