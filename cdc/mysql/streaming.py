@@ -41,6 +41,7 @@ from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 
@@ -314,35 +315,45 @@ class Streamer:
     def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
         names = table.column_names()
-        rows = event.rows
-        n = len(rows)
+        update = isinstance(event, UpdateRowsEvent)
+        # Rows as lists in our column order: one image per row, (before, after) for updates. The
+        # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
+        # types or events), which then go through _ordered exactly as before.
+        decoder: RowDecoder | None = getattr(self, "_row_decoder", None)
+        if decoder is None:
+            decoder = self._row_decoder = RowDecoder()
+        images = decoder.ordered(event, names)
+        if images is None:
+            images = []
+            for row in event.rows:
+                if update:
+                    images.append(_ordered(row["before_values"], names, row.get("before_none_sources")))
+                    images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
+                else:
+                    images.append(_ordered(row["values"], names, row.get("none_sources")))
+        n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1
         start = self.event_start
         ts_ms = int(event.timestamp) * 1000
         out: list[SourceRecord] = []
         for i in range(first_row, n):
-            row = rows[i]
             if i < n - 1:
                 offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index, i + 1,
                                       self.server_id, self.ts_sec).to_dict()
             else:
                 offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index + 1, 0,
                                       self.server_id, self.ts_sec).to_dict()
-            pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, self.tx_gtid, i, self.tx_thread)
+            pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, self.tx_gtid, i,
+                                 self.tx_thread)
             source = self.events.source(pos, table_id, ts_ms, None)
             if isinstance(event, WriteRowsEvent):
-                out.extend(self.events.create(ts, _ordered(row["values"], names, row.get("none_sources")),
-                                              source, offset))
+                out.extend(self.events.create(ts, images[i], source, offset))
                 self.metrics.creates += 1
-            elif isinstance(event, UpdateRowsEvent):
-                out.extend(self.events.update(ts, _ordered(row["before_values"], names,
-                                                           row.get("before_none_sources")),
-                                              _ordered(row["after_values"], names, row.get("after_none_sources")),
-                                              source, offset))
+            elif update:
+                out.extend(self.events.update(ts, images[2 * i], images[2 * i + 1], source, offset))
                 self.metrics.updates += 1
             else:
-                out.extend(self.events.delete(ts, _ordered(row["values"], names, row.get("none_sources")),
-                                              source, offset))
+                out.extend(self.events.delete(ts, images[i], source, offset))
                 self.metrics.deletes += 1
             self.metrics.event(ts_ms)
         return out
