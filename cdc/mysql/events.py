@@ -262,6 +262,15 @@ class EventFactory:
             ],
         )
 
+    def source_template(
+        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
+    ) -> tuple[Schema, list[Any], int]:
+        """The source block's schema, its values for ``pos``, and the index of ``row`` (set per row)."""
+        struct = self.source(pos, table_id, ts_ms, snapshot)
+        field = self.source_schema.field("row")
+        assert field is not None
+        return self.source_schema, struct.values, field.index
+
     def _envelope(
         self,
         ts: TableSchema,

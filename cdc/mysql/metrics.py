@@ -96,6 +96,16 @@ class StreamingMetrics:
         if source_ts_ms:
             self.millis_behind_source = max(0, now - source_ts_ms)
 
+    def events(self, source_ts_ms: int, count: int) -> None:
+        """``count`` change events of one binlog event (one clock read for all of them)."""
+        if count <= 0:
+            return
+        self.events_seen += count
+        now = int(time.time() * 1000)
+        self.last_event_ts_ms = now
+        if source_ts_ms:
+            self.millis_behind_source = max(0, now - source_ts_ms)
+
     def attributes(self) -> dict[str, Any]:
         since = int(time.time() * 1000) - self.last_event_ts_ms if self.last_event_ts_ms else -1
         return {

@@ -35,6 +35,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
+from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import EventFactory, SourcePosition
@@ -61,9 +62,18 @@ class BinlogPurgedError(ConnectError):
 
 
 class Streamer:
-    def __init__(self, settings: MySqlSettings, schema: SchemaState, events: EventFactory, filters: Filters,
-                 schema_events: SchemaChangeEvents, emit: Callable[[list[SourceRecord]], bool],
-                 stopping: threading.Event, metrics: StreamingMetrics, mariadb: bool) -> None:
+    def __init__(
+        self,
+        settings: MySqlSettings,
+        schema: SchemaState,
+        events: EventFactory,
+        filters: Filters,
+        schema_events: SchemaChangeEvents,
+        emit: Callable[[list[SourceRecord]], bool],
+        stopping: threading.Event,
+        metrics: StreamingMetrics,
+        mariadb: bool,
+    ) -> None:
         self.settings = settings
         self.schema = schema
         self.events = events
@@ -96,8 +106,15 @@ class Streamer:
     def checkpoint(self) -> BinlogOffset:
         """Where to resume now: the current transaction's start (and what of it is done), or the next event."""
         if self.in_tx:
-            return BinlogOffset(self.file, self.tx_start, self.completed_gtids, self.events_done, 0,
-                                self.server_id, self.ts_sec)
+            return BinlogOffset(
+                self.file,
+                self.tx_start,
+                self.completed_gtids,
+                self.events_done,
+                0,
+                self.server_id,
+                self.ts_sec,
+            )
         return BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -122,13 +139,19 @@ class Streamer:
                         + (f" (GTIDs {resume.gtids})" if resume.gtids else "")
                         + f", but this is no longer available on the server: {message}. Reconfigure the "
                         "connector to use a snapshot when needed (snapshot.mode=when_needed) to take a new "
-                        "snapshot, or delete the connector's offsets and restart it.") from exc
+                        "snapshot, or delete the connector's offsets and restart it."
+                    ) from exc
                 if code not in _RETRIABLE_CODES and code < 2000:
                     raise
                 self.metrics.connected = False
                 self.metrics.disconnects += 1
-                log.warning("Binlog connection lost (%s); reconnecting from %s:%s in %.1fs", message,
-                            self.file, self.tx_start if self.in_tx else self.next_pos, backoff)
+                log.warning(
+                    "Binlog connection lost (%s); reconnecting from %s:%s in %.1fs",
+                    message,
+                    self.file,
+                    self.tx_start if self.in_tx else self.next_pos,
+                    backoff,
+                )
                 # Re-reading the transaction from its start means skipping what was already emitted.
                 restart = self.checkpoint()
                 if restart != resume:
@@ -152,8 +175,17 @@ class Streamer:
             log_file=start.file,
             log_pos=start.pos,
             blocking=True,
-            only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, QueryEvent, XidEvent, RotateEvent,
-                         GtidEvent, MariadbGtidEvent, HeartbeatLogEvent],
+            only_events=[
+                WriteRowsEvent,
+                UpdateRowsEvent,
+                DeleteRowsEvent,
+                QueryEvent,
+                XidEvent,
+                RotateEvent,
+                GtidEvent,
+                MariadbGtidEvent,
+                HeartbeatLogEvent,
+            ],
             slave_heartbeat=1,
             is_mariadb=False,
             freeze_schema=True,
@@ -250,7 +282,9 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos)
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
-        offset = BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
+        offset = BinlogOffset(
+            self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
+        )
         pos = SourcePosition(self.file, self.event_start, self.server_id, self.ts_sec, None, 0)
         try:
             changes = self.schema.apply_ddl(query, database, offset.position())
@@ -267,8 +301,9 @@ class Streamer:
         if records:
             self._emit(records)
 
-    def _truncates(self, changes: list[Any], query: str, database: str | None, pos: SourcePosition,
-                   offset: BinlogOffset) -> list[SourceRecord]:
+    def _truncates(
+        self, changes: list[Any], query: str, database: str | None, pos: SourcePosition, offset: BinlogOffset
+    ) -> list[SourceRecord]:
         out: list[SourceRecord] = []
         for table_id in _truncated_tables(query, database):
             table = self.schema.table(table_id)
@@ -306,8 +341,12 @@ class Streamer:
         except Exception:
             if self.event_failure_mode == "fail":
                 raise
-            log.warning("Skipping binlog event at %s:%s that could not be processed", self.file,
-                        self.event_start, exc_info=self.event_failure_mode == "warn")
+            log.warning(
+                "Skipping binlog event at %s:%s that could not be processed",
+                self.file,
+                self.event_start,
+                exc_info=self.event_failure_mode == "warn",
+            )
             return
         if records:
             self._emit(records)
@@ -333,37 +372,57 @@ class Streamer:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1
-        start = self.event_start
         ts_ms = int(event.timestamp) * 1000
+        # Per event once: the offset's fixed part (Debezium's key order) and the source block's template;
+        # per row only the event/row counts and the row index change.
+        base: dict[str, Any] = {"ts_sec": self.ts_sec, "file": self.file, "pos": self.tx_start}
+        if self.completed_gtids:
+            base["gtids"] = self.completed_gtids
+        tail = {"server_id": self.server_id} if self.server_id else {}
+        pos = SourcePosition(
+            self.file, self.event_start, self.server_id, self.ts_sec, self.tx_gtid, 0, self.tx_thread
+        )
+        source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
+        events = self.events
+        kind = "c" if isinstance(event, WriteRowsEvent) else "u" if update else "d"
         out: list[SourceRecord] = []
         for i in range(first_row, n):
             if i < n - 1:
-                offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index, i + 1,
-                                      self.server_id, self.ts_sec).to_dict()
+                offset = (
+                    {**base, "event": event_index, "row": i + 1, **tail}
+                    if event_index
+                    else {**base, "row": i + 1, **tail}
+                )
             else:
-                offset = BinlogOffset(self.file, self.tx_start, self.completed_gtids, event_index + 1, 0,
-                                      self.server_id, self.ts_sec).to_dict()
-            pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, self.tx_gtid, i,
-                                 self.tx_thread)
-            source = self.events.source(pos, table_id, ts_ms, None)
-            if isinstance(event, WriteRowsEvent):
-                out.extend(self.events.create(ts, images[i], source, offset))
-                self.metrics.creates += 1
-            elif update:
-                out.extend(self.events.update(ts, images[2 * i], images[2 * i + 1], source, offset))
-                self.metrics.updates += 1
+                offset = {**base, "event": event_index + 1, **tail}
+            values = template.copy()
+            values[row_field] = i
+            source = Struct(source_schema, values)
+            if kind == "c":
+                out.extend(events.create(ts, images[i], source, offset))
+            elif kind == "u":
+                out.extend(events.update(ts, images[2 * i], images[2 * i + 1], source, offset))
             else:
-                out.extend(self.events.delete(ts, images[i], source, offset))
-                self.metrics.deletes += 1
-            self.metrics.event(ts_ms)
+                out.extend(events.delete(ts, images[i], source, offset))
+        emitted = n - first_row
+        if kind == "c":
+            self.metrics.creates += emitted
+        elif kind == "u":
+            self.metrics.updates += emitted
+        else:
+            self.metrics.deletes += emitted
+        self.metrics.events(ts_ms, emitted)
         return out
 
     def _inconsistent(self, table_id: TableId) -> None:
-        message = (f"Encountered change event for table {table_id} whose schema isn't known to this connector "
-                   "(inconsistent.schema.handling.mode)")
+        message = (
+            f"Encountered change event for table {table_id} whose schema isn't known to this connector "
+            "(inconsistent.schema.handling.mode)"
+        )
         if self.inconsistent_mode == "fail":
-            raise ConnectError(message + ". The schema history may be incomplete; consider "
-                               "snapshot.mode=recovery.")
+            raise ConnectError(
+                message + ". The schema history may be incomplete; consider snapshot.mode=recovery."
+            )
         if self.inconsistent_mode == "warn":
             log.warning("%s; skipping the event", message)
 
@@ -385,8 +444,11 @@ class Streamer:
         self._maybe_heartbeat()
 
 
-_TRUNCATE = re.compile(r"^\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
-                       r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?", re.IGNORECASE)
+_TRUNCATE = re.compile(
+    r"^\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
+    r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?",
+    re.IGNORECASE,
+)
 
 
 def _truncated_tables(query: str, database: str | None) -> list[TableId]:
@@ -400,7 +462,9 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     return [TableId(database or "", first)] if database else []
 
 
-def _ordered(values: dict[str, Any], names: list[str], none_sources: dict[str, str] | None = None) -> list[Any]:
+def _ordered(
+    values: dict[str, Any], names: list[str], none_sources: dict[str, str] | None = None
+) -> list[Any]:
     row = [values.get(n) for n in names]
     if none_sources:
         # mysql-replication decodes an empty SET as None; the row holds '' (as the snapshot reads it).

@@ -68,11 +68,26 @@ def _worker_files(tmp: Path, kafka: Any, mysql_db: Any, prefix: str, port: int) 
 
 
 def _start(worker: Path, connector: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    """A worker process, returned once its REST API answers (the kill timer starts from there, so a
+    slow start on a loaded machine does not turn every kill into a kill during start-up)."""
+    import urllib.request
+
+    proc = subprocess.Popen(
         [sys.executable, "-m", "cdc.cli", "standalone", str(worker), str(connector)],
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,
     )
+    port = next(
+        line.split(":")[-1] for line in worker.read_text().splitlines() if line.startswith("listeners=")
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read()
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"the worker did not come up; see {log}")
 
 
 class Writer(threading.Thread):
