@@ -104,7 +104,7 @@ class Streamer:
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
-        """Where to resume now: the current transaction's start (and what of it is done), or the next event."""
+        """Where to resume: the current transaction's start (and what of it is done), or the next event."""
         if self.in_tx:
             return BinlogOffset(
                 self.file,
@@ -212,7 +212,7 @@ class Streamer:
                 return
             yield event
 
-    # -- dispatch ---------------------------------------------------------------------------------------------
+    # -- dispatch -----------------------------------------------------------------------------------------
     def _dispatch(self, event: Any) -> None:
         if isinstance(event, HeartbeatLogEvent):
             return
