@@ -19,7 +19,8 @@ help: ## this list
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@scripts/install-deps.sh
+	$(BIN)/python -m pip install -q -e '.[dev,mysqlclient]' || { echo "mysqlclient did not build: installing without it (the JDBC source uses PyMySQL)"; $(BIN)/python -m pip install -q -e '.[dev]'; }
 	@touch $(STAMP)
 
 install: $(STAMP) ## create .venv (Python 3.11) with cdc and its dev tools; fast when nothing changed

@@ -19,6 +19,7 @@ detection (keys of the last pass not seen in this one become tombstones).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import logging
@@ -27,13 +28,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from cdc.api.errors import ConnectError
-from cdc.api.records import SourceRecord
+from cdc.api.records import Headers, SourceRecord
 from cdc.api.schema import SchemaBuilder
 from cdc.api.struct import Struct
 from cdc.jdbc.config import BULK, INCREMENTING, TIMESTAMP, TIMESTAMP_INCREMENTING, JdbcSourceSettings
 from cdc.jdbc.criteria import Criteria
 from cdc.jdbc.dialects import Dialect
 from cdc.jdbc.offsets import (
+    INCREMENTING_FIELD,
     QUERY_PARTITION,
     TimestampIncrementingOffset,
     datetime_to_nanos,
@@ -49,6 +51,66 @@ __all__ = ["TableQuerier"]
 log = logging.getLogger(__name__)
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...] | None:
+    """The slots' own setters of a frozen, slotted dataclass, in ``names`` order (None if it has others)."""
+    if tuple(f.name for f in dataclasses.fields(cls)) != names:
+        return None
+    return tuple(getattr(cls, n).__set__ for n in names)
+
+
+_RECORD_FIELDS = (
+    "topic",
+    "kafka_partition",
+    "key_schema",
+    "key",
+    "value_schema",
+    "value",
+    "timestamp",
+    "headers",
+    "source_partition",
+    "source_offset",
+)
+_RECORD_SET = _slot_setters(SourceRecord, _RECORD_FIELDS)
+_STRUCT_SET: tuple[Callable[[Any, Any], None], ...] = tuple(
+    vars(Struct)[n].__set__ for n in ("schema", "values")
+)
+
+
+def _value_record(
+    topic: str, schema: Any, values: list[Any], partition: dict[str, Any], offset: dict[str, Any] | None
+) -> SourceRecord:
+    """``SourceRecord(topic, None, None, None, schema, Struct(schema, values), …)`` without the checks.
+
+    The struct's values come from the table's compiled row function (one per field, by construction), so
+    the Struct and the frozen record are filled slot by slot: a third of what the checked constructors
+    cost, per row.
+    """
+    struct = _new(Struct)
+    set_schema, set_values = _STRUCT_SET
+    set_schema(struct, schema)
+    set_values(struct, values)
+    if _RECORD_SET is None:  # SourceRecord grew a field: take the checked way
+        return SourceRecord(
+            topic, None, None, None, schema, struct, source_partition=partition, source_offset=offset
+        )
+    record = _new(SourceRecord)
+    s_topic, s_kp, s_ks, s_key, s_vs, s_value, s_ts, s_headers, s_partition, s_offset = _RECORD_SET
+    s_topic(record, topic)
+    s_kp(record, None)
+    s_ks(record, None)
+    s_key(record, None)
+    s_vs(record, schema)
+    s_value(record, struct)
+    s_ts(record, None)
+    s_headers(record, Headers())
+    s_partition(record, partition)
+    s_offset(record, offset)
+    return record
+
+
+_new = object.__new__
 
 
 def _lookup(names: list[str], wanted: str) -> int:
@@ -127,6 +189,10 @@ class TableQuerier:
         self._tombstones: Iterator[tuple[Any, ...]] | None = None
         self._gaps_cache: tuple[tuple[int, int], ...] = ()
         self._gaps_dirty = True
+        # the common cases take :meth:`_next_batch_fast`: whole fetches turned into records in one loop
+        self._fast = (self.mode == BULK and not self.detect_deletes) or (
+            self.mode == INCREMENTING and not self.lookback_ms
+        )
         if columns is not None:
             self._validate_non_null(columns)
 
@@ -256,6 +322,14 @@ class TableQuerier:
 
     def next_batch(self) -> list[SourceRecord]:
         """Up to ``batch.max.rows`` records; :attr:`done` says whether the result set ran out."""
+        if (
+            self._fast
+            and self._mapper is not None
+            and self._pos >= len(self._rows)
+            and self._ahead is None
+            and self._tombstones is None
+        ):
+            return self._next_batch_fast()
         records: list[SourceRecord] = []
         limit = self.batch_rows
         while len(records) < limit:
@@ -278,6 +352,42 @@ class TableQuerier:
                 self._build_mapper([ColumnInfo(n, infer_kind(v)) for n, v in zip(names, row, strict=True)])
                 self._prepare(self._cursor)
             records.append(self._record(row))
+        return records
+
+    def _next_batch_fast(self) -> list[SourceRecord]:
+        """Bulk (without delete detection) and incrementing (without look-back): one fetch of
+        ``batch.max.rows`` rows, one loop, no per-row dispatch on the mode.
+
+        A short fetch means the result set ran out (server-side cursors return fewer rows only at its end),
+        which saves asking once more.
+        """
+        if self._exhausted:
+            return []
+        limit = self.batch_rows
+        rows = self._cursor.fetchmany(limit)
+        if len(rows) < limit:
+            self._exhausted = True
+            self._rows, self._pos = [], 0
+        mapper = self._mapper
+        assert mapper is not None
+        schema, values, topic, partition = mapper.schema, mapper.values, self.topic, self.partition
+        make = _value_record
+        if self.mode == BULK:
+            records = [make(topic, schema, values(row), partition, None) for row in rows]
+        else:
+            records = []
+            append = records.append
+            inc_index, last = self._inc_index, None
+            for row in rows:
+                inc = row[inc_index]
+                if type(inc) is not int:
+                    inc = self._incrementing(row)
+                last = inc
+                append(make(topic, schema, values(row), partition, {INCREMENTING_FIELD: inc}))
+            if last is not None:
+                self.offset = TimestampIncrementingOffset(None, last)
+        if self._exhausted:
+            self._on_exhausted()
         return records
 
     @property

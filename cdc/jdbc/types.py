@@ -32,7 +32,15 @@ from typing import Any
 
 from cdc.api.schema import Date, Decimal, Schema, SchemaBuilder, Time, Timestamp, Type
 
-__all__ = ["ColumnInfo", "Converter", "RowMapper", "converter_for", "field_schema", "infer_kind"]
+__all__ = [
+    "ColumnInfo",
+    "Converter",
+    "RowMapper",
+    "compile_row_function",
+    "converter_for",
+    "field_schema",
+    "infer_kind",
+]
 
 log = logging.getLogger(__name__)
 
@@ -271,8 +279,78 @@ def infer_kind(value: Any) -> str:
     return "string"
 
 
+# Values a driver already gives in their Connect form, per kind: the compiled row function passes a value
+# of exactly this class through without calling the converter (one ``type(v) is T`` test per column).
+_PASSTHROUGH: dict[str, type] = {
+    "int8": int,
+    "int16": int,
+    "int32": int,
+    "int64": int,
+    "float32": float,
+    "float64": float,
+    "boolean": bool,
+    "decimal": decimal.Decimal,
+    "string": str,
+    "json": str,
+    "bytes": bytes,
+    "date": dt.date,
+}
+
+
+def _fast_timestamp(tz: dt.tzinfo) -> Converter:
+    """:func:`timestamp_converter` with the common case first: a naive ``datetime`` from the driver."""
+    slow = timestamp_converter(tz)
+    datetime, utc = dt.datetime, dt.UTC
+    if tz in (dt.UTC,) or getattr(tz, "key", None) in ("UTC", "Etc/UTC"):
+
+        def convert_utc(value: Any) -> Any:
+            if type(value) is datetime and value.tzinfo is None:
+                return value.replace(tzinfo=utc)
+            return slow(value)
+
+        return convert_utc
+
+    def convert(value: Any) -> Any:
+        if type(value) is datetime and value.tzinfo is None:
+            return value.replace(tzinfo=tz).astimezone(utc)
+        return slow(value)
+
+    return convert
+
+
+def compile_row_function(
+    plan: list[tuple[int, str | None, Converter | None]], name: str = "values"
+) -> Callable[[Any], list[Any]]:
+    """One function per table from a driver row to the list of Connect values, written out column by column.
+
+    ``plan`` holds (row index, kind, converter) per field. A column without a converter is copied; one
+    whose kind has a passthrough class copies values of that class and converts the others; nulls stay
+    null. Generating the code once per table leaves no per-column loop, lookup or call for the common case.
+    """
+    namespace: dict[str, Any] = {}
+    parts = []
+    for j, (i, kind, conv) in enumerate(plan):
+        if conv is None:
+            parts.append(f"row[{i}]")
+            continue
+        namespace[f"c{j}"] = conv
+        passthrough = _PASSTHROUGH.get(kind or "")
+        if passthrough is not None:
+            namespace[f"t{j}"] = passthrough
+            parts.append(f"(v{j} if (v{j} := row[{i}]) is None or type(v{j}) is t{j} else c{j}(v{j}))")
+        else:
+            parts.append(f"(None if (v{j} := row[{i}]) is None else c{j}(v{j}))")
+    source = f"def {name}(row):\n    return [{', '.join(parts)}]\n"
+    exec(compile(source, f"<jdbc row function {name}>", "exec"), namespace)
+    function: Callable[[Any], list[Any]] = namespace[name]
+    return function
+
+
 class RowMapper:
-    """Turns driver rows into the value Struct of one table: its schema, and the converters per column."""
+    """Turns driver rows into the value Struct of one table: its schema, and the converters per column.
+
+    :attr:`values` is compiled per table (:func:`compile_row_function`).
+    """
 
     def __init__(self, name: str, columns: list[ColumnInfo], numeric_mapping: str, tz: dt.tzinfo) -> None:
         from cdc.api.struct import Struct
@@ -283,6 +361,7 @@ class RowMapper:
         self.indexes: list[int] = []
         self.converters: list[Converter | None] = []
         self.by_name: dict[str, int] = {}
+        plan: list[tuple[int, str | None, Converter | None]] = []
         for i, col in enumerate(columns):
             schema = field_schema(col, numeric_mapping)
             if schema is None:
@@ -290,15 +369,13 @@ class RowMapper:
             builder.field(col.name, schema)
             self.by_name[col.name] = i
             self.indexes.append(i)
-            self.converters.append(converter_for(mapped_kind(col, numeric_mapping), tz))
+            kind = mapped_kind(col, numeric_mapping)
+            conv = converter_for(kind, tz)
+            self.converters.append(conv)
+            plan.append((i, kind, _fast_timestamp(tz) if kind in ("timestamp", "timestamptz") else conv))
         self.schema = builder.build()
-        self._plan = list(zip(self.indexes, self.converters, strict=True))
         self._identity = self.indexes == list(range(len(columns))) and not any(self.converters)
-
-    def values(self, row: Any) -> list[Any]:
-        if self._identity:
-            return list(row)
-        return [v if (v := row[i]) is None or conv is None else conv(v) for i, conv in self._plan]
+        self.values: Callable[[Any], list[Any]] = list if self._identity else compile_row_function(plan)
 
     def struct(self, row: Any) -> Any:
         return self._struct(self.schema, self.values(row))

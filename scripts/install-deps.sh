@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Debian packages `make install` needs beyond Python: the C client headers, pkg-config and a compiler
+# to build mysqlclient (MySQLdb), the JDBC source's fast MySQL/MariaDB driver. Installs only what is
+# missing; runs `apt-get update` only if the install fails without it. Elsewhere (no dpkg/apt-get, not
+# root and no sudo) it says what to install and leaves it: cdc then falls back to PyMySQL.
+set -uo pipefail
+PACKAGES=(libmariadb-dev pkg-config build-essential)
+
+command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 || {
+    echo "install-deps: no apt-get here; for mysqlclient install the MariaDB/MySQL client headers," \
+         "pkg-config and a C compiler" >&2
+    exit 0
+}
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=(sudo -n); else
+        echo "install-deps: missing ${missing[*]}; run as root: apt-get install -y ${missing[*]}" >&2
+        exit 0
+    fi
+fi
+echo "install-deps: apt-get install -y ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get install -y -q "${missing[@]}" >/dev/null \
+    || { "${SUDO[@]}" apt-get update -q >/dev/null && "${SUDO[@]}" apt-get install -y -q "${missing[@]}" >/dev/null; } \
+    || echo "install-deps: could not install ${missing[*]}; mysqlclient will not build (PyMySQL is used)" >&2
+exit 0
