@@ -111,8 +111,11 @@ class Snapshotter:
         if table_locks:
             # The data is read under these locks: a transaction would release them (and UNLOCK TABLES
             # would commit it), so no consistent-snapshot transaction on this path, as in Debezium.
-            if captured:
-                cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in captured) + " WITH READ LOCK")
+            # Every table whose schema is read must be locked too: under table locks MySQL refuses
+            # statements on other tables (error 1100).
+            locked = captured if self.schema.only_captured_tables else all_tables
+            if locked:
+                cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in locked) + " WITH READ LOCK")
         else:
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         offset = self._position(cur)
