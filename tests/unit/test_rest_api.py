@@ -982,12 +982,15 @@ def test_two_hops_at_most(nodes: tuple[Node, Node]) -> None:
     assert a.seen[-1] == ("DELETE", "/connectors/x", "forward=false")
 
 
-def test_forward_to_dead_worker_is_500(nodes: tuple[Node, Node]) -> None:
+def test_forward_to_dead_worker_is_a_retriable_409(nodes: tuple[Node, Node]) -> None:
+    # A leader that just died is a rebalance in the making: 409 (retry), never a 500.
     _, follower = nodes
     follower.herder.raises["delete_connector"] = NotLeaderError("no", "http://127.0.0.1:9/")
     response = requests.delete(follower.url + "/connectors/x", timeout=10)
-    assert response.status_code == 500
-    assert response.json()["message"].startswith("IO Error trying to forward REST request")
+    assert response.status_code == 409
+    assert response.json()["message"].startswith(
+        "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+    )
 
 
 # -- server, listeners, middleware -----------------------------------------------------------------------

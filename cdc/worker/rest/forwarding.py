@@ -67,6 +67,15 @@ def forward_request(
         response = (client or PeerClient()).request(
             method, url, params=list(query), data=body, headers=headers, timeout=timeout
         )
+    except (requests.ConnectionError, requests.Timeout) as e:
+        # The leader (or owner) is unreachable: typically it just died and the group has not yet
+        # noticed. That is a rebalance in the making, so answer what Connect answers during a
+        # rebalance (409, retry later) rather than its 500 for an I/O error.
+        raise RestError(
+            409,
+            "Cannot complete request because of a conflicting operation (e.g. worker rebalance): "
+            f"the worker at {base_url} did not answer ({type(e).__name__})",
+        ) from None
     except requests.RequestException as e:
         raise RestError(500, f"IO Error trying to forward REST request: {e}") from None
     parsed: Any = None
