@@ -10,6 +10,7 @@ worker's start-up fast.
 from __future__ import annotations
 
 import importlib
+import threading
 from enum import Enum
 from importlib.metadata import entry_points
 from typing import Any
@@ -42,11 +43,18 @@ class Registry:
         self._targets: dict[str, str] = {}
         self._loaded: dict[str, Any] = {}
         self._discovered = False
+        self._lock = threading.Lock()
 
     def _discover(self) -> None:
         if self._discovered:
             return
-        self._discovered = True
+        with self._lock:  # threads racing here must all see the finished table
+            if self._discovered:
+                return
+            self._discover_locked()
+            self._discovered = True
+
+    def _discover_locked(self) -> None:
         for package in _PACKAGES:
             try:
                 module = importlib.import_module(package)
