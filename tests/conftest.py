@@ -225,6 +225,8 @@ class KafkaHelper:
         topics = self.admin.list_topics(timeout=10).topics
         full = topic if topic in topics else self.topic(topic)
         metadata = self.admin.list_topics(topic=full, timeout=10).topics[full]
+        if metadata.error is not None and metadata.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return []  # not created yet: nothing to read (callers poll until what they wait for is there)
         if metadata.error is not None:
             raise RuntimeError(f"read_to_end({full}): {metadata.error}")
         consumer = Consumer(
