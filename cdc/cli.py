@@ -73,16 +73,25 @@ def _parser() -> argparse.ArgumentParser:
         description="Change-data-capture connectors and a Kafka-Connect-compatible worker.",
     )
     parser.add_argument("--version", action="version", version=f"cdc {__version__}")
-    parser.add_argument("--log-level", default=os.environ.get("CDC_LOG_LEVEL", "INFO"),
-                        help="root log level (default INFO; env CDC_LOG_LEVEL)")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("CDC_LOG_LEVEL", "INFO"),
+        help="root log level (default INFO; env CDC_LOG_LEVEL)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sa = sub.add_parser("standalone", help="run a standalone worker with connectors from files",
-                        description="Run a standalone worker (offsets in a local file), like connect-standalone.")
+    sa = sub.add_parser(
+        "standalone",
+        help="run a standalone worker with connectors from files",
+        description="Run a standalone worker (offsets in a local file), like connect-standalone.",
+    )
     sa.add_argument("worker_config", help="worker .properties file")
     sa.add_argument("connector_configs", nargs="*", help="connector .properties or .json files")
     sa.set_defaults(func=_standalone)
-    di = sub.add_parser("distributed", help="run a distributed worker (state in Kafka's internal topics)",
-                        description="Run a distributed worker, like connect-distributed.")
+    di = sub.add_parser(
+        "distributed",
+        help="run a distributed worker (state in Kafka's internal topics)",
+        description="Run a distributed worker, like connect-distributed.",
+    )
     di.add_argument("worker_config", help="worker .properties file")
     di.set_defaults(func=_distributed)
     from cdc.snapshot.cli import add_parser as add_snapshot_parser
@@ -104,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level.upper())
     try:
         return int(args.func(args) or 0)
-    except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback, for config errors
+    except Exception as exc:
         from cdc.api.errors import ConfigError, FatalError
 
         if isinstance(exc, (ConfigError, FatalError, FileNotFoundError)):  # e.g. an unreadable offsets file

@@ -38,29 +38,79 @@ __all__ = [
 
 # base word -> (jdbc type, dimension kind)
 _INT, _DEC, _FLT, _BIT, _TIME, _STR, _BIN, _SIMPLE, _ENUM = (
-    "int", "dec", "flt", "bit", "time", "str", "bin", "simple", "enum",
+    "int",
+    "dec",
+    "flt",
+    "bit",
+    "time",
+    "str",
+    "bin",
+    "simple",
+    "enum",
 )
 _TYPES: dict[str, tuple[int, str]] = {
-    "TINYINT": (5, _INT), "INT1": (5, _INT), "SMALLINT": (5, _INT), "INT2": (5, _INT),
-    "MEDIUMINT": (4, _INT), "INT3": (4, _INT), "MIDDLEINT": (4, _INT), "INT": (4, _INT),
-    "INTEGER": (4, _INT), "INT4": (4, _INT), "BIGINT": (-5, _INT), "INT8": (-5, _INT),
-    "REAL": (7, _FLT), "DOUBLE": (8, _FLT), "FLOAT8": (8, _FLT), "FLOAT": (6, _FLT), "FLOAT4": (6, _FLT),
-    "DECIMAL": (3, _DEC), "DEC": (3, _DEC), "FIXED": (3, _DEC), "NUMERIC": (2, _DEC),
-    "BIT": (-7, _BIT), "TIME": (92, _TIME), "TIMESTAMP": (2014, _TIME), "DATETIME": (93, _TIME),
-    "YEAR": (4, _TIME), "DATE": (91, _SIMPLE),
-    "BOOL": (16, _SIMPLE), "BOOLEAN": (16, _SIMPLE), "SERIAL": (-5, _SIMPLE),
-    "CHAR": (1, _STR), "CHARACTER": (1, _STR), "VARCHAR": (12, _STR), "VARCHAR2": (12, _STR),
-    "TINYTEXT": (12, _STR), "TEXT": (12, _STR), "MEDIUMTEXT": (12, _STR), "LONGTEXT": (12, _STR),
-    "NCHAR": (-15, _STR), "NVARCHAR": (-9, _STR),
-    "BINARY": (-2, _BIN), "VARBINARY": (-3, _BIN), "BLOB": (2004, _BIN),
-    "TINYBLOB": (2004, _SIMPLE), "MEDIUMBLOB": (2004, _SIMPLE), "LONGBLOB": (2004, _SIMPLE),
-    "ENUM": (1, _ENUM), "SET": (1, _ENUM),
-    "JSON": (1111, _SIMPLE), "GEOMETRY": (1111, _SIMPLE), "POINT": (1111, _SIMPLE),
-    "LINESTRING": (1111, _SIMPLE), "POLYGON": (1111, _SIMPLE), "MULTIPOINT": (1111, _SIMPLE),
-    "MULTILINESTRING": (1111, _SIMPLE), "MULTIPOLYGON": (1111, _SIMPLE),
-    "GEOMETRYCOLLECTION": (1111, _SIMPLE), "GEOMCOLLECTION": (1111, _SIMPLE),
+    "TINYINT": (5, _INT),
+    "INT1": (5, _INT),
+    "SMALLINT": (5, _INT),
+    "INT2": (5, _INT),
+    "MEDIUMINT": (4, _INT),
+    "INT3": (4, _INT),
+    "MIDDLEINT": (4, _INT),
+    "INT": (4, _INT),
+    "INTEGER": (4, _INT),
+    "INT4": (4, _INT),
+    "BIGINT": (-5, _INT),
+    "INT8": (-5, _INT),
+    "REAL": (7, _FLT),
+    "DOUBLE": (8, _FLT),
+    "FLOAT8": (8, _FLT),
+    "FLOAT": (6, _FLT),
+    "FLOAT4": (6, _FLT),
+    "DECIMAL": (3, _DEC),
+    "DEC": (3, _DEC),
+    "FIXED": (3, _DEC),
+    "NUMERIC": (2, _DEC),
+    "BIT": (-7, _BIT),
+    "TIME": (92, _TIME),
+    "TIMESTAMP": (2014, _TIME),
+    "DATETIME": (93, _TIME),
+    "YEAR": (4, _TIME),
+    "DATE": (91, _SIMPLE),
+    "BOOL": (16, _SIMPLE),
+    "BOOLEAN": (16, _SIMPLE),
+    "SERIAL": (-5, _SIMPLE),
+    "CHAR": (1, _STR),
+    "CHARACTER": (1, _STR),
+    "VARCHAR": (12, _STR),
+    "VARCHAR2": (12, _STR),
+    "TINYTEXT": (12, _STR),
+    "TEXT": (12, _STR),
+    "MEDIUMTEXT": (12, _STR),
+    "LONGTEXT": (12, _STR),
+    "NCHAR": (-15, _STR),
+    "NVARCHAR": (-9, _STR),
+    "BINARY": (-2, _BIN),
+    "VARBINARY": (-3, _BIN),
+    "BLOB": (2004, _BIN),
+    "TINYBLOB": (2004, _SIMPLE),
+    "MEDIUMBLOB": (2004, _SIMPLE),
+    "LONGBLOB": (2004, _SIMPLE),
+    "ENUM": (1, _ENUM),
+    "SET": (1, _ENUM),
+    "JSON": (1111, _SIMPLE),
+    "GEOMETRY": (1111, _SIMPLE),
+    "POINT": (1111, _SIMPLE),
+    "LINESTRING": (1111, _SIMPLE),
+    "POLYGON": (1111, _SIMPLE),
+    "MULTIPOINT": (1111, _SIMPLE),
+    "MULTILINESTRING": (1111, _SIMPLE),
+    "MULTIPOLYGON": (1111, _SIMPLE),
+    "GEOMETRYCOLLECTION": (1111, _SIMPLE),
+    "GEOMCOLLECTION": (1111, _SIMPLE),
     # MariaDB-only types (Debezium's MySQL grammar has none of them): OTHER
-    "UUID": (1111, _SIMPLE), "INET4": (1111, _SIMPLE), "INET6": (1111, _SIMPLE),
+    "UUID": (1111, _SIMPLE),
+    "INET4": (1111, _SIMPLE),
+    "INET6": (1111, _SIMPLE),
     "VECTOR": (1111, _BIN),
 }
 
@@ -294,8 +344,13 @@ def parse_default(cur: Cursor) -> tuple[bool, str | None]:
     t = cur.next()
     if t.is_word("NULL"):
         return False, None
-    if t.kind is Kind.WORD and (t.value.startswith("_") or t.value == "N") and cur.peek() is not None \
-            and cur.peek().kind is Kind.STRING:  # type: ignore[union-attr]
+    following = cur.peek()
+    if (
+        t.kind is Kind.WORD
+        and (t.value.startswith("_") or t.value == "N")
+        and following is not None
+        and following.kind is Kind.STRING
+    ):
         t = cur.next()  # charset introducer
     if t.kind is Kind.STRING:
         raw = t.text[1:-1]
@@ -388,8 +443,9 @@ def parse_column_options(cur: Cursor, spec: ColumnDef, stop_words: tuple[str, ..
             cur.next()
             if cur.peek_punct("("):
                 cur.skip_parens()
-        elif cur.accept_word("COLUMN_FORMAT", "STORAGE", "SRID", "ENGINE_ATTRIBUTE",
-                             "SECONDARY_ENGINE_ATTRIBUTE"):
+        elif cur.accept_word(
+            "COLUMN_FORMAT", "STORAGE", "SRID", "ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"
+        ):
             cur.accept_punct("=")
             cur.next()
         elif cur.accept_word("COMPRESSED"):

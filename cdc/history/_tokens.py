@@ -44,7 +44,15 @@ class Token:
 
 
 _ESCAPES = {
-    "0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "\\": "\\", "'": "'", '"': '"',
+    "0": "\0",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
 }
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _MULTI_PUNCT = (":=", "<=>", "<=", ">=", "<>", "!=", "||", "&&", "<<", ">>", "->>", "->")
@@ -335,4 +343,3 @@ class Cursor:
         t = token or self.peek()
         where = f" at {t.text!r} (offset {t.start})" if t is not None else " at the end"
         raise UnparseableDdlError(message + where, self.sql)
-

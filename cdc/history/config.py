@@ -42,37 +42,97 @@ def history_config_def() -> ConfigDef:
     """The history keys, each with its 1.x alias."""
     d = ConfigDef()
 
-    def key(suffix: str, type_: ConfigType, default: Any, doc: str, importance: Importance = Importance.LOW,
-            **extra: Any) -> None:
-        d.define(f"{PREFIX}.{suffix}" if suffix else PREFIX, type_, default, importance=importance,
-                 documentation=doc, group=_GROUP,
-                 aliases=(f"{LEGACY_PREFIX}.{suffix}" if suffix else LEGACY_PREFIX,), **extra)
+    def key(
+        suffix: str,
+        type_: ConfigType,
+        default: Any,
+        doc: str,
+        importance: Importance = Importance.LOW,
+        **extra: Any,
+    ) -> None:
+        d.define(
+            f"{PREFIX}.{suffix}" if suffix else PREFIX,
+            type_,
+            default,
+            importance=importance,
+            documentation=doc,
+            group=_GROUP,
+            aliases=(f"{LEGACY_PREFIX}.{suffix}" if suffix else LEGACY_PREFIX,),
+            **extra,
+        )
 
-    key("", ConfigType.STRING, KAFKA_HISTORY_CLASSES[0],
-        "The implementation of the schema history (Kafka, file or memory).", Importance.MEDIUM)
-    key("kafka.topic", ConfigType.STRING, None,
+    key(
+        "",
+        ConfigType.STRING,
+        KAFKA_HISTORY_CLASSES[0],
+        "The implementation of the schema history (Kafka, file or memory).",
+        Importance.MEDIUM,
+    )
+    key(
+        "kafka.topic",
+        ConfigType.STRING,
+        None,
         "The topic holding the connector's schema history (1 partition, delete policy, infinite retention).",
-        Importance.HIGH)
-    key("kafka.bootstrap.servers", ConfigType.STRING, None,
-        "Kafka brokers of the schema history topic.", Importance.HIGH)
-    key("kafka.recovery.poll.interval.ms", ConfigType.INT, 100,
-        "How long one poll waits while the history is recovered.", validator=at_least(1))
-    key("kafka.recovery.attempts", ConfigType.INT, 100,
-        "Consecutive empty polls after which recovery gives up.", validator=at_least(1))
-    key("kafka.query.timeout.ms", ConfigType.LONG, 3000, "Timeout of admin queries about the topic.",
-        validator=at_least(1))
-    key("kafka.create.timeout.ms", ConfigType.LONG, 30000, "Timeout of the topic's creation.",
-        validator=at_least(1))
+        Importance.HIGH,
+    )
+    key(
+        "kafka.bootstrap.servers",
+        ConfigType.STRING,
+        None,
+        "Kafka brokers of the schema history topic.",
+        Importance.HIGH,
+    )
+    key(
+        "kafka.recovery.poll.interval.ms",
+        ConfigType.INT,
+        100,
+        "How long one poll waits while the history is recovered.",
+        validator=at_least(1),
+    )
+    key(
+        "kafka.recovery.attempts",
+        ConfigType.INT,
+        100,
+        "Consecutive empty polls after which recovery gives up.",
+        validator=at_least(1),
+    )
+    key(
+        "kafka.query.timeout.ms",
+        ConfigType.LONG,
+        3000,
+        "Timeout of admin queries about the topic.",
+        validator=at_least(1),
+    )
+    key(
+        "kafka.create.timeout.ms",
+        ConfigType.LONG,
+        30000,
+        "Timeout of the topic's creation.",
+        validator=at_least(1),
+    )
     key("file.filename", ConfigType.STRING, None, "The file of the file-based schema history.")
-    key("skip.unparseable.ddl", ConfigType.BOOLEAN, False,
-        "Skip (with a warning) DDL statements that cannot be parsed, instead of failing.")
-    key("store.only.captured.tables.ddl", ConfigType.BOOLEAN, False,
-        "Record the DDL of captured tables only.")
-    key("store.only.captured.databases.ddl", ConfigType.BOOLEAN, False,
-        "Record the DDL of captured databases only.")
+    key(
+        "skip.unparseable.ddl",
+        ConfigType.BOOLEAN,
+        False,
+        "Skip (with a warning) DDL statements that cannot be parsed, instead of failing.",
+    )
+    key(
+        "store.only.captured.tables.ddl", ConfigType.BOOLEAN, False, "Record the DDL of captured tables only."
+    )
+    key(
+        "store.only.captured.databases.ddl",
+        ConfigType.BOOLEAN,
+        False,
+        "Record the DDL of captured databases only.",
+    )
     key("ddl.filter", ConfigType.STRING, "", "Regular expressions of DDL statements to leave out.")
-    key("prefer.ddl", ConfigType.BOOLEAN, False,
-        "On recovery, re-parse each record's DDL instead of applying its table changes.")
+    key(
+        "prefer.ddl",
+        ConfigType.BOOLEAN,
+        False,
+        "On recovery, re-parse each record's DDL instead of applying its table changes.",
+    )
     return d
 
 
@@ -128,5 +188,5 @@ def client_overrides(props: Mapping[str, Any], client: str) -> dict[str, Any]:
     for prefix in (f"{LEGACY_PREFIX}.{client}.", f"{PREFIX}.{client}."):
         for k, v in props.items():
             if k.startswith(prefix):
-                out[k[len(prefix):]] = v
+                out[k[len(prefix) :]] = v
     return out

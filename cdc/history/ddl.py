@@ -40,20 +40,99 @@ __all__ = ["DdlParser"]
 
 log = logging.getLogger(__name__)
 
-_IGNORED_STARTS = frozenset({
-    "GRANT", "REVOKE", "FLUSH", "ANALYZE", "OPTIMIZE", "REPAIR", "CHECK", "CHECKSUM", "INSERT", "UPDATE",
-    "DELETE", "REPLACE", "SELECT", "BEGIN", "START", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "XA",
-    "CALL", "DO", "LOCK", "UNLOCK", "INSTALL", "UNINSTALL", "RESET", "PURGE", "CHANGE", "STOP", "SHOW",
-    "EXPLAIN", "DESCRIBE", "DESC", "HANDLER", "LOAD", "KILL", "PREPARE", "EXECUTE", "DEALLOCATE", "SIGNAL",
-    "RESIGNAL", "BINLOG", "CACHE", "HELP", "SHUTDOWN", "RESTART", "CLONE", "IMPORT", "WITH", "VALUES",
-    "TABLE", "BACKUP",
-})
-_IGNORED_OBJECTS = frozenset({
-    "VIEW", "TRIGGER", "PROCEDURE", "FUNCTION", "EVENT", "USER", "ROLE", "SERVER", "TABLESPACE", "LOGFILE",
-    "SEQUENCE", "SPATIAL", "RESOURCE", "PACKAGE", "SYNONYM", "INDEX", "UNDO", "INSTANCE", "FULLTEXT",
-})
-_KEY_STARTS = ("PRIMARY", "UNIQUE", "INDEX", "KEY", "FULLTEXT", "SPATIAL", "FOREIGN", "CONSTRAINT",
-               "CHECK", "PERIOD", "SYSTEM")
+_IGNORED_STARTS = frozenset(
+    {
+        "GRANT",
+        "REVOKE",
+        "FLUSH",
+        "ANALYZE",
+        "OPTIMIZE",
+        "REPAIR",
+        "CHECK",
+        "CHECKSUM",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "REPLACE",
+        "SELECT",
+        "BEGIN",
+        "START",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT",
+        "RELEASE",
+        "XA",
+        "CALL",
+        "DO",
+        "LOCK",
+        "UNLOCK",
+        "INSTALL",
+        "UNINSTALL",
+        "RESET",
+        "PURGE",
+        "CHANGE",
+        "STOP",
+        "SHOW",
+        "EXPLAIN",
+        "DESCRIBE",
+        "DESC",
+        "HANDLER",
+        "LOAD",
+        "KILL",
+        "PREPARE",
+        "EXECUTE",
+        "DEALLOCATE",
+        "SIGNAL",
+        "RESIGNAL",
+        "BINLOG",
+        "CACHE",
+        "HELP",
+        "SHUTDOWN",
+        "RESTART",
+        "CLONE",
+        "IMPORT",
+        "WITH",
+        "VALUES",
+        "TABLE",
+        "BACKUP",
+    }
+)
+_IGNORED_OBJECTS = frozenset(
+    {
+        "VIEW",
+        "TRIGGER",
+        "PROCEDURE",
+        "FUNCTION",
+        "EVENT",
+        "USER",
+        "ROLE",
+        "SERVER",
+        "TABLESPACE",
+        "LOGFILE",
+        "SEQUENCE",
+        "SPATIAL",
+        "RESOURCE",
+        "PACKAGE",
+        "SYNONYM",
+        "INDEX",
+        "UNDO",
+        "INSTANCE",
+        "FULLTEXT",
+    }
+)
+_KEY_STARTS = (
+    "PRIMARY",
+    "UNIQUE",
+    "INDEX",
+    "KEY",
+    "FULLTEXT",
+    "SPATIAL",
+    "FOREIGN",
+    "CONSTRAINT",
+    "CHECK",
+    "PERIOD",
+    "SYSTEM",
+)
 
 
 @dataclass
@@ -329,8 +408,9 @@ class DdlParser:
             return self._alter_table(tables, cur)
         if cur.accept_word("DATABASE", "SCHEMA"):
             name = self.current_database
-            if not cur.peek_word("DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "UPGRADE", "READ", "COMMENT",
-                                 "ENCRYPTION"):
+            if not cur.peek_word(
+                "DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "UPGRADE", "READ", "COMMENT", "ENCRYPTION"
+            ):
                 name = cur.identifier()
             if name:
                 self._database_options(cur, name)
@@ -386,8 +466,9 @@ class DdlParser:
             if cur.accept_words("PRIMARY", "KEY"):
                 st.primary_key = []
                 return
-            if cur.peek_word("INDEX", "KEY", "FOREIGN", "CHECK", "CONSTRAINT", "PARTITION", "SYSTEM",
-                             "PERIOD", "DEFAULT"):
+            if cur.peek_word(
+                "INDEX", "KEY", "FOREIGN", "CHECK", "CONSTRAINT", "PARTITION", "SYSTEM", "PERIOD", "DEFAULT"
+            ):
                 cur.skip_to_clause_end()
                 return
             cur.accept_word("COLUMN")
@@ -472,9 +553,7 @@ class DdlParser:
         elif cur.accept_word("UNIQUE"):
             cur.accept_word("KEY", "INDEX")
             names = _index_columns(cur)
-            if not st.primary_key and all(
-                (c := st.find(n)) is not None and not c.optional for n in names
-            ):
+            if not st.primary_key and all((c := st.find(n)) is not None and not c.optional for n in names):
                 st.primary_key = [st.find(n).name for n in names]  # type: ignore[union-attr]
         cur.skip_to_clause_end()
 
@@ -522,7 +601,7 @@ class DdlParser:
             name = t.text.lower() if t.kind is Kind.WORD else t.value if t.kind is Kind.VARIABLE else ""
             for prefix in ("@@session.", "@@global.", "@@local.", "@@persist.", "@@"):
                 if name.startswith(prefix):
-                    name = name[len(prefix):]
+                    name = name[len(prefix) :]
                     break
             if name in ("character_set_server", "character_set_database") and (
                 toks[i + 1].is_punct("=") or toks[i + 1].is_punct(":=")
@@ -673,12 +752,43 @@ def _skip_option(cur: Cursor) -> None:
 
 def _is_table_option_start(t: Token) -> bool:
     return t.value in {
-        "ENGINE", "AUTO_INCREMENT", "AVG_ROW_LENGTH", "DEFAULT", "CHARACTER", "CHARSET", "CHECKSUM",
-        "COLLATE", "COMMENT", "COMPRESSION", "CONNECTION", "DATA", "INDEX", "DELAY_KEY_WRITE", "ENCRYPTION",
-        "INSERT_METHOD", "KEY_BLOCK_SIZE", "MAX_ROWS", "MIN_ROWS", "PACK_KEYS", "PASSWORD", "ROW_FORMAT",
-        "STATS_AUTO_RECALC", "STATS_PERSISTENT", "STATS_SAMPLE_PAGES", "TABLESPACE", "UNION", "PARTITION",
-        "PAGE_CHECKSUM", "TRANSACTIONAL", "SEQUENCE", "WITH", "IETF_QUOTES", "PAGE_COMPRESSED",
-        "PAGE_COMPRESSION_LEVEL", "ENCRYPTION_KEY_ID", "ENCRYPTED",
+        "ENGINE",
+        "AUTO_INCREMENT",
+        "AVG_ROW_LENGTH",
+        "DEFAULT",
+        "CHARACTER",
+        "CHARSET",
+        "CHECKSUM",
+        "COLLATE",
+        "COMMENT",
+        "COMPRESSION",
+        "CONNECTION",
+        "DATA",
+        "INDEX",
+        "DELAY_KEY_WRITE",
+        "ENCRYPTION",
+        "INSERT_METHOD",
+        "KEY_BLOCK_SIZE",
+        "MAX_ROWS",
+        "MIN_ROWS",
+        "PACK_KEYS",
+        "PASSWORD",
+        "ROW_FORMAT",
+        "STATS_AUTO_RECALC",
+        "STATS_PERSISTENT",
+        "STATS_SAMPLE_PAGES",
+        "TABLESPACE",
+        "UNION",
+        "PARTITION",
+        "PAGE_CHECKSUM",
+        "TRANSACTIONAL",
+        "SEQUENCE",
+        "WITH",
+        "IETF_QUOTES",
+        "PAGE_COMPRESSED",
+        "PAGE_COMPRESSION_LEVEL",
+        "ENCRYPTION_KEY_ID",
+        "ENCRYPTED",
     }
 
 

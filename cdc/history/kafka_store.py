@@ -43,7 +43,8 @@ class KafkaSchemaHistory(SchemaHistory):
             raise SchemaHistoryError("schema.history.internal.kafka.topic is required for the Kafka history")
         if not settings.kafka_bootstrap_servers:
             raise SchemaHistoryError(
-                "schema.history.internal.kafka.bootstrap.servers is required for the Kafka history")
+                "schema.history.internal.kafka.bootstrap.servers is required for the Kafka history"
+            )
         self.topic = settings.kafka_topic
         self._bootstrap = settings.kafka_bootstrap_servers
         self._producer: Producer | None = None
@@ -103,7 +104,8 @@ class KafkaSchemaHistory(SchemaHistory):
             broker_id = str(next(iter(brokers)))
             res = ConfigResource(ConfigResource.Type.BROKER, broker_id)
             configs = admin.describe_configs([res], request_timeout=self._timeout_s)[res].result(
-                timeout=self._timeout_s)
+                timeout=self._timeout_s
+            )
             entry = configs.get("default.replication.factor")
             if entry is not None and entry.value is not None:
                 return int(entry.value)
@@ -116,13 +118,19 @@ class KafkaSchemaHistory(SchemaHistory):
             log.info("Schema history topic %s exists", self.topic)
             return
         rf = self._default_replication_factor()
-        topic = NewTopic(self.topic, num_partitions=1, replication_factor=rf, config={
-            "cleanup.policy": "delete",
-            "retention.ms": str(LONG_MAX),
-            "retention.bytes": "-1",
-        })
+        topic = NewTopic(
+            self.topic,
+            num_partitions=1,
+            replication_factor=rf,
+            config={
+                "cleanup.policy": "delete",
+                "retention.ms": str(LONG_MAX),
+                "retention.bytes": "-1",
+            },
+        )
         futures = self._admin_client().create_topics(
-            [topic], request_timeout=self.settings.create_timeout_ms / 1000.0)
+            [topic], request_timeout=self.settings.create_timeout_ms / 1000.0
+        )
         try:
             futures[self.topic].result(timeout=self.settings.create_timeout_ms / 1000.0)
             log.info("Created schema history topic %s (1 partition, RF %d)", self.topic, rf)
@@ -137,8 +145,12 @@ class KafkaSchemaHistory(SchemaHistory):
         if partitions is None:
             return
         if partitions > 1:
-            log.warning("The schema history topic %s has %d partitions; it should have exactly 1. Only "
-                        "partition 0 is read and written.", self.topic, partitions)
+            log.warning(
+                "The schema history topic %s has %d partitions; it should have exactly 1. Only "
+                "partition 0 is read and written.",
+                self.topic,
+                partitions,
+            )
         res = ConfigResource(ConfigResource.Type.TOPIC, self.topic)
         try:
             futures = self._admin_client().describe_configs([res], request_timeout=self._timeout_s)
@@ -158,8 +170,13 @@ class KafkaSchemaHistory(SchemaHistory):
                 errors.append(str(err))
 
         try:
-            producer.produce(self.topic, value=record.to_text().encode("utf-8"), key=None, partition=0,
-                             on_delivery=delivered)
+            producer.produce(
+                self.topic,
+                value=record.to_text().encode("utf-8"),
+                key=None,
+                partition=0,
+                on_delivery=delivered,
+            )
         except (KafkaException, BufferError) as e:
             raise SchemaHistoryError(f"Cannot write to the schema history topic {self.topic}: {e}") from e
         remaining = producer.flush(max(self._timeout_s, 30.0))
@@ -171,22 +188,25 @@ class KafkaSchemaHistory(SchemaHistory):
     # -- reading --------------------------------------------------------------------------------
     def _consumer(self) -> Consumer:
         conf = self._base(self.settings.consumer)
-        conf.update({
-            # assign() needs no group, but librdkafka wants an id; nothing is ever committed
-            "group.id": f"{self.topic}-schemahistory-{uuid.uuid4()}",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": False,
-        })
+        conf.update(
+            {
+                # assign() needs no group, but librdkafka wants an id; nothing is ever committed
+                "group.id": f"{self.topic}-schemahistory-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                "enable.partition.eof": False,
+            }
+        )
         conf.setdefault("client.id", f"{self.topic}-schemahistory-recovery")
         return Consumer(conf)
 
     def _watermarks(self) -> tuple[int, int]:
         consumer = self._consumer()
         try:
-            low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=self._timeout_s,
-                                                       cached=False)
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(self.topic, 0), timeout=self._timeout_s, cached=False
+            )
             return int(low), int(high)
         except KafkaException as e:
             raise SchemaHistoryError(f"Cannot read the end offset of {self.topic}: {e}") from e
@@ -196,8 +216,9 @@ class KafkaSchemaHistory(SchemaHistory):
     def _records(self) -> Iterator[HistoryRecord]:
         consumer = self._consumer()
         try:
-            low, end = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=self._timeout_s,
-                                                      cached=False)
+            low, end = consumer.get_watermark_offsets(
+                TopicPartition(self.topic, 0), timeout=self._timeout_s, cached=False
+            )
             if end <= low:
                 return
             consumer.assign([TopicPartition(self.topic, 0, low)])
@@ -211,7 +232,8 @@ class KafkaSchemaHistory(SchemaHistory):
                     if empty >= self.settings.recovery_attempts:
                         raise SchemaHistoryError(
                             "The database schema history couldn't be recovered. Consider to increase the "
-                            "value for schema.history.internal.kafka.recovery.poll.interval.ms")
+                            "value for schema.history.internal.kafka.recovery.poll.interval.ms"
+                        )
                     continue
                 if msg.error() is not None:
                     raise SchemaHistoryError(f"Error reading history topic {self.topic}: {msg.error()}")
@@ -238,15 +260,21 @@ def check_topic_config(topic: str, config: dict[str, str | None]) -> None:
         raise SchemaHistoryError(
             f"The schema history topic {topic} has cleanup.policy={policy}; it must be 'delete' "
             f"(compaction removes history records, all of which carry a null key). "
-            f"Set cleanup.policy=delete on the topic.")
+            f"Set cleanup.policy=delete on the topic."
+        )
     retention = config.get("retention.ms")
     if retention is not None and retention.strip() not in ("", "-1"):
         ms = int(retention)
         if 0 <= ms < MIN_RETENTION_MS:
             raise SchemaHistoryError(
                 f"The schema history topic {topic} has retention.ms={ms}, which expires history records; set "
-                f"retention.ms=-1 (or at least {MIN_RETENTION_MS}, five years) on the topic.")
+                f"retention.ms=-1 (or at least {MIN_RETENTION_MS}, five years) on the topic."
+            )
     retention_bytes = config.get("retention.bytes")
     if retention_bytes is not None and retention_bytes.strip() not in ("", "-1"):
-        log.warning("The schema history topic %s has retention.bytes=%s; it should be -1 so no history "
-                    "record is ever deleted", topic, retention_bytes)
+        log.warning(
+            "The schema history topic %s has retention.bytes=%s; it should be -1 so no history "
+            "record is ever deleted",
+            topic,
+            retention_bytes,
+        )

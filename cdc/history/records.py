@@ -249,7 +249,9 @@ def apply_table_changes(tables: Tables, changes: Iterable[TableChange]) -> None:
 
 # -- schema change topic ----------------------------------------------------------------------------
 _COLUMN_SCHEMA = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Column").version(1)
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.schema.Column")
+    .version(1)
     .field("name", STRING_SCHEMA)
     .field("jdbcType", INT32_SCHEMA)
     .field("nativeType", OPTIONAL_INT32_SCHEMA)
@@ -268,7 +270,9 @@ _COLUMN_SCHEMA = (
     .build()
 )
 _TABLE_SCHEMA = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Table").version(1)
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.schema.Table")
+    .version(1)
     .field("defaultCharsetName", OPTIONAL_STRING_SCHEMA)
     .field("primaryKeyColumnNames", SchemaBuilder.array(STRING_SCHEMA).optional().build())
     .field("columns", SchemaBuilder.array(_COLUMN_SCHEMA).build())
@@ -276,7 +280,9 @@ _TABLE_SCHEMA = (
     .build()
 )
 CHANGE_SCHEMA: Schema = (
-    SchemaBuilder.struct().name("io.debezium.connector.schema.Change").version(1)
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.schema.Change")
+    .version(1)
     .field("type", STRING_SCHEMA)
     .field("id", STRING_SCHEMA)
     .field("table", _TABLE_SCHEMA)
@@ -292,25 +298,37 @@ def table_changes_from_model(changes: Iterable[TableChange]) -> list[dict[str, A
         t = ch.table
         columns = []
         for c in t.columns:
-            columns.append({
-                "name": c.name, "jdbcType": c.jdbc_type, "nativeType": c.native_type,
-                "typeName": c.type_name, "typeExpression": c.type_expression,
-                "charsetName": c.charset_name, "length": c.length, "scale": c.scale,
-                "position": c.position, "optional": c.optional, "autoIncremented": c.auto_incremented,
-                "generated": c.generated, "comment": c.comment,
-                "defaultValueExpression": c.default_expression,
-                "enumValues": [quote_enum_label(v) for v in c.enum_values] or None,
-            })
-        out.append({
-            "type": ch.type.value,
-            "id": ch.id.quoted(),
-            "table": {
-                "defaultCharsetName": t.default_charset,
-                "primaryKeyColumnNames": list(t.primary_key),
-                "columns": columns,
-                "comment": t.comment,
-            },
-        })
+            columns.append(
+                {
+                    "name": c.name,
+                    "jdbcType": c.jdbc_type,
+                    "nativeType": c.native_type,
+                    "typeName": c.type_name,
+                    "typeExpression": c.type_expression,
+                    "charsetName": c.charset_name,
+                    "length": c.length,
+                    "scale": c.scale,
+                    "position": c.position,
+                    "optional": c.optional,
+                    "autoIncremented": c.auto_incremented,
+                    "generated": c.generated,
+                    "comment": c.comment,
+                    "defaultValueExpression": c.default_expression,
+                    "enumValues": [quote_enum_label(v) for v in c.enum_values] or None,
+                }
+            )
+        out.append(
+            {
+                "type": ch.type.value,
+                "id": ch.id.quoted(),
+                "table": {
+                    "defaultCharsetName": t.default_charset,
+                    "primaryKeyColumnNames": list(t.primary_key),
+                    "columns": columns,
+                    "comment": t.comment,
+                },
+            }
+        )
     return out
 
 

@@ -81,7 +81,7 @@ class SchemaHistory(ABC):
     def __init__(self, settings: HistorySettings | None = None) -> None:
         self.settings = settings or HistorySettings()
 
-    def initialize_storage(self) -> None:  # noqa: B027  (optional hook)
+    def initialize_storage(self) -> None:
         """Create the storage (topic, file) if it does not exist."""
 
     @abstractmethod
@@ -92,7 +92,7 @@ class SchemaHistory(ABC):
         """Whether the history holds at least one record."""
         return self.storage_exists() and next(iter(self._records()), None) is not None
 
-    def start(self) -> None:  # noqa: B027  (optional hook)
+    def start(self) -> None:
         """Check the storage before use (Kafka: topic settings)."""
 
     def record(self, record: HistoryRecord) -> None:
@@ -110,11 +110,17 @@ class SchemaHistory(ABC):
     ) -> Tables:
         """The model at ``offset_position``, built from the records of ``source`` (any when None)."""
         return recover_tables(
-            self._records(), offset_position, tables, parser, comparator, source=source,
-            skip_unparseable_ddl=self.settings.skip_unparseable_ddl, prefer_ddl=self.settings.prefer_ddl,
+            self._records(),
+            offset_position,
+            tables,
+            parser,
+            comparator,
+            source=source,
+            skip_unparseable_ddl=self.settings.skip_unparseable_ddl,
+            prefer_ddl=self.settings.prefer_ddl,
         )
 
-    def stop(self) -> None:  # noqa: B027  (optional hook)
+    def stop(self) -> None:
         """Release clients and files."""
 
     @abstractmethod

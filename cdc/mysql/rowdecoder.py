@@ -123,7 +123,7 @@ def _fsp_reader(fsp: int | None) -> tuple[int, Callable[[bytes, int], int]]:
     full = 1 << (8 * size)
 
     def read(data: bytes, pos: int) -> int:
-        value = int.from_bytes(data[pos:pos + size], "big")
+        value = int.from_bytes(data[pos : pos + size], "big")
         if value >= half:  # the library reads it signed
             value -= full
         if odd:
@@ -200,12 +200,19 @@ def _time2_reader(fsp: int | None) -> Reader:
     width = 3 + fsize
 
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        d = int.from_bytes(data[pos:pos + 3], "big", signed=True)
+        d = int.from_bytes(data[pos : pos + 3], "big", signed=True)
         sign = 1 if (d >> 23) & 1 else -1
         if sign == -1:
             d = ~d + 1
-        value = _timedelta(hours=(d >> 12) & 0x3FF, minutes=(d >> 6) & 0x3F, seconds=d & 0x3F,
-                           microseconds=frac(data, pos + 3)) * sign
+        value = (
+            _timedelta(
+                hours=(d >> 12) & 0x3FF,
+                minutes=(d >> 6) & 0x3F,
+                seconds=d & 0x3F,
+                microseconds=frac(data, pos + 3),
+            )
+            * sign
+        )
         return value, pos + width
 
     return read
@@ -238,8 +245,14 @@ def _datetime_reader() -> Reader:
         if year == 0 or month == 0 or day == 0:
             hits.append(1)
             return _OUT_OF_DATETIME, pos + 8
-        return _datetime(year=year, month=month, day=day, hour=int(time / 10000),
-                         minute=int((time % 10000) / 100), second=int(time % 100)), pos + 8
+        return _datetime(
+            year=year,
+            month=month,
+            day=day,
+            hour=int(time / 10000),
+            minute=int((time % 10000) / 100),
+            second=int(time % 100),
+        ), pos + 8
 
     return read
 
@@ -284,7 +297,7 @@ def _decimal_reader(precision: int, decimals: int) -> Reader:
     frac_format = f"0{comp_frac}d"
 
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        n = int.from_bytes(data[pos:pos + size], "big")
+        n = int.from_bytes(data[pos : pos + size], "big")
         if n & sign_bit:
             n ^= sign_bit
             parts = [""]
@@ -309,7 +322,7 @@ def _set_reader(size: int, labels: Sequence[str] | None) -> Reader:
     pairs = [(1 << i, label) for i, label in enumerate(labels or ())]
 
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        mask = int.from_bytes(data[pos:pos + size], "little")
+        mask = int.from_bytes(data[pos : pos + size], "little")
         value = {label for bit, label in pairs if mask & bit}
         if not value:
             hits.append(1)
@@ -325,19 +338,19 @@ def _bit_reader(bits: int, nbytes: int) -> Reader:
     spec = f"0{total}b"
 
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        return format(int.from_bytes(data[pos:pos + nbytes], "big") & mask, spec), pos + nbytes
+        return format(int.from_bytes(data[pos : pos + nbytes], "big") & mask, spec), pos + nbytes
 
     return read
 
 
 def _json_reader(length_size: int) -> Reader:
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        n = int.from_bytes(data[pos:pos + length_size], "little")
+        n = int.from_bytes(data[pos : pos + length_size], "little")
         pos += length_size
         if n == 0:
             hits.append(1)
             return _JSON_NONE, pos
-        chunk = data[pos:pos + n]
+        chunk = data[pos : pos + n]
         value = parse_json(chunk[0], chunk[1:])
         if value is None:  # a JSON null literal: a None without a source of its own, too
             hits.append(1)
@@ -401,8 +414,11 @@ def _string_code(size: int, column: Any, k: int, decode_errors: str) -> _ColumnC
 
 def _bytes_code(size: int, k: int) -> _ColumnCode:
     names: dict[str, Any] = {}
-    lines = [_length_line(size, k, names), f"{{v}} = data[pos + {size}:pos + {size} + n]",
-             f"pos += {size} + n"]
+    lines = [
+        _length_line(size, k, names),
+        f"{{v}} = data[pos + {size}:pos + {size} + n]",
+        f"pos += {size} + n",
+    ]
     return _ColumnCode(lines=lines, names=names)
 
 
@@ -438,8 +454,10 @@ def _column_code(column: Any, k: int, decode_errors: str) -> _ColumnCode:
         return _call_code(_datetime2_reader(column.fsp), k, mark=True)
     if t == FIELD_TYPE.TIMESTAMP2:
         if not column.fsp:
-            return _ColumnCode(lines=[f"{{v}} = _ts{k}(_i4_{k}(data, pos)[0])", "pos += 4"],
-                               names={f"_ts{k}": _utcfromtimestamp, f"_i4_{k}": _unpack_i4_be})
+            return _ColumnCode(
+                lines=[f"{{v}} = _ts{k}(_i4_{k}(data, pos)[0])", "pos += 4"],
+                names={f"_ts{k}": _utcfromtimestamp, f"_i4_{k}": _unpack_i4_be},
+            )
         return _call_code(_timestamp2_reader(column.fsp), k)
     if t == FIELD_TYPE.TIME2:
         return _call_code(_time2_reader(column.fsp), k)
@@ -456,8 +474,10 @@ def _column_code(column: Any, k: int, decode_errors: str) -> _ColumnCode:
             raise _Unsupported("ENUM without labels (no binlog_row_metadata=FULL)")
         size = int(column.size)
         index = "data[pos]" if size == 1 else f'int.from_bytes(data[pos:pos + {size}], "little")'
-        return _ColumnCode(lines=[f"{{v}} = _labels{k}[{index}]", f"pos += {size}"],
-                           names={f"_labels{k}": list(column.enum_values)})
+        return _ColumnCode(
+            lines=[f"{{v}} = _labels{k}[{index}]", f"pos += {size}"],
+            names={f"_labels{k}": list(column.enum_values)},
+        )
     if t == FIELD_TYPE.SET:
         return _call_code(_set_reader(int(column.size), column.set_values), k, mark=True)
     if t == FIELD_TYPE.BIT:
@@ -685,8 +705,12 @@ class RowDecoder:
         self.stats[reason] = self.stats.get(reason, 0) + 1
         if reason not in self._warned:
             self._warned.add(reason)
-            log.info("Row decoding of %s.%s falls back to mysql-replication: %s",
-                     getattr(event, "schema", "?"), getattr(event, "table", "?"), reason)
+            log.info(
+                "Row decoding of %s.%s falls back to mysql-replication: %s",
+                getattr(event, "schema", "?"),
+                getattr(event, "table", "?"),
+                reason,
+            )
 
     def _plan(self, event: Any) -> _TablePlan:
         errors = "ignore" if event._ignore_decode_errors else "strict"

@@ -24,7 +24,7 @@ __all__ = [
     "connector_def",
 ]
 
-S, I, L, B, LST, P, C = (
+S, INT, L, B, LST, P, C = (
     ConfigType.STRING,
     ConfigType.INT,
     ConfigType.LONG,
@@ -45,18 +45,30 @@ def _worker_def() -> ConfigDef:
     d.define("key.converter", C, NO_DEFAULT, None, H, "Converter class for record keys.")
     d.define("value.converter", C, NO_DEFAULT, None, H, "Converter class for record values.")
     d.define(
-        "header.converter", C, "org.apache.kafka.connect.storage.SimpleHeaderConverter", None, LO,
+        "header.converter",
+        C,
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        None,
+        LO,
         "Converter class for record headers.",
     )
-    d.define("listeners", LST, "http://:8083", None, LO, "REST listeners, e.g. http://:8083,https://host:8443.")
+    d.define(
+        "listeners", LST, "http://:8083", None, LO, "REST listeners, e.g. http://:8083,https://host:8443."
+    )
     d.define("rest.advertised.host.name", S, None, None, LO, "Host name given to other workers.")
-    d.define("rest.advertised.port", I, None, None, LO, "Port given to other workers.")
+    d.define("rest.advertised.port", INT, None, None, LO, "Port given to other workers.")
     d.define("rest.advertised.listener", S, None, None, LO, "Listener scheme given to other workers.")
     d.define("plugin.path", LST, None, None, LO, "Ignored: plugins are Python entry points.")
     d.define("offset.flush.interval.ms", L, 60000, v.at_least(0), LO, "How often source offsets are flushed.")
-    d.define("offset.flush.timeout.ms", L, 5000, v.at_least(0), LO, "How long a flush may take before it fails.")
     d.define(
-        "task.shutdown.graceful.timeout.ms", L, 5000, v.at_least(0), LO,
+        "offset.flush.timeout.ms", L, 5000, v.at_least(0), LO, "How long a flush may take before it fails."
+    )
+    d.define(
+        "task.shutdown.graceful.timeout.ms",
+        L,
+        5000,
+        v.at_least(0),
+        LO,
         "Time to wait for tasks to stop gracefully (in total).",
     )
     d.define("config.providers", LST, "", None, LO, "Config provider aliases.")
@@ -64,14 +76,22 @@ def _worker_def() -> ConfigDef:
     d.define("topic.tracking.enable", B, True, None, LO, "Track the topics each connector uses.")
     d.define("topic.tracking.allow.reset", B, True, None, LO, "Allow resetting the tracked topics.")
     d.define(
-        "connector.client.config.override.policy", S, "All", v.one_of("All", "None", "Principal"), M,
+        "connector.client.config.override.policy",
+        S,
+        "All",
+        v.one_of("All", "None", "Principal"),
+        M,
         "Which client settings connectors may override.",
     )
     d.define(
-        "exactly.once.source.support", S, "disabled", v.case_insensitive_one_of("disabled", "preparing", "enabled"),
-        H, "Exactly-once delivery for source connectors.",
+        "exactly.once.source.support",
+        S,
+        "disabled",
+        v.case_insensitive_one_of("disabled", "preparing", "enabled"),
+        H,
+        "Exactly-once delivery for source connectors.",
     )
-    d.define("metrics.port", I, None, None, LO, "Deprecated alias of the REST listener's /metrics.")
+    d.define("metrics.port", INT, None, None, LO, "Deprecated alias of the REST listener's /metrics.")
     d.define("access.control.allow.origin", S, "", None, LO, "CORS allowed origin.")
     d.define("admin.listeners", LST, None, None, LO, "Listeners for /admin endpoints.")
     return d
@@ -89,22 +109,28 @@ def _distributed_def() -> ConfigDef:
     d.define("config.storage.replication.factor", ConfigType.SHORT, 3, None, LO, "RF of the config topic.")
     d.define("offset.storage.replication.factor", ConfigType.SHORT, 3, None, LO, "RF of the offsets topic.")
     d.define("status.storage.replication.factor", ConfigType.SHORT, 3, None, LO, "RF of the status topic.")
-    d.define("offset.storage.partitions", I, 25, None, LO, "Partitions of the offsets topic.")
-    d.define("status.storage.partitions", I, 5, None, LO, "Partitions of the status topic.")
-    d.define("session.timeout.ms", I, 10000, None, H, "Group session timeout.")
-    d.define("heartbeat.interval.ms", I, 3000, None, H, "Group heartbeat interval.")
-    d.define("rebalance.timeout.ms", I, 60000, None, H, "Group rebalance timeout.")
-    d.define("worker.sync.timeout.ms", I, 3000, None, M, "Time to catch up with the config topic.")
-    d.define("worker.unsync.backoff.ms", I, 300000, None, M, "Backoff after failing to catch up.")
+    d.define("offset.storage.partitions", INT, 25, None, LO, "Partitions of the offsets topic.")
+    d.define("status.storage.partitions", INT, 5, None, LO, "Partitions of the status topic.")
+    d.define("session.timeout.ms", INT, 10000, None, H, "Group session timeout.")
+    d.define("heartbeat.interval.ms", INT, 3000, None, H, "Group heartbeat interval.")
+    d.define("rebalance.timeout.ms", INT, 60000, None, H, "Group rebalance timeout.")
+    d.define("worker.sync.timeout.ms", INT, 3000, None, M, "Time to catch up with the config topic.")
+    d.define("worker.unsync.backoff.ms", INT, 300000, None, M, "Backoff after failing to catch up.")
     d.define(
-        "connect.protocol", S, "sessioned", v.case_insensitive_one_of("eager", "compatible", "sessioned"), LO,
+        "connect.protocol",
+        S,
+        "sessioned",
+        v.case_insensitive_one_of("eager", "compatible", "sessioned"),
+        LO,
         "Group protocol.",
     )
-    d.define("scheduled.rebalance.max.delay.ms", I, 300000, v.at_least(0), LO, "Delay before lost work moves.")
+    d.define(
+        "scheduled.rebalance.max.delay.ms", INT, 300000, v.at_least(0), LO, "Delay before lost work moves."
+    )
     d.define("inter.worker.key.generation.algorithm", S, "HmacSHA256", None, LO, "Session key algorithm.")
     d.define("inter.worker.signature.algorithm", S, "HmacSHA256", None, LO, "Request signature algorithm.")
     d.define("inter.worker.verification.algorithms", LST, "HmacSHA256", None, LO, "Accepted signatures.")
-    d.define("inter.worker.key.ttl.ms", I, 3600000, None, LO, "Session key lifetime.")
+    d.define("inter.worker.key.ttl.ms", INT, 3600000, None, LO, "Session key lifetime.")
     return d
 
 
@@ -131,28 +157,95 @@ OFFSETS_GROUP = "offsets.topic"
 def _common_connector_def() -> ConfigDef:
     d = ConfigDef()
     g = {"group": COMMON_GROUP}
-    d.define("name", S, NO_DEFAULT, v.non_empty_string, H, "Globally unique name to use for this connector.",
-             display_name="Connector name", **g)
-    d.define("connector.class", S, NO_DEFAULT, None, H,
-             "Name or alias of the class for this connector.", display_name="Connector class", **g)
-    d.define("tasks.max", I, 1, v.at_least(1), H, "Maximum number of tasks to use for this connector.",
-             display_name="Tasks max", **g)
-    d.define("tasks.max.enforce", B, True, None, LO, "Fail a connector that generates more tasks than tasks.max.",
-             **g)
+    d.define(
+        "name",
+        S,
+        NO_DEFAULT,
+        v.non_empty_string,
+        H,
+        "Globally unique name to use for this connector.",
+        display_name="Connector name",
+        **g,
+    )
+    d.define(
+        "connector.class",
+        S,
+        NO_DEFAULT,
+        None,
+        H,
+        "Name or alias of the class for this connector.",
+        display_name="Connector class",
+        **g,
+    )
+    d.define(
+        "tasks.max",
+        INT,
+        1,
+        v.at_least(1),
+        H,
+        "Maximum number of tasks to use for this connector.",
+        display_name="Tasks max",
+        **g,
+    )
+    d.define(
+        "tasks.max.enforce",
+        B,
+        True,
+        None,
+        LO,
+        "Fail a connector that generates more tasks than tasks.max.",
+        **g,
+    )
     d.define("key.converter", C, None, None, LO, "Converter class for keys (the worker's by default).", **g)
-    d.define("value.converter", C, None, None, LO, "Converter class for values (the worker's by default).", **g)
-    d.define("header.converter", C, None, None, LO, "Converter class for headers (the worker's by default).", **g)
-    d.define("config.action.reload", S, "restart", v.case_insensitive_one_of("none", "restart"), LO,
-             "What to do when a config provider's value changes.", **g)
-    d.define("transforms", LST, "", None, LO, "Aliases for the transformations to apply to records.",
-             group=TRANSFORMS_GROUP, display_name="Transforms")
-    d.define("predicates", LST, "", None, LO, "Aliases for the predicates used by transformations.",
-             group=PREDICATES_GROUP, display_name="Predicates")
+    d.define(
+        "value.converter", C, None, None, LO, "Converter class for values (the worker's by default).", **g
+    )
+    d.define(
+        "header.converter", C, None, None, LO, "Converter class for headers (the worker's by default).", **g
+    )
+    d.define(
+        "config.action.reload",
+        S,
+        "restart",
+        v.case_insensitive_one_of("none", "restart"),
+        LO,
+        "What to do when a config provider's value changes.",
+        **g,
+    )
+    d.define(
+        "transforms",
+        LST,
+        "",
+        None,
+        LO,
+        "Aliases for the transformations to apply to records.",
+        group=TRANSFORMS_GROUP,
+        display_name="Transforms",
+    )
+    d.define(
+        "predicates",
+        LST,
+        "",
+        None,
+        LO,
+        "Aliases for the predicates used by transformations.",
+        group=PREDICATES_GROUP,
+        display_name="Predicates",
+    )
     e = {"group": ERROR_GROUP}
-    d.define("errors.retry.timeout", L, 0, None, M, "Maximum duration in ms a failed operation is retried.", **e)
+    d.define(
+        "errors.retry.timeout", L, 0, None, M, "Maximum duration in ms a failed operation is retried.", **e
+    )
     d.define("errors.retry.delay.max.ms", L, 60000, None, M, "Maximum wait between retries.", **e)
-    d.define("errors.tolerance", S, "none", v.case_insensitive_one_of("none", "all"), M,
-             "Behaviour for tolerating errors during connector operation.", **e)
+    d.define(
+        "errors.tolerance",
+        S,
+        "none",
+        v.case_insensitive_one_of("none", "all"),
+        M,
+        "Behaviour for tolerating errors during connector operation.",
+        **e,
+    )
     d.define("errors.log.enable", B, False, None, M, "Log each error and the failed operation.", **e)
     d.define("errors.log.include.messages", B, False, None, M, "Include the records in error logs.", **e)
     return d
@@ -162,18 +255,53 @@ def _source_def() -> ConfigDef:
     d = _common_connector_def()
     t = {"group": TOPIC_CREATION_GROUP}
     d.define("topic.creation.groups", LST, "", None, LO, "Groups of configurations for created topics.", **t)
-    d.define("topic.creation.default.replication.factor", ConfigType.SHORT, None, None, LO,
-             "Replication factor of topics created for this connector (-1: broker default).", **t)
-    d.define("topic.creation.default.partitions", I, None, None, LO,
-             "Partitions of topics created for this connector (-1: broker default).", **t)
+    d.define(
+        "topic.creation.default.replication.factor",
+        ConfigType.SHORT,
+        None,
+        None,
+        LO,
+        "Replication factor of topics created for this connector (-1: broker default).",
+        **t,
+    )
+    d.define(
+        "topic.creation.default.partitions",
+        INT,
+        None,
+        None,
+        LO,
+        "Partitions of topics created for this connector (-1: broker default).",
+        **t,
+    )
     x = {"group": EOS_GROUP}
-    d.define("exactly.once.support", S, "requested", v.case_insensitive_one_of("requested", "required"), M,
-             "Whether the connector must guarantee exactly-once delivery.", **x)
-    d.define("transaction.boundary", S, "poll", v.case_insensitive_one_of("poll", "interval", "connector"), M,
-             "Where producer transactions begin and end.", **x)
+    d.define(
+        "exactly.once.support",
+        S,
+        "requested",
+        v.case_insensitive_one_of("requested", "required"),
+        M,
+        "Whether the connector must guarantee exactly-once delivery.",
+        **x,
+    )
+    d.define(
+        "transaction.boundary",
+        S,
+        "poll",
+        v.case_insensitive_one_of("poll", "interval", "connector"),
+        M,
+        "Where producer transactions begin and end.",
+        **x,
+    )
     d.define("transaction.boundary.interval.ms", L, None, None, LO, "Transaction length for 'interval'.", **x)
-    d.define("offsets.storage.topic", S, None, None, LO, "A separate offsets topic for this connector.",
-             group=OFFSETS_GROUP)
+    d.define(
+        "offsets.storage.topic",
+        S,
+        None,
+        None,
+        LO,
+        "A separate offsets topic for this connector.",
+        group=OFFSETS_GROUP,
+    )
     return d
 
 
@@ -184,10 +312,24 @@ def _sink_def() -> ConfigDef:
     d.define("topics.regex", S, "", v.regex, H, "Regular expression of topics to consume.", **g)
     e = {"group": ERROR_GROUP}
     d.define("errors.deadletterqueue.topic.name", S, "", None, M, "Dead letter queue topic.", **e)
-    d.define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3, None, M,
-             "Replication factor of the dead letter queue topic.", **e)
-    d.define("errors.deadletterqueue.context.headers.enable", B, False, None, M,
-             "Add error context headers to dead-lettered records.", **e)
+    d.define(
+        "errors.deadletterqueue.topic.replication.factor",
+        ConfigType.SHORT,
+        3,
+        None,
+        M,
+        "Replication factor of the dead letter queue topic.",
+        **e,
+    )
+    d.define(
+        "errors.deadletterqueue.context.headers.enable",
+        B,
+        False,
+        None,
+        M,
+        "Add error context headers to dead-lettered records.",
+        **e,
+    )
     return d
 
 
@@ -206,13 +348,15 @@ def client_config(worker: Mapping[str, Any], prefix: str) -> dict[str, str]:
     Connect; ``<prefix>``-ed keys override them.
     """
     shared = ("security.protocol", "sasl.", "ssl.", "client.dns.lookup", "socket.", "reconnect.")
-    out: dict[str, str] = {"bootstrap.servers": ",".join(worker["bootstrap.servers"])
-                           if isinstance(worker.get("bootstrap.servers"), list)
-                           else str(worker.get("bootstrap.servers", "localhost:9092"))}
+    out: dict[str, str] = {
+        "bootstrap.servers": ",".join(worker["bootstrap.servers"])
+        if isinstance(worker.get("bootstrap.servers"), list)
+        else str(worker.get("bootstrap.servers", "localhost:9092"))
+    }
     for key, value in worker.items():
         if key.startswith(shared) and not key.startswith(("ssl.endpoint", "listeners")):
             out[key] = str(value)
     for key, value in worker.items():
         if key.startswith(prefix):
-            out[key[len(prefix):]] = str(value)
+            out[key[len(prefix) :]] = str(value)
     return out

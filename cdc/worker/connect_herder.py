@@ -46,7 +46,7 @@ from cdc.worker.stores.base import (
 )
 from cdc.worker.worker import Worker, connector_kind
 
-__all__ = ["ConnectHerder", "KAFKA_COMPAT_VERSION"]
+__all__ = ["KAFKA_COMPAT_VERSION", "ConnectHerder"]
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class ConnectHerder(Herder):
         self._restart_tasks: set[TaskId] = set()
         self._pending_restarts: list[RestartRequest] = []
 
-    # -- lifecycle ------------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         self.status_store.start()
         self.offset_store.start()
@@ -111,13 +111,13 @@ class ConnectHerder(Herder):
         for store in (self.config_store, self.status_store, self.offset_store):
             try:
                 store.stop()
-            except Exception:  # noqa: BLE001 - stop the others anyway
+            except Exception:
                 log.exception("Error stopping %s", store)
 
     def _run(self) -> None:
         try:
             self._reconcile()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("Herder failed its first reconciliation")
         self._started.set()
         log.info("Herder started")
@@ -129,14 +129,14 @@ class ConnectHerder(Herder):
             try:
                 self.membership.poll(0)
                 self._reconcile()
-            except Exception:  # noqa: BLE001 - the herder thread must survive a bad tick
+            except Exception:
                 log.exception("Unexpected error in the herder's tick")
                 self._stopping.wait(1.0)
 
     def wake(self) -> None:
         self._wake.set()
 
-    # -- config store listener ----------------------------------------------------------------------------
+    # -- config store listener ---------------------------------------------------------------------------
     def on_connector_config_update(self, connector: str) -> None:
         self.wake()
 
@@ -157,9 +157,11 @@ class ConnectHerder(Herder):
             self._pending_restarts.append(request)
         self.wake()
 
-    # -- status listener (connectors and tasks report here) --------------------------------------------------
+    # -- status listener (connectors and tasks report here) ----------------------------------------------
     def _put_connector(self, name: str, state: State, trace: str | None = None) -> None:
-        self.status_store.put(ConnectorStatus(name, state, self.worker_id, self.membership.generation(), trace))
+        self.status_store.put(
+            ConnectorStatus(name, state, self.worker_id, self.membership.generation(), trace)
+        )
 
     def _put_task(self, task: TaskId, state: State, trace: str | None = None, safe: bool = False) -> None:
         status = TaskStatus(task, state, self.worker_id, self.membership.generation(), trace)
@@ -179,7 +181,8 @@ class ConnectHerder(Herder):
 
     def on_connector_shutdown(self, connector: str) -> None:
         self.status_store.put_safe(
-            ConnectorStatus(connector, State.UNASSIGNED, self.worker_id, self.membership.generation()))
+            ConnectorStatus(connector, State.UNASSIGNED, self.worker_id, self.membership.generation())
+        )
 
     def request_task_reconfiguration(self, connector: str) -> None:
         with self._lock:
@@ -207,7 +210,7 @@ class ConnectHerder(Herder):
         if self.status_store.get_topic(connector, topic) is None:
             self.status_store.put_topic(TopicStatus(topic, connector, task))
 
-    # -- reconciliation (herder thread only) ---------------------------------------------------------------
+    # -- reconciliation (herder thread only) -------------------------------------------------------------
     def _reconcile(self) -> None:
         snapshot = self.config_store.snapshot()
         my_connectors, my_tasks = self.membership.assignment(snapshot)
@@ -282,14 +285,18 @@ class ConnectHerder(Herder):
             max_tasks = int(config.get("tasks.max", "1"))
             try:
                 configs = self.worker.connector_task_configs(name, max_tasks)
-            except Exception as exc:  # noqa: BLE001 - the connector fails, the herder goes on
+            except Exception as exc:
                 self.worker.fail_connector(name, exc)
                 continue
             enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
             if enforce and len(configs) > max_tasks:
-                self.worker.fail_connector(name, ConnectError(
-                    f"The connector {name} has generated {len(configs)} tasks, which is greater than "
-                    f"{max_tasks}, the maximum number of tasks it is configured to create. "))
+                self.worker.fail_connector(
+                    name,
+                    ConnectError(
+                        f"The connector {name} has generated {len(configs)} tasks, which is greater than "
+                        f"{max_tasks}, the maximum number of tasks it is configured to create. "
+                    ),
+                )
                 continue
             current = [snapshot.task_config(t) for t in snapshot.tasks(name)]
             if current != configs or name in snapshot.inconsistent:
@@ -320,8 +327,9 @@ class ConnectHerder(Herder):
             target = snapshot.target_state(task.connector)
             if config is not None and target is not None and target is not TargetState.STOPPED:
                 wanted[task] = config
-        to_stop = [t for t, cfg in self._running_tasks.items()
-                   if wanted.get(t) != cfg or t in self._restart_tasks]
+        to_stop = [
+            t for t, cfg in self._running_tasks.items() if wanted.get(t) != cfg or t in self._restart_tasks
+        ]
         if to_stop:
             self.worker.stop_tasks(to_stop)
             for t in to_stop:
@@ -351,7 +359,7 @@ class ConnectHerder(Herder):
                 self._restart_tasks.add(task)
                 self._put_task(task, State.RESTARTING)
 
-    # -- helpers for requests -------------------------------------------------------------------------------
+    # -- helpers for requests ----------------------------------------------------------------------------
     def _snapshot(self) -> ClusterConfigState:
         return self.config_store.snapshot()
 
@@ -367,25 +375,34 @@ class ConnectHerder(Herder):
         # join instead of failing with 409; REST gives up after 90 s.
         wait_s = min(float(self.worker_props.get("rebalance.timeout.ms", 60000)) / 1000, 80.0)
         deadline = time.monotonic() + wait_s
-        while (self.membership.leader_url() is None and not self._stopping.is_set()
-               and time.monotonic() < deadline):
+        while (
+            self.membership.leader_url() is None
+            and not self._stopping.is_set()
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         if not self.membership.is_leader():
-            raise NotLeaderError("This worker is not able to communicate with the leader of the cluster, "
-                                 "which is required for dynamically-reconfiguring connectors.",
-                                 self.membership.leader_url())
+            raise NotLeaderError(
+                "This worker is not able to communicate with the leader of the cluster, "
+                "which is required for dynamically-reconfiguring connectors.",
+                self.membership.leader_url(),
+            )
 
     def _refresh(self) -> None:
         self.config_store.refresh()
 
-    # -- Herder API: worker -----------------------------------------------------------------------------------
+    # -- Herder API: worker ------------------------------------------------------------------------------
     def server_info(self) -> JSON:
         if self._cluster_id is None:
             try:
                 self._cluster_id = self._cluster_id_fn()
-            except Exception:  # noqa: BLE001 - informational
+            except Exception:
                 self._cluster_id = None
-        return {"version": KAFKA_COMPAT_VERSION, "commit": f"cdc-{__version__}", "kafka_cluster_id": self._cluster_id}
+        return {
+            "version": KAFKA_COMPAT_VERSION,
+            "commit": f"cdc-{__version__}",
+            "kafka_cluster_id": self._cluster_id,
+        }
 
     def health(self) -> tuple[str, str]:
         if not self._started.is_set():
@@ -394,7 +411,7 @@ class ConnectHerder(Herder):
             return "unhealthy", "Worker's herder thread is not running."
         return "healthy", "Worker has completed startup and is ready to handle requests."
 
-    # -- connectors --------------------------------------------------------------------------------------------
+    # -- connectors --------------------------------------------------------------------------------------
     def connectors(self) -> list[str]:
         return self._snapshot().connectors()
 
@@ -413,8 +430,13 @@ class ConnectHerder(Herder):
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._require(name).connector_configs[name])
 
-    def put_connector_config(self, name: str, config: Mapping[str, str], allow_replace: bool,
-                             initial_state: TargetState | None = None) -> PutResult:
+    def put_connector_config(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        allow_replace: bool,
+        initial_state: TargetState | None = None,
+    ) -> PutResult:
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
         infos = validation.validate(config, self.worker_props)
@@ -438,8 +460,10 @@ class ConnectHerder(Herder):
             else:
                 current[key] = str(value)
         if current.get("name", name) != name:
-            raise BadRequestError(f"Connector name configuration ({current.get('name')}) doesn't match "
-                                  f"connector name in the URL ({name})")
+            raise BadRequestError(
+                f"Connector name configuration ({current.get('name')}) doesn't match "
+                f"connector name in the URL ({name})"
+            )
         return self.put_connector_config(name, current, True).info
 
     def delete_connector(self, name: str) -> None:
@@ -476,7 +500,9 @@ class ConnectHerder(Herder):
 
     def task_configs(self, name: str) -> list[JSON]:
         snapshot = self._require(name)
-        return [{"id": t.to_json(), "config": dict(snapshot.task_config(t) or {})} for t in snapshot.tasks(name)]
+        return [
+            {"id": t.to_json(), "config": dict(snapshot.task_config(t) or {})} for t in snapshot.tasks(name)
+        ]
 
     def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
         snapshot = self._require(name)
@@ -550,7 +576,7 @@ class ConnectHerder(Herder):
         for status in self.status_store.get_all_topics(name):
             self.status_store.delete_topic(name, status.topic)
 
-    # -- offsets ---------------------------------------------------------------------------------------------
+    # -- offsets -----------------------------------------------------------------------------------------
     def connector_offsets(self, name: str) -> JSON:
         snapshot = self._require(name)
         kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
@@ -576,16 +602,23 @@ class ConnectHerder(Herder):
         admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
         result = next(iter(futures.values())).result(30)
-        return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                 "offset": {"kafka_offset": tp.offset}} for tp in result.topic_partitions if tp.offset >= 0]
+        return [
+            {
+                "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                "offset": {"kafka_offset": tp.offset},
+            }
+            for tp in result.topic_partitions
+            if tp.offset >= 0
+        ]
 
     def _require_stopped(self, name: str) -> ClusterConfigState:
         snapshot = self._require(name)
         if snapshot.target_state(name) is not TargetState.STOPPED or self._tasks_still_running(name):
             raise BadRequestError(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
-                f"done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' "
-                "endpoint")
+                "done for the specified connector by issuing a 'PUT' request to the "
+                f"'/connectors/{name}/stop' endpoint"
+            )
         return snapshot
 
     def _tasks_still_running(self, name: str) -> bool:
@@ -596,7 +629,9 @@ class ConnectHerder(Herder):
         self._require_leader()
         kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
         if kind == "sink":
-            raise BadRequestError("Altering the offsets of sink connectors is not supported yet by this worker")
+            raise BadRequestError(
+                "Altering the offsets of sink connectors is not supported yet by this worker"
+            )
         values: dict[bytes, bytes | None] = {}
         by_partition: dict[str, Any] = {}
         for entry in offsets:
@@ -622,10 +657,13 @@ class ConnectHerder(Herder):
         self._require_leader()
         kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
         if kind == "sink":
-            raise BadRequestError("Resetting the offsets of sink connectors is not supported yet by this worker")
+            raise BadRequestError(
+                "Resetting the offsets of sink connectors is not supported yet by this worker"
+            )
         partitions = self.offset_store.connector_partitions(name)
         checked = self._connector_alter_offsets(
-            name, snapshot.connector_configs[name], {partition_key(p): None for p in partitions})
+            name, snapshot.connector_configs[name], {partition_key(p): None for p in partitions}
+        )
         self.offset_store.set({offset_key(name, p): None for p in partitions})
         return _offsets_message(checked, "reset")
 
@@ -639,12 +677,14 @@ class ConnectHerder(Herder):
             connector = registry.load(config["connector.class"])()
             return bool(connector.alter_offsets(self.worker.settings.resolve(dict(config)), offsets))
         except NotImplementedError as exc:
-            raise BadRequestError(f"Failed to modify offsets for connector {name} because it doesn't support "
-                                  "external modification of offsets") from exc
+            raise BadRequestError(
+                f"Failed to modify offsets for connector {name} because it doesn't support "
+                "external modification of offsets"
+            ) from exc
         except ConnectError as exc:
             raise BadRequestError(str(exc)) from exc
 
-    # -- internal (distributed) -----------------------------------------------------------------------------
+    # -- internal (distributed) --------------------------------------------------------------------------
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
         """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
         from cdc.worker.distributed.internal import check_signature, signature_required
@@ -656,7 +696,7 @@ class ConnectHerder(Herder):
         self.config_store.put_task_configs(name, [dict(c) for c in configs])
         self.wake()
 
-    # -- plugins -------------------------------------------------------------------------------------------------
+    # -- plugins -----------------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool) -> list[JSON]:
         return validation.plugins(connectors_only)
 
@@ -666,7 +706,7 @@ class ConnectHerder(Herder):
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
         return validation.validate({k: str(v) for k, v in config.items()}, self.worker_props)
 
-    # -- waiting helpers for tests and the CLI ------------------------------------------------------------------
+    # -- waiting helpers for tests and the CLI -----------------------------------------------------------
     def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:
         deadline = time.monotonic() + timeout
         last: JSON = {}
@@ -675,9 +715,14 @@ class ConnectHerder(Herder):
                 last = self.connector_status(name)
             except NotFoundError:
                 last = {}
-            if last and last["connector"]["state"] == state and (
-                    tasks is None or (len(last["tasks"]) == tasks
-                                      and all(t["state"] == state for t in last["tasks"]))):
+            if (
+                last
+                and last["connector"]["state"] == state
+                and (
+                    tasks is None
+                    or (len(last["tasks"]) == tasks and all(t["state"] == state for t in last["tasks"]))
+                )
+            ):
                 return last
             time.sleep(0.1)
         raise TimeoutError(f"{name} did not reach {state}: {last}")
@@ -687,9 +732,11 @@ def _offsets_message(checked: bool, done: str) -> str:
     """Connect's answer to an offsets change: definite when the connector checked the offsets."""
     if checked:
         return f"The offsets for this connector have been {done} successfully"
-    return (f"The Connect framework-managed offsets for this connector have been {done} successfully. "
-            f"However, if this connector manages offsets externally, they will need to be manually {done} in "
-            "the system that the connector uses.")
+    return (
+        f"The Connect framework-managed offsets for this connector have been {done} successfully. "
+        f"However, if this connector manages offsets externally, they will need to be manually {done} in "
+        "the system that the connector uses."
+    )
 
 
 def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:

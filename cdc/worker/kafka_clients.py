@@ -46,24 +46,78 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _PASS = {
-    "bootstrap.servers", "client.id", "security.protocol", "sasl.mechanism", "sasl.mechanisms",
-    "sasl.username", "sasl.password", "sasl.kerberos.service.name", "sasl.oauthbearer.config",
-    "ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "ssl.key.password",
-    "ssl.cipher.suites", "ssl.ca.pem", "ssl.certificate.pem", "ssl.key.pem", "sasl.kerberos.keytab",
-    "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd", "acks", "linger.ms", "batch.size",
-    "batch.num.messages", "compression.type",
-    "enable.idempotence", "retries", "retry.backoff.ms", "request.timeout.ms", "delivery.timeout.ms",
-    "message.timeout.ms", "transactional.id", "transaction.timeout.ms", "isolation.level",
-    "auto.offset.reset", "enable.auto.commit", "group.id", "session.timeout.ms", "heartbeat.interval.ms",
-    "max.poll.interval.ms", "fetch.max.bytes", "fetch.min.bytes", "max.partition.fetch.bytes",
-    "fetch.wait.max.ms", "socket.timeout.ms", "socket.keepalive.enable", "reconnect.backoff.ms",
-    "reconnect.backoff.max.ms", "metadata.max.age.ms", "queue.buffering.max.messages",
-    "queue.buffering.max.kbytes", "queue.buffering.max.ms", "message.max.bytes", "partitioner",
-    "statistics.interval.ms", "client.dns.lookup", "group.instance.id", "partition.assignment.strategy",
-    "receive.message.max.bytes", "topic.metadata.refresh.interval.ms", "enable.partition.eof",
-    "allow.auto.create.topics", "debug", "max.in.flight.requests.per.connection", "max.in.flight",
-    "sticky.partitioning.linger.ms", "enable.gapless.guarantee", "connections.max.idle.ms",
-    "enable.ssl.certificate.verification", "api.version.request", "log_level", "auto.commit.interval.ms",
+    "bootstrap.servers",
+    "client.id",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "sasl.kerberos.service.name",
+    "sasl.oauthbearer.config",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.cipher.suites",
+    "ssl.ca.pem",
+    "ssl.certificate.pem",
+    "ssl.key.pem",
+    "sasl.kerberos.keytab",
+    "sasl.kerberos.principal",
+    "sasl.kerberos.kinit.cmd",
+    "acks",
+    "linger.ms",
+    "batch.size",
+    "batch.num.messages",
+    "compression.type",
+    "enable.idempotence",
+    "retries",
+    "retry.backoff.ms",
+    "request.timeout.ms",
+    "delivery.timeout.ms",
+    "message.timeout.ms",
+    "transactional.id",
+    "transaction.timeout.ms",
+    "isolation.level",
+    "auto.offset.reset",
+    "enable.auto.commit",
+    "group.id",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "max.poll.interval.ms",
+    "fetch.max.bytes",
+    "fetch.min.bytes",
+    "max.partition.fetch.bytes",
+    "fetch.wait.max.ms",
+    "socket.timeout.ms",
+    "socket.keepalive.enable",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "metadata.max.age.ms",
+    "queue.buffering.max.messages",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.ms",
+    "message.max.bytes",
+    "partitioner",
+    "statistics.interval.ms",
+    "client.dns.lookup",
+    "group.instance.id",
+    "partition.assignment.strategy",
+    "receive.message.max.bytes",
+    "topic.metadata.refresh.interval.ms",
+    "enable.partition.eof",
+    "allow.auto.create.topics",
+    "debug",
+    "max.in.flight.requests.per.connection",
+    "max.in.flight",
+    "sticky.partitioning.linger.ms",
+    "enable.gapless.guarantee",
+    "connections.max.idle.ms",
+    "enable.ssl.certificate.verification",
+    "api.version.request",
+    "log_level",
+    "auto.commit.interval.ms",
 }
 
 _RENAME = {
@@ -76,8 +130,14 @@ _RENAME = {
 }
 
 _JAAS = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))')
-_SSL_STORE_KEYS = ("ssl.truststore.location", "ssl.truststore.type", "ssl.keystore.location",
-                   "ssl.keystore.type", "ssl.keystore.password", "ssl.truststore.password")
+_SSL_STORE_KEYS = (
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+)
 
 
 def _jaas(value: str) -> dict[str, str]:
@@ -118,8 +178,11 @@ def _ssl_stores(settings: Mapping[str, Any], out: dict[str, Any]) -> None:
         if _store_type(settings, "truststore") == "PEM":
             out["ssl.ca.location"] = truststore
         else:
-            log.warning("ssl.truststore.location %s is not PEM, which the Kafka clients of this worker "
-                        "cannot read: give a PEM file (ssl.truststore.type=PEM)", truststore)
+            log.warning(
+                "ssl.truststore.location %s is not PEM, which the Kafka clients of this worker "
+                "cannot read: give a PEM file (ssl.truststore.type=PEM)",
+                truststore,
+            )
     keystore = settings.get("ssl.keystore.location")
     if keystore:
         kind = _store_type(settings, "keystore")
@@ -133,8 +196,12 @@ def _ssl_stores(settings: Mapping[str, Any], out: dict[str, Any]) -> None:
             if "ssl.key.password" not in settings and settings.get("ssl.keystore.password") is not None:
                 out["ssl.key.password"] = settings["ssl.keystore.password"]
         else:
-            log.warning("ssl.keystore.location %s is a %s key store, which the Kafka clients of this worker "
-                        "cannot read: give a PEM or PKCS12 file", keystore, kind)
+            log.warning(
+                "ssl.keystore.location %s is a %s key store, which the Kafka clients of this worker "
+                "cannot read: give a PEM or PKCS12 file",
+                keystore,
+                kind,
+            )
 
 
 def to_librdkafka(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -208,9 +275,14 @@ def override_violations(connector_config: Mapping[str, Any], policy: Any) -> lis
     out = []
     for key in connector_config:
         for prefix in OVERRIDE_PREFIXES.values():
-            if key.startswith(prefix) and not _allowed(name, key[len(prefix):]):
-                out.append((key, f"The '{name}' policy does not allow '{key[len(prefix):]}' to be overridden "
-                                 "in the connector configuration."))
+            if key.startswith(prefix) and not _allowed(name, key[len(prefix) :]):
+                out.append(
+                    (
+                        key,
+                        f"The '{name}' policy does not allow '{key[len(prefix) :]}' to be overridden "
+                        "in the connector configuration.",
+                    )
+                )
     return out
 
 
@@ -226,13 +298,14 @@ def connector_client_settings(
     from cdc.api.errors import ConnectError
     from cdc.worker.config import client_config
 
-    violations = override_violations({k: v for k, v in connector_config.items()
-                                      if k.startswith(OVERRIDE_PREFIXES[role])}, policy)
+    violations = override_violations(
+        {k: v for k, v in connector_config.items() if k.startswith(OVERRIDE_PREFIXES[role])}, policy
+    )
     if violations:
         raise ConnectError("Client Config Overrides not allowed " + "; ".join(m for _, m in violations))
     settings = client_config(worker_props, role + ".")
     prefix = OVERRIDE_PREFIXES[role]
-    settings.update({k[len(prefix):]: str(v) for k, v in connector_config.items() if k.startswith(prefix)})
+    settings.update({k[len(prefix) :]: str(v) for k, v in connector_config.items() if k.startswith(prefix)})
     return settings
 
 

@@ -26,7 +26,7 @@ class ContextFilter(logging.Filter):
 
 
 class _Formatter(logging.Formatter):
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return super().formatTime(record, "%Y-%m-%d %H:%M:%S") + f",{int(record.msecs):03d}"
 
 

@@ -136,18 +136,24 @@ def _assemble(
     def make_worker(herder: ConnectHerder) -> Worker:
         return Worker(settings, offset_store, herder, herder, herder.on_topic_seen)
 
-    herder = ConnectHerder(make_worker, config_store, status_store, offset_store, membership, {**props, **parsed},
-                           _cluster_id(props))
+    herder = ConnectHerder(
+        make_worker,
+        config_store,
+        status_store,
+        offset_store,
+        membership,
+        {**props, **parsed},
+        _cluster_id(props),
+    )
     rest = RestServer(herder, rest_settings)
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 
 
 def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
+    from cdc.worker.exactly_once import refuse_standalone
     from cdc.worker.stores.file import FileOffsetBackingStore
     from cdc.worker.stores.memory import MemoryConfigBackingStore, MemoryStatusBackingStore
-
-    from cdc.worker.exactly_once import refuse_standalone
 
     props = _resolved(worker_props)
     parsed = _parse(STANDALONE_DEF, props)
@@ -175,8 +181,9 @@ def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
         memberships.append(member)
         return member
 
-    runtime = _assemble(props, parsed, (stores.configs, stores.statuses, stores.offsets), membership_for,
-                        "distributed")
+    runtime = _assemble(
+        props, parsed, (stores.configs, stores.statuses, stores.offsets), membership_for, "distributed"
+    )
     for member in memberships:
         member.set_listener(runtime.herder.wake)  # a new assignment is reconciled at once
     return runtime

@@ -163,8 +163,9 @@ def reverse_transform(
     that raw value. Beyond it, a task value equal to a resolved placeholder value under another key gets
     that key's raw value too (it resolves to the same text when the task starts).
     """
-    raw_by_key = {k: v for k, v in raw_connector_config.items()
-                  if isinstance(v, str) and VARIABLE_PATTERN.search(v)}
+    raw_by_key = {
+        k: v for k, v in raw_connector_config.items() if isinstance(v, str) and VARIABLE_PATTERN.search(v)
+    }
     raw_by_value = {}
     for key, raw in raw_by_key.items():
         value = resolved_connector_config.get(key)

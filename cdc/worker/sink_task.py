@@ -26,6 +26,7 @@ __all__ = ["DeadLetterQueueReporter", "SinkTaskSettings", "WorkerSinkTask"]
 
 log = logging.getLogger(__name__)
 
+
 def _header_items(msg: Message) -> list[tuple[str, str | bytes | None]]:
     raw = msg.headers()
     if raw is None:
@@ -48,8 +49,9 @@ class SinkTaskSettings:
 class DeadLetterQueueReporter:
     """Writes the original bytes of a failed record to the DLQ topic, with error context headers."""
 
-    def __init__(self, producer_settings: dict[str, Any], topic: str, context_headers: bool, connector: str,
-                 task: int) -> None:
+    def __init__(
+        self, producer_settings: dict[str, Any], topic: str, context_headers: bool, connector: str, task: int
+    ) -> None:
         self.producer = Producer(producer_settings)
         self.topic = topic
         self.context_headers = context_headers
@@ -204,24 +206,41 @@ class WorkerSinkTask(WorkerTask):
             raw = hval.encode() if isinstance(hval, str) else hval
             sv = self.header_converter.to_connect_header(topic, hkey, raw)
             headers.add(hkey, sv.value, sv.schema)
-        ok, key = self.errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
-                                      lambda: self.key_converter.to_connect_data(topic, msg.key(), headers), msg)
+        ok, key = self.errors.execute(
+            Stage.KEY_CONVERTER,
+            type(self.key_converter).__name__,
+            lambda: self.key_converter.to_connect_data(topic, msg.key(), headers),
+            msg,
+        )
         if not ok or key is None:
             return None
-        ok, value = self.errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
-                                        lambda: self.value_converter.to_connect_data(topic, msg.value(), headers),
-                                        msg)
+        ok, value = self.errors.execute(
+            Stage.VALUE_CONVERTER,
+            type(self.value_converter).__name__,
+            lambda: self.value_converter.to_connect_data(topic, msg.value(), headers),
+            msg,
+        )
         if not ok or value is None:
             return None
         ts_type, ts = msg.timestamp()
         record = SinkRecord(
-            topic=topic, kafka_partition=msg.partition(), key_schema=key.schema, key=key.value,
-            value_schema=value.schema, value=value.value, timestamp=ts if ts_type else None,
-            headers=headers, kafka_offset=msg.offset() or 0, timestamp_type=_TS_TYPES.get(ts_type, "CreateTime"),
-            original_topic=topic, original_kafka_partition=msg.partition(), original_kafka_offset=msg.offset(),
+            topic=topic,
+            kafka_partition=msg.partition(),
+            key_schema=key.schema,
+            key=key.value,
+            value_schema=value.schema,
+            value=value.value,
+            timestamp=ts if ts_type else None,
+            headers=headers,
+            kafka_offset=msg.offset() or 0,
+            timestamp_type=_TS_TYPES.get(ts_type, "CreateTime"),
+            original_topic=topic,
+            original_kafka_partition=msg.partition(),
+            original_kafka_offset=msg.offset(),
         )
-        ok, transformed = self.errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
-                                              lambda: self.chain.apply(record), msg)
+        ok, transformed = self.errors.execute(
+            Stage.TRANSFORMATION, type(self.chain).__name__, lambda: self.chain.apply(record), msg
+        )
         if not ok:
             return None
         return transformed if isinstance(transformed, SinkRecord) else None
@@ -234,8 +253,9 @@ class WorkerSinkTask(WorkerTask):
             return
         committable = self.task.pre_commit(offsets)
         if committable:
-            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in committable.items()],
-                                 asynchronous=False)
+            self.consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in committable.items()], asynchronous=False
+            )
 
     def close(self) -> None:
         try:

@@ -55,8 +55,12 @@ class SourceTaskSettings:
 
 
 class _Context(SourceTaskContext):
-    def __init__(self, config: dict[str, str], reader: StoreOffsetReader,
-                 transactions: TransactionContext | None = None) -> None:
+    def __init__(
+        self,
+        config: dict[str, str],
+        reader: StoreOffsetReader,
+        transactions: TransactionContext | None = None,
+    ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
@@ -138,7 +142,7 @@ class WorkerSourceTask(WorkerTask):
                 self._task_stopped = True
                 try:
                     self.task.stop()
-                except Exception:  # noqa: BLE001 - stopping must go on
+                except Exception:
                     log.exception("%s Error while stopping the task", self)
 
     def close(self) -> None:
@@ -153,8 +157,9 @@ class WorkerSourceTask(WorkerTask):
     def execute(self) -> None:
         self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
         if self.uses_committer:
-            committer = threading.Thread(target=self._commit_while_polling,
-                                         name=f"{self.id}-offset-committer", daemon=True)
+            committer = threading.Thread(
+                target=self._commit_while_polling, name=f"{self.id}-offset-committer", daemon=True
+            )
             committer.start()
         lock = self._commit_lock
         try:
@@ -199,14 +204,14 @@ class WorkerSourceTask(WorkerTask):
                     continue
                 try:
                     self._commit_on_schedule()
-                except BaseException as exc:  # noqa: BLE001 - raised again by the task thread
+                except BaseException as exc:
                     self._commit_error = exc
                     return
 
     def _final_commit(self) -> None:
         try:
             self.commit_offsets()
-        except Exception:  # noqa: BLE001 - logged; the records will be re-sent after restart
+        except Exception:
             log.exception("%s Failed to commit offsets on stop", self)
             raise
 
@@ -234,7 +239,7 @@ class WorkerSourceTask(WorkerTask):
                 key = key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
                 value = value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
                 headers = self._headers(record) if record.headers else None
-            except Exception:  # noqa: BLE001 - decided by the error handler below
+            except Exception:
                 converted = self._convert_slowly(original)
                 if converted is None:
                     continue
@@ -247,7 +252,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
         hc = self.header_converter
-        return [(h.key, hc.from_connect_header(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+        return [
+            (h.key, hc.from_connect_header(record.topic, h.key, h.schema, h.value)) for h in record.headers
+        ]
 
     def _dropped(self, original: SourceRecord) -> None:
         self._offset(original)
@@ -255,36 +262,52 @@ class WorkerSourceTask(WorkerTask):
 
     def _convert_slowly(self, original: SourceRecord) -> tuple[SourceRecord, Any, Any, Any] | None:
         errors = self.errors
-        ok, record = errors.execute(Stage.TRANSFORMATION, type(self.chain).__name__,
-                                    lambda: self.chain.apply(original), original)
+        ok, record = errors.execute(
+            Stage.TRANSFORMATION, type(self.chain).__name__, lambda: self.chain.apply(original), original
+        )
         if not ok or record is None:
             self._dropped(original)
             return None
         rec: SourceRecord = record
         topic = rec.topic
-        ok, key = errors.execute(Stage.KEY_CONVERTER, type(self.key_converter).__name__,
-                                 lambda: self.key_converter.from_connect_data(
-                                     topic, rec.key_schema, rec.key, rec.headers), rec)
+        ok, key = errors.execute(
+            Stage.KEY_CONVERTER,
+            type(self.key_converter).__name__,
+            lambda: self.key_converter.from_connect_data(topic, rec.key_schema, rec.key, rec.headers),
+            rec,
+        )
         if not ok:
             self._dropped(original)
             return None
-        ok, value = errors.execute(Stage.VALUE_CONVERTER, type(self.value_converter).__name__,
-                                   lambda: self.value_converter.from_connect_data(
-                                       topic, rec.value_schema, rec.value, rec.headers), rec)
+        ok, value = errors.execute(
+            Stage.VALUE_CONVERTER,
+            type(self.value_converter).__name__,
+            lambda: self.value_converter.from_connect_data(topic, rec.value_schema, rec.value, rec.headers),
+            rec,
+        )
         if not ok:
             self._dropped(original)
             return None
         headers = None
         if rec.headers:
-            ok, headers = errors.execute(Stage.HEADER_CONVERTER, type(self.header_converter).__name__,
-                                         lambda: self._headers(rec), rec)
+            ok, headers = errors.execute(
+                Stage.HEADER_CONVERTER, type(self.header_converter).__name__, lambda: self._headers(rec), rec
+            )
             if not ok:
                 self._dropped(original)
                 return None
         return rec, key, value, headers
 
-    def _produce(self, producer: Producer, record: SourceRecord, topic: str, key: bytes | None,
-                 value: bytes | None, headers: Any, original: SourceRecord) -> None:
+    def _produce(
+        self,
+        producer: Producer,
+        record: SourceRecord,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Any,
+        original: SourceRecord,
+    ) -> None:
         kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._make_callback(original)}
         if headers:
             kwargs["headers"] = headers
@@ -309,7 +332,7 @@ class WorkerSourceTask(WorkerTask):
                 return
             try:
                 self.task.commit_record(original, msg)
-            except Exception:  # noqa: BLE001 - a hook failure is the connector's to report
+            except Exception:
                 log.exception("%s Exception thrown while calling task.commit_record()", self)
 
         return on_delivery
@@ -343,8 +366,10 @@ class WorkerSourceTask(WorkerTask):
             self._check_delivery()
             if time.monotonic() > deadline and self.stopping.is_set():
                 self.offset_writer.restore(snapshot)
-                log.error("%s Failed to flush, timed out while waiting for producer to flush outstanding "
-                          "messages", self)
+                log.error(
+                    "%s Failed to flush, timed out while waiting for producer to flush outstanding messages",
+                    self,
+                )
                 return
         self._check_delivery()
         if not snapshot:
@@ -363,5 +388,5 @@ class WorkerSourceTask(WorkerTask):
             raise
         try:
             self.task.commit()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("%s Exception thrown while calling task.commit()", self)

@@ -92,11 +92,15 @@ class WorkerTask(ABC):
                 else:
                     self.listener.on_startup(self.id)
                 self.execute()
-        except BaseException as exc:  # noqa: BLE001 - a task failure must never escape its thread
+        except BaseException as exc:
             self.failed = True
             trace = format_trace(exc)  # secrets masked before the status store sees it
-            log.error("%s Task threw an uncaught and unrecoverable exception. Task is being killed and will "
-                      "not recover until manually restarted", self, exc_info=exc)
+            log.error(
+                "%s Task threw an uncaught and unrecoverable exception. Task is being killed and will "
+                "not recover until manually restarted",
+                self,
+                exc_info=exc,
+            )
             self._safe_close()
             self.listener.on_failure(self.id, trace)
             return
@@ -106,7 +110,7 @@ class WorkerTask(ABC):
     def _safe_close(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - closing must not hide the original outcome
+        except Exception:
             log.exception("%s Error while closing the task", self)
 
     def __str__(self) -> str:

@@ -91,16 +91,24 @@ class ErrorHandler:
                     raise
                 delay = min(delay * 2, self.retry_delay_max_ms / 1000)
 
-    def execute(self, stage: str, origin: str, operation: Callable[[], T], record: Any) -> tuple[bool, T | None]:
+    def execute(
+        self, stage: str, origin: str, operation: Callable[[], T], record: Any
+    ) -> tuple[bool, T | None]:
         """Run ``operation``; (True, result) on success, (False, None) if the record is to be skipped."""
         try:
             return True, self._retry(operation)
-        except Exception as exc:  # noqa: BLE001 - every failure of a record operation is decided here
+        except Exception as exc:
             self.total_failures += 1
             if self.log_enable:
                 detail = f" for record {record!r}" if self.log_include_messages else ""
-                log.error("[%s] Error encountered in stage %s (%s)%s", self.context, stage, origin, detail,
-                          exc_info=exc)
+                log.error(
+                    "[%s] Error encountered in stage %s (%s)%s",
+                    self.context,
+                    stage,
+                    origin,
+                    detail,
+                    exc_info=exc,
+                )
             if not self.tolerate_all:
                 raise ToleranceExceededError(exc) from exc
             for reporter in self.reporters:

@@ -47,7 +47,7 @@ def _version(cls: Any) -> str:
     try:
         version = getattr(cls(), "version", None)
         return str(version()) if callable(version) else "unknown"
-    except Exception:  # noqa: BLE001 - a version is informational only
+    except Exception:
         return "unknown"
 
 
@@ -73,7 +73,7 @@ def plugin_config(plugin: str) -> list[dict[str, Any]]:
     except ConnectError as exc:
         raise NotFoundError(f"Unknown plugin {plugin}.") from exc
     definition: ConfigDef = cls().config()
-    return [k.to_info() for k in definition.keys() if not k.internal]
+    return [k.to_info() for k in definition.keys() if not k.internal]  # noqa: SIM118 - not a dict
 
 
 def _runtime_def(kind: str, props: Mapping[str, str]) -> ConfigDef:
@@ -118,13 +118,13 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
     own = connector.config()
     try:
         own_values = connector.validate(props)
-    except Exception as exc:  # noqa: BLE001 - a connector's validate bug becomes an error, not a 500
+    except Exception as exc:
         own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
     seen = {k.name for k, _ in results}
     for value in own_values:
         if value.name in seen:
             continue
-        key = own[value.name] if value.name in own else None
+        key = own[value.name] if value.name in own else None  # noqa: SIM401 - ConfigDef has no .get
         results.append((key, value))
     groups: list[str] = []
     for key, _ in results:
@@ -135,16 +135,32 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
     error_count = 0
     for key, value in results:
         error_count += len(value.errors)
-        definition = key.to_info() if key is not None else {
-            "name": value.name, "type": "STRING", "required": False, "default_value": None,
-            "importance": "LOW", "documentation": "", "group": None, "width": "NONE",
-            "display_name": value.name, "dependents": [], "order": -1,
-        }
+        definition = (
+            key.to_info()
+            if key is not None
+            else {
+                "name": value.name,
+                "type": "STRING",
+                "required": False,
+                "default_value": None,
+                "importance": "LOW",
+                "documentation": "",
+                "group": None,
+                "width": "NONE",
+                "display_name": value.name,
+                "dependents": [],
+                "order": -1,
+            }
+        )
         # An undeclared key whose name looks secret (producer.override.sasl.jaas.config …) shows [hidden].
         shown = key.type if key is not None else ConfigType.PASSWORD if _secret_name(value.name) else None
         configs.append({"definition": definition, "value": value.to_info(shown)})
-    return {"name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
-            "error_count": error_count, "groups": groups, "configs": configs}
+    return {
+        "name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
+        "error_count": error_count,
+        "groups": groups,
+        "configs": configs,
+    }
 
 
 def _check_exactly_once(
@@ -184,7 +200,7 @@ def _check_transforms(props: Mapping[str, str], results: list[tuple[Any, ConfigV
             if value.errors:
                 continue
             if not type_name:
-                value.add_error(f"Missing required configuration \"{type_key}\" which has no default value.")
+                value.add_error(f'Missing required configuration "{type_key}" which has no default value.')
                 continue
             try:
                 cls = registry.load(type_name)
@@ -200,8 +216,9 @@ def invalid_config_message(infos: Mapping[str, Any]) -> str:
     messages = []
     for entry in infos["configs"]:
         for error in entry["value"]["errors"]:
-            messages.append(f"{entry['value']['name']}: {error}" if not error.startswith("Invalid value")
-                            else error)
+            messages.append(
+                f"{entry['value']['name']}: {error}" if not error.startswith("Invalid value") else error
+            )
     return (
         f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
         + "\n".join(messages)

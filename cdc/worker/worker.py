@@ -163,7 +163,7 @@ class Worker:
                 self.connector_listener.on_connector_startup(name)
             log.info("Finished creating connector %s", name)
             return True
-        except Exception as exc:  # noqa: BLE001 - a failing connector must not take the worker down
+        except Exception as exc:
             log.error("Failed to start connector %s", name, exc_info=exc)
             with self._lock:
                 rc2 = self._connectors.get(name)
@@ -207,7 +207,7 @@ class Worker:
         try:
             rc.connector.start(self.settings.resolve(rc.config))
             rc.started = True
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             rc.failed = True
             self.connector_listener.on_connector_failure(name, format_trace(exc))
 
@@ -216,7 +216,7 @@ class Worker:
             rc.started = False
             try:
                 rc.connector.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("Error while stopping connector %s", name)
 
     def stop_connector(self, name: str) -> None:
@@ -261,14 +261,19 @@ class Worker:
         with self._lock:
             return self._tasks.get(task_id)
 
-    def start_task(self, task_id: TaskId, connector_config: Mapping[str, str], task_config: Mapping[str, str],
-                   target: TargetState) -> bool:
+    def start_task(
+        self,
+        task_id: TaskId,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+        target: TargetState,
+    ) -> bool:
         with self._lock:
             if task_id in self._tasks:
                 raise ConnectError(f"Task already exists in this worker: {task_id}")
         try:
             worker_task = self._build_task(task_id, dict(connector_config), dict(task_config), target)
-        except Exception as exc:  # noqa: BLE001 - bad configs fail the task, not the worker
+        except Exception as exc:
             log.error("Failed to start task %s", task_id, exc_info=exc)
             self.task_listener.on_failure(task_id, format_trace(exc))
             return False
@@ -288,7 +293,11 @@ class Worker:
             tasks = [self._tasks.pop(i) for i in ids if i in self._tasks]
         for t in tasks:
             t.stop()
-        total = timeout if timeout is not None else self.settings.parsed["task.shutdown.graceful.timeout.ms"] / 1000
+        total = (
+            timeout
+            if timeout is not None
+            else self.settings.parsed["task.shutdown.graceful.timeout.ms"] / 1000
+        )
         deadline = time.monotonic() + total
         for t in tasks:
             if not t.await_stop(max(0.0, deadline - time.monotonic())):
@@ -311,9 +320,9 @@ class Worker:
             source = self.settings.props
             class_name = self.settings.props.get(role) or self.settings.parsed.get(role)
         if not class_name:
-            raise ConfigError(f"Missing required configuration \"{role}\" which has no default value.")
+            raise ConfigError(f'Missing required configuration "{role}" which has no default value.')
         prefix = role + "."
-        sub = {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix)}
+        sub = {k[len(prefix) :]: v for k, v in source.items() if k.startswith(prefix)}
         instance = registry.instantiate(str(class_name))
         if role == "header.converter":
             instance.configure(sub)
@@ -328,12 +337,19 @@ class Worker:
 
         return build_chain(connector_config)
 
-    def _build_task(self, task_id: TaskId, connector_config: dict[str, str], task_config: dict[str, str],
-                    target: TargetState) -> WorkerTask:
+    def _build_task(
+        self,
+        task_id: TaskId,
+        connector_config: dict[str, str],
+        task_config: dict[str, str],
+        target: TargetState,
+    ) -> WorkerTask:
         connector_config = self.settings.resolve(connector_config)
         task_config = self.settings.resolve(task_config)
         # Lets a source fall back to the worker's brokers (the MySQL source's schema history does).
-        task_config.setdefault("cdc.worker.bootstrap.servers", ",".join(self.settings.parsed["bootstrap.servers"]))
+        task_config.setdefault(
+            "cdc.worker.bootstrap.servers", ",".join(self.settings.parsed["bootstrap.servers"])
+        )
         for key, value in history_client_defaults(self.settings.props, task_config).items():
             task_config.setdefault(key, value)
         connector_cls = registry.load(connector_config["connector.class"])
@@ -356,9 +372,14 @@ class Worker:
 
         if kind == "source":
             producer: dict[str, Any] = {
-                "acks": "all", "enable.idempotence": True, "linger.ms": 5, "compression.type": "none",
-                "partitioner": "murmur2_random", "client.id": f"connector-producer-{task_id}",
-                "delivery.timeout.ms": 2147483647, **client("producer"),
+                "acks": "all",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "compression.type": "none",
+                "partitioner": "murmur2_random",
+                "client.id": f"connector-producer-{task_id}",
+                "delivery.timeout.ms": 2147483647,
+                **client("producer"),
             }
             settings = SourceTaskSettings(
                 producer=producer,
@@ -368,30 +389,64 @@ class Worker:
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
-            args = (task_id, task, task_config, self.task_listener, target, key_conv, value_conv, header_conv,
-                    chain, errors, reader, writer, settings)
+            args = (
+                task_id,
+                task,
+                task_config,
+                self.task_listener,
+                target,
+                key_conv,
+                value_conv,
+                header_conv,
+                chain,
+                errors,
+                reader,
+                writer,
+                settings,
+            )
             eos = self._exactly_once(task_id, parsed)
             if eos is None:
                 return WorkerSourceTask(*args)
             settings.producer = exactly_once_producer(producer, eos.transactional_id)
             return ExactlyOnceWorkerSourceTask(*args, exactly_once=eos)
         consumer: dict[str, Any] = {
-            "group.id": f"connect-{name}", "enable.auto.commit": False, "auto.offset.reset": "earliest",
-            "client.id": f"connector-consumer-{task_id}", **client("consumer"),
+            "group.id": f"connect-{name}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "client.id": f"connector-consumer-{task_id}",
+            **client("consumer"),
         }
         dlq = str(parsed.get("errors.deadletterqueue.topic.name") or "")
         if dlq:
             dlq_producer = client("producer")
-            errors.reporters.append(DeadLetterQueueReporter(
-                dlq_producer, dlq, bool(parsed["errors.deadletterqueue.context.headers.enable"]), name, task_id.task))
+            errors.reporters.append(
+                DeadLetterQueueReporter(
+                    dlq_producer,
+                    dlq,
+                    bool(parsed["errors.deadletterqueue.context.headers.enable"]),
+                    name,
+                    task_id.task,
+                )
+            )
         sink_settings = SinkTaskSettings(
             consumer=consumer,
             topics=[t for t in parsed.get("topics") or [] if t],
             topics_regex=str(parsed.get("topics.regex") or ""),
             flush_interval_ms=int(worker["offset.flush.interval.ms"]),
         )
-        return WorkerSinkTask(task_id, task, task_config, self.task_listener, target, key_conv, value_conv,
-                              header_conv, chain, errors, sink_settings)
+        return WorkerSinkTask(
+            task_id,
+            task,
+            task_config,
+            self.task_listener,
+            target,
+            key_conv,
+            value_conv,
+            header_conv,
+            chain,
+            errors,
+            sink_settings,
+        )
 
     def _exactly_once(self, task_id: TaskId, parsed: Mapping[str, Any]) -> ExactlyOnceSettings | None:
         """The exactly-once settings of a source task, or None when the worker delivers at least once.
@@ -419,15 +474,26 @@ class Worker:
             return None
         return lambda topic: seen(topic, name, task)
 
-    def _topic_creator(self, connector_config: Mapping[str, str], parsed: Mapping[str, Any],
-                       admin_settings: Mapping[str, Any]) -> Callable[[str], None] | None:
+    def _topic_creator(
+        self,
+        connector_config: Mapping[str, str],
+        parsed: Mapping[str, Any],
+        admin_settings: Mapping[str, Any],
+    ) -> Callable[[str], None] | None:
         partitions = parsed.get("topic.creation.default.partitions")
         replication = parsed.get("topic.creation.default.replication.factor")
-        if not self.settings.parsed.get("topic.creation.enable", True) or partitions is None or replication is None:
+        if (
+            not self.settings.parsed.get("topic.creation.enable", True)
+            or partitions is None
+            or replication is None
+        ):
             return None
         prefix = "topic.creation.default."
-        topic_configs = {k[len(prefix):]: str(v) for k, v in connector_config.items()
-                         if k.startswith(prefix) and k not in (prefix + "partitions", prefix + "replication.factor")}
+        topic_configs = {
+            k[len(prefix) :]: str(v)
+            for k, v in connector_config.items()
+            if k.startswith(prefix) and k not in (prefix + "partitions", prefix + "replication.factor")
+        }
 
         def ensure(topic: str) -> None:
             if topic in self._created_topics:
@@ -437,12 +503,13 @@ class Worker:
             admin = AdminClient(dict(admin_settings))
             metadata = admin.list_topics(timeout=10)
             if topic not in metadata.topics:
-                futures = admin.create_topics([NewTopic(topic, int(partitions), int(replication),
-                                                        config=topic_configs)])
+                futures = admin.create_topics(
+                    [NewTopic(topic, int(partitions), int(replication), config=topic_configs)]
+                )
                 for future in futures.values():
                     try:
                         future.result(30)
-                    except Exception as exc:  # noqa: BLE001 - already exists is fine
+                    except Exception as exc:
                         if "TOPIC_ALREADY_EXISTS" not in str(exc):
                             raise
                 log.info("Created topic %s with %s partitions", topic, partitions)

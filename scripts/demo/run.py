@@ -22,13 +22,13 @@ from cdc.converters import AvroConverter
 TOPIC = "mysqlavro-ops-customers"
 OPS_TABLES = {
     "customers": "id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(255) NOT NULL, email VARCHAR(255), "
-                 "balance DECIMAL(10,2) NOT NULL DEFAULT 0, updated_at TIMESTAMP(3) NOT NULL "
-                 "DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)",
+    "balance DECIMAL(10,2) NOT NULL DEFAULT 0, updated_at TIMESTAMP(3) NOT NULL "
+    "DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)",
     "products": "id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(255) NOT NULL, price DECIMAL(10,2)",
     "orders": "id INT AUTO_INCREMENT PRIMARY KEY, customer_id INT NOT NULL, created DATETIME(3) NOT NULL "
-              "DEFAULT CURRENT_TIMESTAMP(3)",
+    "DEFAULT CURRENT_TIMESTAMP(3)",
     "order_items": "order_id INT NOT NULL, line INT NOT NULL, product_id INT NOT NULL, qty INT NOT NULL, "
-                   "PRIMARY KEY (order_id, line)",
+    "PRIMARY KEY (order_id, line)",
     "boards": "id BIGINT AUTO_INCREMENT PRIMARY KEY, title VARCHAR(200), body TEXT",
 }
 
@@ -38,8 +38,9 @@ def say(text: str) -> None:
 
 
 def db() -> Any:
-    return pymysql.connect(host="127.0.0.1", port=3306, user="cdc", password="cdc", database="ops",
-                           autocommit=True)
+    return pymysql.connect(
+        host="127.0.0.1", port=3306, user="cdc", password="cdc", database="ops", autocommit=True
+    )
 
 
 def ensure_tables() -> None:
@@ -70,7 +71,11 @@ def register(url: str, seed_path: str) -> str:
             if any(t["state"] == "FAILED" for t in tasks) or data["connector"]["state"] == "FAILED":
                 say("the connector failed:\n" + json.dumps(data, indent=1))
                 sys.exit(1)
-            if data["connector"]["state"] == "RUNNING" and tasks and all(t["state"] == "RUNNING" for t in tasks):
+            if (
+                data["connector"]["state"] == "RUNNING"
+                and tasks
+                and all(t["state"] == "RUNNING" for t in tasks)
+            ):
                 say(f"{name} is RUNNING on {data['connector']['worker_id']}")
                 return name
         time.sleep(0.5)
@@ -80,8 +85,13 @@ def register(url: str, seed_path: str) -> str:
 
 class Reader:
     def __init__(self) -> None:
-        self.consumer = Consumer({"bootstrap.servers": "127.0.0.1:9092", "group.id": f"cdc-demo-{uuid.uuid4()}",
-                                  "enable.auto.commit": False})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": "127.0.0.1:9092",
+                "group.id": f"cdc-demo-{uuid.uuid4()}",
+                "enable.auto.commit": False,
+            }
+        )
         self.key = AvroConverter()
         self.key.configure({"schema.registry.url": "http://localhost:8081"}, True)
         self.value = AvroConverter()
@@ -124,14 +134,20 @@ def main() -> int:
     run = uuid.uuid4().hex[:6]
     say("waiting until the connector streams (a probe row must arrive)")
     with db() as conn, conn.cursor() as cur:
-        cur.execute("INSERT INTO customers (name, email) VALUES (%s, %s)", (f"probe {run}", "probe@example.com"))
+        cur.execute(
+            "INSERT INTO customers (name, email) VALUES (%s, %s)", (f"probe {run}", "probe@example.com")
+        )
         if len(reader.until(1, timeout=120)) < 1:
             say("the probe row did not arrive in 120 s; see .stack/demo/worker.log")
             return 1
         say("streaming; now: 2 inserts, 1 update, 1 delete on ops.customers")
-        cur.execute("INSERT INTO customers (name, email, balance) VALUES (%s, %s, 10.50), (%s, %s, 99.99)",
-                    (f"ann {run}", "ann@example.com", f"bob {run}", "bob@example.com"))
-        cur.execute("SELECT id FROM customers WHERE name IN (%s, %s) ORDER BY id", (f"ann {run}", f"bob {run}"))
+        cur.execute(
+            "INSERT INTO customers (name, email, balance) VALUES (%s, %s, 10.50), (%s, %s, 99.99)",
+            (f"ann {run}", "ann@example.com", f"bob {run}", "bob@example.com"),
+        )
+        cur.execute(
+            "SELECT id FROM customers WHERE name IN (%s, %s) ORDER BY id", (f"ann {run}", f"bob {run}")
+        )
         ann, bob = (r[0] for r in cur.fetchall())
         cur.execute("UPDATE customers SET balance = balance + 1 WHERE id = %s", (ann,))
         cur.execute("DELETE FROM customers WHERE id = %s", (bob,))
@@ -143,7 +159,10 @@ def main() -> int:
         return 1
     say(f"all {len(events)} changes arrived. The worker and the stack keep running:")
     say(f"  status:          curl -s {args.url}/connectors/{name}/status")
-    say("  more changes:    mariadb -h127.0.0.1 -ucdc -pcdc ops -e \"INSERT INTO customers(name) VALUES ('x')\"")
+    say(
+        "  more changes:    mariadb -h127.0.0.1 -ucdc -pcdc ops "
+        "-e \"INSERT INTO customers(name) VALUES ('x')\""
+    )
     say(f"  watch the topic: .venv/bin/python scripts/demo/watch.py   (topic {TOPIC})")
     say("  stop everything: scripts/demo.sh stop && make down")
     return 0

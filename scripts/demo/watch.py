@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 
-from run import TOPIC, Reader  # noqa: E402
+from run import TOPIC, Reader
 
 if __name__ == "__main__":
     print(f"watching {TOPIC}; make changes in the ops database", flush=True)

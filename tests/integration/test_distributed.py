@@ -45,9 +45,16 @@ class CountingTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         if self._stop.wait(0.05):
             return None
-        record = SourceRecord(self.topic, None, None, None, None,
-                              f"{self.partition['connector']}-{self.partition['task']}-{self.n}",
-                              source_partition=self.partition, source_offset={"n": self.n})
+        record = SourceRecord(
+            self.topic,
+            None,
+            None,
+            None,
+            None,
+            f"{self.partition['connector']}-{self.partition['task']}-{self.n}",
+            source_partition=self.partition,
+            source_offset={"n": self.n},
+        )
         self.n += 1
         return [record]
 
@@ -203,8 +210,11 @@ def test_three_workers_spread_survive_a_crash_and_take_in_a_fourth(cluster: Clus
 
     # A POST to any worker (a follower forwards to the leader) creates the connector.
     for i, name in enumerate(names):
-        config = {"connector.class": "test.distributed.CountingConnector",
-                  "tasks.max": str(3 if i == 0 else 2), "topic": topic}
+        config = {
+            "connector.class": "test.distributed.CountingConnector",
+            "tasks.max": str(3 if i == 0 else 2),
+            "topic": topic,
+        }
         via = urls[i % 3]
 
         def create(name: str = name, config: dict[str, str] = config, via: str = via) -> bool:
@@ -309,6 +319,7 @@ def _describe_group_raw(bootstrap: str, group: str) -> Any:
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
+
         async def describe() -> Any:
             coordinators = await admin._find_coordinator_ids([group])
             request = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)

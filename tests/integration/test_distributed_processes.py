@@ -62,7 +62,7 @@ class _Bytes:
 
     def _take(self, n: int) -> bytes:
         assert 0 <= n <= len(self.data) - self.pos, f"truncated: {n} bytes wanted at {self.pos}"
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -104,8 +104,13 @@ def _connector_assignments(buf: _Bytes) -> set[str] | None:
 
 def decode_connect_assignment(data: bytes) -> dict[str, Any]:
     buf = _Bytes(data)
-    out: dict[str, Any] = {"version": buf.int16(), "error": buf.int16(), "leader": buf.string(),
-                           "leader_url": buf.string(), "config_offset": buf.int64()}
+    out: dict[str, Any] = {
+        "version": buf.int16(),
+        "error": buf.int16(),
+        "leader": buf.string(),
+        "leader_url": buf.string(),
+        "config_offset": buf.int64(),
+    }
     out["assignment"] = _connector_assignments(buf)
     if out["version"] >= 1:
         out["revoked"] = _connector_assignments(buf)
@@ -131,6 +136,7 @@ def _describe_group_raw(bootstrap: str, group: str) -> Any:
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
+
         async def describe() -> Any:
             coordinators = await admin._find_coordinator_ids([group])
             request = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)
@@ -188,7 +194,9 @@ class WorkerProcess:
             out.flush()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cdc.cli", "distributed", str(self.props)],
-                stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=REPO,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
 
@@ -262,8 +270,13 @@ class Cluster:
         self.names = [f"fs-{i}" for i in range(FILES)]
         self.files = [self.tmp / f"input-{i}.txt" for i in range(FILES)]
         self.configs = {
-            name: {"connector.class": "FileStreamSource", "tasks.max": "1", "file": str(path),
-                   "topic": self.topic, "batch.size": "200"}
+            name: {
+                "connector.class": "FileStreamSource",
+                "tasks.max": "1",
+                "file": str(path),
+                "topic": self.topic,
+                "batch.size": "200",
+            }
             for name, path in zip(self.names, self.files, strict=True)
         }
 
@@ -410,8 +423,9 @@ class Cluster:
 
         def complete() -> tuple[Counter[str], list[str]] | None:
             seen: Counter[str] = Counter(json.loads(m.value()) for m in self.kafka.read_to_end(self.topic))
-            missing = [f"{i}:{n}" for i, count in enumerate(counts) for n in range(count)
-                       if f"{i}:{n}" not in seen]
+            missing = [
+                f"{i}:{n}" for i, count in enumerate(counts) for n in range(count) if f"{i}:{n}" not in seen
+            ]
             return (seen, missing) if not missing else None
 
         try:
@@ -419,12 +433,16 @@ class Cluster:
         except AssertionError:
             seen = Counter(json.loads(m.value()) for m in self.kafka.read_to_end(self.topic))
             missing = {i: [n for n in range(c) if f"{i}:{n}" not in seen] for i, c in enumerate(counts)}
-            raise AssertionError(f"lines lost: { {i: (len(m), m[:10]) for i, m in missing.items() if m} }"
-                                 ) from None
+            raise AssertionError(
+                f"lines lost: { {i: (len(m), m[:10]) for i, m in missing.items() if m} }"
+            ) from None
         firsts = {i: seen[f"{i}:0"] for i in range(len(counts))}
         assert all(n == 1 for n in firsts.values()), f"a task re-read its file from the start: {firsts}"
-        return {"lines": sum(counts), "records": sum(seen.values()),
-                "duplicates": sum(seen.values()) - len(seen)}
+        return {
+            "lines": sum(counts),
+            "records": sum(seen.values()),
+            "duplicates": sum(seen.values()) - len(seen),
+        }
 
 
 @pytest.fixture
@@ -437,8 +455,9 @@ def cluster(kafka: Any, tmp_path: Path) -> Iterator[Cluster]:
 
 
 def _create(cluster: Cluster, via: WorkerProcess, name: str) -> int:
-    r = requests.post(f"{via.url}connectors", json={"name": name, "config": cluster.configs[name]},
-                      timeout=HTTP_TIMEOUT_S)
+    r = requests.post(
+        f"{via.url}connectors", json={"name": name, "config": cluster.configs[name]}, timeout=HTTP_TIMEOUT_S
+    )
     return r.status_code
 
 
@@ -484,8 +503,12 @@ def _run_kill_join_hammer(cluster: Cluster, workers: list[WorkerProcess], starte
     killed_at = time.monotonic()
     busiest.kill9()
     survivors = [w for w in workers if w is not busiest]
-    after_kill = _wait(lambda: cluster.all_running(survivors[0], exclude=busiest.worker_id),
-                       FAILOVER_BUDGET_S, f"{lost} of the killed worker RUNNING on the others", every=0.2)
+    after_kill = _wait(
+        lambda: cluster.all_running(survivors[0], exclude=busiest.worker_id),
+        FAILOVER_BUDGET_S,
+        f"{lost} of the killed worker RUNNING on the others",
+        every=0.2,
+    )
     t_failover = time.monotonic() - killed_at
     # Any survivor shows the new assignment; no configuration is lost.
     assert _wait(lambda: cluster.running(survivors[1]) == after_kill or None, 10, "the same view elsewhere")
@@ -550,12 +573,17 @@ def _run_kill_join_hammer(cluster: Cluster, workers: list[WorkerProcess], starte
         _wait(lambda: not any(leftovers()) or None, 60, "the clean-up")
     except AssertionError:
         raise AssertionError(f"connectors left (refused creates that took effect?): {leftovers()}") from None
-    final = _wait(lambda: cluster.all_running(alive[0], exclude=victim.worker_id), 60,
-                  "every connector and task RUNNING after the hammering")
+    final = _wait(
+        lambda: cluster.all_running(alive[0], exclude=victim.worker_id),
+        60,
+        "every connector and task RUNNING after the hammering",
+    )
     assert set(final.values()) <= {w.worker_id for w in alive}
-    print(f"\nspread in {t_spread:.1f} s, failover in {t_failover:.1f} s (budget {FAILOVER_BUDGET_S:.0f} s), "
-          f"fourth worker busy in {t_join:.1f} s ({len(moved)} moved, {len(stayed)} stayed), "
-          f"hammer {t_hammer:.1f} s: {Counter(hammer.codes)}")
+    print(
+        f"\nspread in {t_spread:.1f} s, failover in {t_failover:.1f} s (budget {FAILOVER_BUDGET_S:.0f} s), "
+        f"fourth worker busy in {t_join:.1f} s ({len(moved)} moved, {len(stayed)} stayed), "
+        f"hammer {t_hammer:.1f} s: {Counter(hammer.codes)}"
+    )
 
 
 def test_soak_kill_9_and_restart_every_15_s(cluster: Cluster) -> None:
@@ -591,8 +619,12 @@ def _soak(cluster: Cluster) -> None:
                 recoveries.append(None)  # not within the 15 s slot: the next kill comes anyway
             time.sleep(max(0.0, slot_end - time.monotonic()))
         settled_at = time.monotonic()
-        final = _wait(lambda: _rejoined(cluster, workers, None, set()), FAILOVER_BUDGET_S + 30,
-                      "every connector and task RUNNING after the soak", every=0.5)
+        final = _wait(
+            lambda: _rejoined(cluster, workers, None, set()),
+            FAILOVER_BUDGET_S + 30,
+            "every connector and task RUNNING after the soak",
+            every=0.5,
+        )
         t_settle = time.monotonic() - settled_at
         assert set(final.values()) <= {w.worker_id for w in workers}
         cluster.check_group(workers)
@@ -600,14 +632,17 @@ def _soak(cluster: Cluster) -> None:
         counts = appender.stop()
     stats = cluster.check_lines(counts)
     total = time.monotonic() - started
-    print(f"\nsoak: {kills} kills in {settled_at - soak_at:.0f} s (recovered after {recoveries} s), "
-          f"all RUNNING {t_settle:.1f} s later, "
-          f"spread {cluster.task_counts(final, workers)}; data: {stats}; total {total:.1f} s")
+    print(
+        f"\nsoak: {kills} kills in {settled_at - soak_at:.0f} s (recovered after {recoveries} s), "
+        f"all RUNNING {t_settle:.1f} s later, "
+        f"spread {cluster.task_counts(final, workers)}; data: {stats}; total {total:.1f} s"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _rejoined(cluster: Cluster, workers: list[WorkerProcess], restarted: WorkerProcess | None,
-              members_before: set[str]) -> dict[str, str] | None:
+def _rejoined(
+    cluster: Cluster, workers: list[WorkerProcess], restarted: WorkerProcess | None, members_before: set[str]
+) -> dict[str, str] | None:
     """Every connector and task RUNNING once the group is stable with every worker in it, ``restarted``
     as a new member (the statuses of its killed incarnation carry the same worker id)."""
     view = cluster.group_view(len(workers))
@@ -635,7 +670,7 @@ def _status_history_since(cluster: Cluster, marks: dict[int, int]) -> dict[str, 
         value = json.loads(message.value()) if message.value() else {"state": "tombstone"}
         for prefix in ("status-connector-", "status-task-"):
             if key.startswith(prefix):
-                out.setdefault(key[len(prefix):], []).append(f"{value['state']}@{value.get('worker_id')}")
+                out.setdefault(key[len(prefix) :], []).append(f"{value['state']}@{value.get('worker_id')}")
     return out
 
 
@@ -689,22 +724,33 @@ class Hammer:
         n = 0
         while not self._halt.is_set():
             name = f"hammer-{thread}-{n}"
-            config = {"connector.class": "FileStreamSource", "tasks.max": "1", "topic": self.cluster.topic,
-                      "file": str(self.cluster.tmp / f"{name}.txt")}
-            code = self._call(self._target(n + thread), "POST", "connectors", (201, 409),
-                              json={"name": name, "config": config})
+            config = {
+                "connector.class": "FileStreamSource",
+                "tasks.max": "1",
+                "topic": self.cluster.topic,
+                "file": str(self.cluster.tmp / f"{name}.txt"),
+            }
+            code = self._call(
+                self._target(n + thread),
+                "POST",
+                "connectors",
+                (201, 409),
+                json={"name": name, "config": config},
+            )
             with self._lock:
                 if code == 201:
                     self.created.add(name)
                 elif code == -1:  # sent to a worker killed before it answered: created or not
                     self.uncertain.add(name)
             self._call(self._target(n + thread + 1), "GET", f"connectors/{name}/status", (200, 404, 409))
-            self._call(self._target(n + thread + 2), "GET", "connectors", (200, 409),
-                       params={"expand": "status"})
+            self._call(
+                self._target(n + thread + 2), "GET", "connectors", (200, 409), params={"expand": "status"}
+            )
             if code == 201:
                 for _ in range(20):
-                    code = self._call(self._target(n + thread + 3), "DELETE", f"connectors/{name}",
-                                      (204, 404, 409))
+                    code = self._call(
+                        self._target(n + thread + 3), "DELETE", f"connectors/{name}", (204, 404, 409)
+                    )
                     if code in (204, 404):
                         with self._lock:
                             self.deleted.add(name)

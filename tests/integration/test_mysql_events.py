@@ -57,16 +57,18 @@ def _insert_rows(mysql_db: Any, base: int) -> None:
 
 @pytest.fixture
 def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
-    runtime = build_standalone({
-        "bootstrap.servers": kafka.bootstrap_servers,
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "true",
-        "value.converter.schemas.enable": "true",
-        "offset.storage.file.filename": str(tmp_path / "offsets"),
-        "offset.flush.interval.ms": "500",
-        "listeners": "http://127.0.0.1:0",
-    })
+    runtime = build_standalone(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "true",
+            "value.converter.schemas.enable": "true",
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+            "offset.flush.interval.ms": "500",
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
     runtime.start()
     try:
         yield runtime
@@ -138,8 +140,9 @@ def _subst(node: Any, prefix: str, db: str) -> Any:
     return node
 
 
-def expected_schemas(mode: str | None, prefix: str,
-                     db: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def expected_schemas(
+    mode: str | None, prefix: str, db: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(key schema, value struct schema, envelope schema) for a mode (None: the defaults)."""
     overrides = EXPECTED["modes"][mode]["fields"] if mode else {}
     fields = [copy.deepcopy(overrides.get(f["field"], f)) for f in EXPECTED["value_fields"]]
@@ -192,25 +195,41 @@ def diff(expected: Any, actual: Any, path: str = "") -> list[str]:
             out.extend(diff(e, a, f"{path}[{label}]"))
         return out
     if type(expected) is not type(actual) and not (isinstance(expected, float) and isinstance(actual, float)):
-        return [f"{path}: {actual!r} ({type(actual).__name__}), "
-                f"expected {expected!r} ({type(expected).__name__})"]
+        return [
+            f"{path}: {actual!r} ({type(actual).__name__}), expected {expected!r} ({type(expected).__name__})"
+        ]
     if expected != actual:
         return [f"{path}: {actual!r}, expected {expected!r}"]
     return []
 
 
-def check_envelope(message: dict[str, Any], envelope_schema: dict[str, Any], op: str,
-                   after: dict[str, Any] | None, before: dict[str, Any] | None, db: str, prefix: str,
-                   snapshot: str) -> list[str]:
+def check_envelope(
+    message: dict[str, Any],
+    envelope_schema: dict[str, Any],
+    op: str,
+    after: dict[str, Any] | None,
+    before: dict[str, Any] | None,
+    db: str,
+    prefix: str,
+    snapshot: str,
+) -> list[str]:
     problems = diff(envelope_schema, message["schema"], "schema")
     payload = message["payload"]
     anys = EXPECTED["any"]
     source = dict(payload["source"])
     for name, spec in anys.items():
         if name.startswith("source."):
-            problems += _check_any("payload." + name, source.pop(name[len("source."):], None), spec)
-    expected_source = {"connector": "mysql", "name": prefix, "snapshot": snapshot, "db": db, "sequence": None,
-                       "table": EXPECTED["table"], "row": 0, "query": None}
+            problems += _check_any("payload." + name, source.pop(name[len("source.") :], None), spec)
+    expected_source = {
+        "connector": "mysql",
+        "name": prefix,
+        "snapshot": snapshot,
+        "db": db,
+        "sequence": None,
+        "table": EXPECTED["table"],
+        "row": 0,
+        "query": None,
+    }
     problems += diff(expected_source, source, "payload.source")
     ts_us = payload["source"].get("ts_us")
     if isinstance(ts_us, int) and ts_us != payload["source"]["ts_ms"] * 1000:
@@ -234,23 +253,27 @@ KNOWN_ISSUES = {
     "c_decimal_big: 'AmCwX/vn/LEXoCTx8fGA'": (
         "JsonConverter (cdc/converters/json_values.py _base64_decimal) scales with the default 28-digit "
         "decimal context: DECIMAL(65,30) 12345.678901234567890123456789012345 is written as unscaled "
-        "12345678901234567890123456790000000"),
+        "12345678901234567890123456790000000"
+    ),
     "message 0: source.snapshot 'first', expected 'last'": (
         "snapshot: the only row of a one-table snapshot is marked 'first'; Debezium's setSnapshotMarker "
         "gives "
-        "LAST precedence over FIRST (snapshot.py _remark keeps 'first')"),
+        "LAST precedence over FIRST (snapshot.py _remark keeps 'first')"
+    ),
     "schema change key: schema.version": (
         "schema_events.py: SchemaChangeKey (and SchemaChangeValue, Change/Table/Column, ServerNameKey, "
         "Heartbeat) "
-        "lack Debezium's schema version 1 (SchemaFactory)"),
-    "schema change value: schema.version missing": (
-        "schema_events.py: SchemaChangeValue lacks version 1"),
+        "lack Debezium's schema version 1 (SchemaFactory)"
+    ),
+    "schema change value: schema.version missing": ("schema_events.py: SchemaChangeValue lacks version 1"),
     "schema change topic: no CREATE TABLE record from the snapshot": (
         "snapshot.py: the snapshot records its DDL in the history but writes nothing to the schema change "
-        "topic"),
+        "topic"
+    ),
     "c_set: None (NoneType), expected '' (str)": (
         "streaming: mysql-replication decodes an empty SET ('') as None (none_sources EMPTY_SET); the binlog "
-        "reader passes it on as NULL"),
+        "reader passes it on as NULL"
+    ),
 }
 
 
@@ -294,9 +317,19 @@ def test_every_type_matches_debeziums_events(mysql_db: Any, kafka: Any, worker: 
             where = f"[{label}] {'c' if streamed else 'r'} id={row_id}"
             expected_key = {"schema": key_schema, "payload": {"id": row_id}}
             problems += [f"{where} key {p}" for p in diff(expected_key, key)]
-            problems += [f"{where} value {p}" for p in check_envelope(
-                value, envelope, "c" if streamed else "r", expected_row(mode or None, row, row_id), None,
-                mysql_db.name, prefix, "false" if streamed else snapshot_markers[index])]
+            problems += [
+                f"{where} value {p}"
+                for p in check_envelope(
+                    value,
+                    envelope,
+                    "c" if streamed else "r",
+                    expected_row(mode or None, row, row_id),
+                    None,
+                    mysql_db.name,
+                    prefix,
+                    "false" if streamed else snapshot_markers[index],
+                )
+            ]
             by_id[row_id] = value["payload"]["after"]
         # Snapshot and streaming give the same value for the same row.
         for row in ROWS:
@@ -311,15 +344,18 @@ def _headers(message: Any) -> dict[str, Any]:
     return {k: _json(v) for k, v in (message.headers() or [])}
 
 
-def test_update_delete_key_change_truncate_and_schema_changes(mysql_db: Any, kafka: Any,
-                                                             worker: ConnectRuntime) -> None:
+def test_update_delete_key_change_truncate_and_schema_changes(
+    mysql_db: Any, kafka: Any, worker: ConnectRuntime
+) -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
-        cur.execute("CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), "
-                    "qty SMALLINT UNSIGNED)")
+        cur.execute(
+            "CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), qty SMALLINT UNSIGNED)"
+        )
         cur.execute("INSERT INTO items VALUES (1, 'one', 10)")
     prefix = kafka.topic("ops")
-    _start_connector(worker, "ops", mysql_db, prefix, **{"skipped.operations": "none",
-                                                          "include.schema.changes": "true"})
+    _start_connector(
+        worker, "ops", mysql_db, prefix, **{"skipped.operations": "none", "include.schema.changes": "true"}
+    )
     topic = f"{prefix}.{mysql_db.name}.items"
     _wait_for(kafka, topic, 1)
     with mysql_db.connect() as conn, conn.cursor() as cur:
@@ -331,17 +367,28 @@ def test_update_delete_key_change_truncate_and_schema_changes(mysql_db: Any, kaf
     # r, u, c, d, tombstone, d (key 1), tombstone, c (key 3), t
     messages = _wait_for(kafka, topic, 9)
     assert len(messages) == 9
-    key_schema = {"type": "struct", "fields": [{"type": "int32", "optional": False, "field": "id"}],
-                  "optional": False, "name": f"{prefix}.{mysql_db.name}.items.Key"}
-    value_fields = [{"type": "int32", "optional": False, "field": "id"},
-                    {"type": "string", "optional": True, "field": "name"},
-                    {"type": "int32", "optional": True, "field": "qty"}]
-    value_schema = {"type": "struct", "fields": value_fields, "optional": True,
-                    "name": f"{prefix}.{mysql_db.name}.items.Value"}
+    key_schema = {
+        "type": "struct",
+        "fields": [{"type": "int32", "optional": False, "field": "id"}],
+        "optional": False,
+        "name": f"{prefix}.{mysql_db.name}.items.Key",
+    }
+    value_fields = [
+        {"type": "int32", "optional": False, "field": "id"},
+        {"type": "string", "optional": True, "field": "name"},
+        {"type": "int32", "optional": True, "field": "qty"},
+    ]
+    value_schema = {
+        "type": "struct",
+        "fields": value_fields,
+        "optional": True,
+        "name": f"{prefix}.{mysql_db.name}.items.Value",
+    }
     envelope = _subst(copy.deepcopy(EXPECTED["envelope_schema"]), prefix, mysql_db.name)
     envelope["name"] = f"{prefix}.{mysql_db.name}.items.Envelope"
-    envelope["fields"] = [{**value_schema, "field": f["$value"]} if "$value" in f else f
-                          for f in envelope["fields"]]
+    envelope["fields"] = [
+        {**value_schema, "field": f["$value"]} if "$value" in f else f for f in envelope["fields"]
+    ]
 
     def key(i: int) -> dict[str, Any]:
         return {"schema": key_schema, "payload": {"id": i}}
@@ -370,9 +417,14 @@ def test_update_delete_key_change_truncate_and_schema_changes(mysql_db: Any, kaf
             continue
         v = values[i]
         problems += [f"message {i}: {p}" for p in diff(envelope, v["schema"], "schema")]
-        problems += [f"message {i}: {p}" for p in diff({"before": exp[0], "after": exp[1]},
-                                                      {"before": v["payload"]["before"],
-                                                       "after": v["payload"]["after"]}, "payload")]
+        problems += [
+            f"message {i}: {p}"
+            for p in diff(
+                {"before": exp[0], "after": exp[1]},
+                {"before": v["payload"]["before"], "after": v["payload"]["after"]},
+                "payload",
+            )
+        ]
         marker = v["payload"]["source"]["snapshot"]
         if marker != ("last" if i == 0 else "false"):
             wanted = "last" if i == 0 else "false"
@@ -391,9 +443,13 @@ def test_update_delete_key_change_truncate_and_schema_changes(mysql_db: Any, kaf
     # snapshot writes its CREATE TABLE there too (source.snapshot set), then the TRUNCATE DDL follows.
     changes = _wait_for(kafka, prefix, 1)
     records = [(_json(m.key()), _json(m.value())) for m in changes]
-    key_schema_sc = {"type": "struct",
-                     "fields": [{"type": "string", "optional": False, "field": "databaseName"}],
-                     "optional": False, "name": "io.debezium.connector.mysql.SchemaChangeKey", "version": 1}
+    key_schema_sc = {
+        "type": "struct",
+        "fields": [{"type": "string", "optional": False, "field": "databaseName"}],
+        "optional": False,
+        "name": "io.debezium.connector.mysql.SchemaChangeKey",
+        "version": 1,
+    }
     for k, v in records:
         problems += [f"schema change key: {p}" for p in diff(key_schema_sc, k["schema"], "schema")]
         assert k["payload"] == {"databaseName": mysql_db.name}
@@ -401,8 +457,14 @@ def test_update_delete_key_change_truncate_and_schema_changes(mysql_db: Any, kaf
         assert schema["name"] == "io.debezium.connector.mysql.SchemaChangeValue"
         if schema.get("version") != 1:
             problems.append("schema change value: schema.version missing, expected 1")
-        assert [f["field"] for f in schema["fields"]] == ["source", "ts_ms", "databaseName", "schemaName",
-                                                          "ddl", "tableChanges"]
+        assert [f["field"] for f in schema["fields"]] == [
+            "source",
+            "ts_ms",
+            "databaseName",
+            "schemaName",
+            "ddl",
+            "tableChanges",
+        ]
         assert v["payload"]["databaseName"] == mysql_db.name and v["payload"]["schemaName"] is None
     creates = [v for _k, v in records if "CREATE TABLE" in v["payload"]["ddl"].upper()]
     if not creates:

@@ -25,36 +25,47 @@ def test_snapshot_falls_back_to_table_locks(tmp_path: Path, kafka: Any, mysql_db
         cur.execute(f"CREATE TABLE `{mysql_db.name}_x`.blocker (id INT PRIMARY KEY)")
     # A second session holds a write lock on a table of a database the connector does not capture:
     # FLUSH TABLES WITH READ LOCK waits for it and times out; the table locks do not need it.
-    holder = pymysql.connect(host=mysql_db.host, port=mysql_db.port, user=mysql_db.user,
-                             password=mysql_db.password, database=f"{mysql_db.name}_x")
+    holder = pymysql.connect(
+        host=mysql_db.host,
+        port=mysql_db.port,
+        user=mysql_db.user,
+        password=mysql_db.password,
+        database=f"{mysql_db.name}_x",
+    )
     holder.cursor().execute("LOCK TABLES blocker WRITE")
     prefix = kafka.prefix + "locks"
-    runtime = build_standalone({
-        "bootstrap.servers": kafka.bootstrap_servers,
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "false",
-        "value.converter.schemas.enable": "false",
-        "offset.storage.file.filename": str(tmp_path / "offsets"),
-        "offset.flush.interval.ms": "500",
-        "listeners": "http://127.0.0.1:0",
-    })
+    runtime = build_standalone(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "false",
+            "value.converter.schemas.enable": "false",
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+            "offset.flush.interval.ms": "500",
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
     runtime.start()
     try:
-        runtime.herder.put_connector_config("locks", {
-            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-            "database.hostname": mysql_db.host,
-            "database.port": str(mysql_db.port),
-            "database.user": mysql_db.user,
-            "database.password": mysql_db.password,
-            "database.server.id": str(random.randint(10_000, 90_000)),
-            "topic.prefix": prefix,
-            "database.include.list": mysql_db.name,
-            "table.include.list": f"{mysql_db.name}.captured",
-            "snapshot.lock.timeout.ms": "1000",
-            "schema.history.internal.kafka.topic": prefix + ".history",
-            "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
-        }, allow_replace=False)
+        runtime.herder.put_connector_config(
+            "locks",
+            {
+                "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+                "database.hostname": mysql_db.host,
+                "database.port": str(mysql_db.port),
+                "database.user": mysql_db.user,
+                "database.password": mysql_db.password,
+                "database.server.id": str(random.randint(10_000, 90_000)),
+                "topic.prefix": prefix,
+                "database.include.list": mysql_db.name,
+                "table.include.list": f"{mysql_db.name}.captured",
+                "snapshot.lock.timeout.ms": "1000",
+                "schema.history.internal.kafka.topic": prefix + ".history",
+                "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
+            },
+            allow_replace=False,
+        )
         topic = f"{prefix}.{mysql_db.name}.captured"
         deadline = time.monotonic() + 60
         events: list[dict[str, Any]] = []

@@ -75,8 +75,14 @@ def _datetime(fsp: int, lo: int = 1000, hi: int = 9999, zero: bool = True) -> Ca
     def gen(rng: random.Random) -> str:
         if zero and rng.random() < 0.1:
             return rng.choice(["0000-00-00 00:00:00", "2020-00-00 10:00:00", "2020-05-00 00:00:00"])
-        value = datetime.datetime(rng.randint(lo, hi), rng.randint(1, 12), rng.randint(1, 28),
-                                  rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59))
+        value = datetime.datetime(
+            rng.randint(lo, hi),
+            rng.randint(1, 12),
+            rng.randint(1, 28),
+            rng.randint(0, 23),
+            rng.randint(0, 59),
+            rng.randint(0, 59),
+        )
         text = value.strftime("%Y-%m-%d %H:%M:%S")
         if fsp:
             text += "." + "".join(rng.choice(string.digits) for _ in range(fsp))
@@ -96,8 +102,10 @@ def _set(rng: random.Random) -> str:
 
 
 def _json(rng: random.Random) -> str:
-    return json.dumps({"k": rng.randint(0, 10**9), "s": _text(rng, UTF, 20), "l": [rng.random(), None, True]},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"k": rng.randint(0, 10**9), "s": _text(rng, UTF, 20), "l": [rng.random(), None, True]},
+        ensure_ascii=False,
+    )
 
 
 def _geometry(rng: random.Random) -> str:
@@ -203,8 +211,10 @@ def _write_workload(mysql_db: Any, seed: int) -> dict[str, list[str]]:
         cur.execute("SET SESSION time_zone = '+00:00'")
         body = ", ".join(f"`{name}` {ddl}" for name, ddl, _, _ in COLUMNS)
         cur.execute(f"CREATE TABLE all_types (id INT AUTO_INCREMENT PRIMARY KEY, {body})")
-        cur.execute("CREATE TABLE narrow (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL, "
-                    "c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, updated_at DATETIME(6) NOT NULL)")
+        cur.execute(
+            "CREATE TABLE narrow (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL, "
+            "c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, updated_at DATETIME(6) NOT NULL)"
+        )
         placeholders = ", ".join(c[3] for c in COLUMNS)
         insert = f"INSERT INTO all_types ({', '.join(f'`{c[0]}`' for c in COLUMNS)}) VALUES "
 
@@ -246,24 +256,40 @@ def _write_workload(mysql_db: Any, seed: int) -> dict[str, list[str]]:
             cur.execute("DELETE FROM all_types WHERE MOD(id, 13) = 4")
         cur.execute("SET SESSION binlog_row_image = 'FULL'")
         # Dataset A's shape: single-row updates and a multi-row insert.
-        cur.execute("INSERT INTO narrow (k, c, pad, updated_at) VALUES "
-                    + ", ".join(["(%s, %s, %s, %s)"] * 100),
-                    [x for j in range(100) for x in (j, _text(rng, UTF, 120), _text(rng, UTF, 60),
-                                                     _datetime(6, zero=False)(rng))])
+        cur.execute(
+            "INSERT INTO narrow (k, c, pad, updated_at) VALUES " + ", ".join(["(%s, %s, %s, %s)"] * 100),
+            [
+                x
+                for j in range(100)
+                for x in (j, _text(rng, UTF, 120), _text(rng, UTF, 60), _datetime(6, zero=False)(rng))
+            ],
+        )
         for j in range(50):
-            cur.execute("UPDATE narrow SET k = k + 1, updated_at = %s WHERE id = %s",
-                        (_datetime(6, zero=False)(rng), j + 1))
+            cur.execute(
+                "UPDATE narrow SET k = k + 1, updated_at = %s WHERE id = %s",
+                (_datetime(6, zero=False)(rng), j + 1),
+            )
     return {"all_types": names, "narrow": ["id", "k", "c", "pad", "updated_at"]}
 
 
 def _events(mysql_db: Any, start: tuple[str, int], end: tuple[str, int]) -> Iterator[Any]:
     stream = BinLogStreamReader(
-        connection_settings={"host": mysql_db.host, "port": mysql_db.port, "user": mysql_db.user,
-                             "password": mysql_db.password},
+        connection_settings={
+            "host": mysql_db.host,
+            "port": mysql_db.port,
+            "user": mysql_db.user,
+            "password": mysql_db.password,
+        },
         server_id=random.randint(100_000, 2**31),
-        log_file=start[0], log_pos=start[1], resume_stream=True, blocking=False, is_mariadb=False,
-        freeze_schema=True, only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
-        only_schemas=[mysql_db.name], enable_logging=False,
+        log_file=start[0],
+        log_pos=start[1],
+        resume_stream=True,
+        blocking=False,
+        is_mariadb=False,
+        freeze_schema=True,
+        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+        only_schemas=[mysql_db.name],
+        enable_logging=False,
     )
     try:
         for event in stream:
@@ -277,8 +303,11 @@ def _events(mysql_db: Any, start: tuple[str, int], end: tuple[str, int]) -> Iter
 def _library_images(event: Any) -> list[tuple[list[str], list[Any], dict[str, str]]]:
     out = []
     for row in event.rows:
-        pairs = ([("before_values", "before_none_sources"), ("after_values", "after_none_sources")]
-                 if isinstance(event, UpdateRowsEvent) else [("values", "none_sources")])
+        pairs = (
+            [("before_values", "before_none_sources"), ("after_values", "after_none_sources")]
+            if isinstance(event, UpdateRowsEvent)
+            else [("values", "none_sources")]
+        )
         for values, sources in pairs:
             out.append((list(row[values]), list(row[values].values()), dict(row[sources])))
     return out
@@ -316,13 +345,15 @@ def test_decoder_equals_library(workload: Any) -> None:
     expected = {(f"{kind}RowsEvent", "all_types") for kind in ("Write", "Update", "Delete")}
     assert expected | {("WriteRowsEvent", "narrow"), ("UpdateRowsEvent", "narrow")} <= kinds
     images = none_images = multi = 0
-    for (kind, table, decoded, ordered, names), (lib_kind, lib_table, lib_images) in zip(ours, theirs,
-                                                                                       strict=True):
+    for (kind, table, decoded, ordered, names), (lib_kind, lib_table, lib_images) in zip(
+        ours, theirs, strict=True
+    ):
         assert (kind, table) == (lib_kind, lib_table)
         assert len(decoded) == len(lib_images) == len(ordered)
         multi += len(lib_images) > (2 if kind == "UpdateRowsEvent" else 1)
-        for (values, sources), (lib_names, lib_values, lib_sources), row in zip(decoded, lib_images, ordered,
-                                                                               strict=True):
+        for (values, sources), (lib_names, lib_values, lib_sources), row in zip(
+            decoded, lib_images, ordered, strict=True
+        ):
             assert lib_names == table_names[table]
             assert [_norm(v) for v in values] == [_norm(v) for v in lib_values], (kind, table)
             assert sources == lib_sources, (kind, table)

@@ -49,8 +49,9 @@ class Group:
     def round(self, config: ConnectorsAndTasks, leader_offset: int = 0) -> AssignmentRound:
         leader = min(self.owned)
         subs = {
-            m: WorkerSubscription(2, f"http://{m}/", self.offsets.get(m, leader_offset),
-                                  Assignment(2, 0, leader, "", 0, owned))
+            m: WorkerSubscription(
+                2, f"http://{m}/", self.offsets.get(m, leader_offset), Assignment(2, 0, leader, "", 0, owned)
+            )
             for m, owned in self.owned.items()
         }
         last = self.generation
@@ -324,8 +325,19 @@ def test_membership_applies_revocations_and_rejoins_after_the_herder_stopped_the
     assert member.assignment(snapshot) == ({"a"}, {t0, t1})
     assert member.owner_url("a", 0) == "http://me/" and member.owner_url("b") == "http://leader/"
 
-    _join(member, 2, Assignment(2, 0, "L", "http://leader/", snapshot.offset, ConnectorsAndTasks(),
-                                ConnectorsAndTasks.of([], [t1])))
+    _join(
+        member,
+        2,
+        Assignment(
+            2,
+            0,
+            "L",
+            "http://leader/",
+            snapshot.offset,
+            ConnectorsAndTasks(),
+            ConnectorsAndTasks.of([], [t1]),
+        ),
+    )
     member._turn()
     assert coordinator.rejoins == 0, "rejoined before the herder stopped the revoked task"
     assert member.assignment(snapshot) == ({"a"}, {t0})  # the herder's reconciliation stops a-1 here

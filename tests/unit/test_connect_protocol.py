@@ -44,13 +44,21 @@ V1_ASSIGNMENT = (
     b"\x00\x01"  # version 1
     b"\x00\x00"  # error NONE
     b"\x00\x03m-1"  # leader member id
-    b"\x00\x0f" + URL +  # leader url
-    b"\x00\x00\x00\x00\x00\x00\x00\x2a"  # config offset 42
+    b"\x00\x0f"
+    + URL  # leader url
+    + b"\x00\x00\x00\x00\x00\x00\x00\x2a"  # config offset 42
     b"\x00\x00\x00\x02"  # 2 connector assignments
-    b"\x00\x01a" b"\x00\x00\x00\x02" b"\xff\xff\xff\xff" b"\x00\x00\x00\x00"  # a: [-1, 0]
-    b"\x00\x01b" b"\x00\x00\x00\x01" b"\x00\x00\x00\x01"  # b: [1]
+    b"\x00\x01a"
+    b"\x00\x00\x00\x02"
+    b"\xff\xff\xff\xff"
+    b"\x00\x00\x00\x00"  # a: [-1, 0]
+    b"\x00\x01b"
+    b"\x00\x00\x00\x01"
+    b"\x00\x00\x00\x01"  # b: [1]
     b"\x00\x00\x00\x01"  # 1 revoked
-    b"\x00\x01b" b"\x00\x00\x00\x01" b"\x00\x00\x00\x00"  # b: [0]
+    b"\x00\x01b"
+    b"\x00\x00\x00\x01"
+    b"\x00\x00\x00\x00"  # b: [0]
     b"\x00\x00\x00\xfa"  # delay 250
 )
 
@@ -71,8 +79,19 @@ def test_encode_assignment_v1_matches_hand_written_bytes() -> None:
 
 
 def test_decode_assignment_v0_has_no_revoked_or_delay() -> None:
-    data = (i16(0) + i16(0) + s("L") + s("http://l/") + i64(7)
-            + i32(1) + s("c") + i32(3) + i32(-1) + i32(0) + i32(1))
+    data = (
+        i16(0)
+        + i16(0)
+        + s("L")
+        + s("http://l/")
+        + i64(7)
+        + i32(1)
+        + s("c")
+        + i32(3)
+        + i32(-1)
+        + i32(0)
+        + i32(1)
+    )
     a = decode_assignment(data)
     assert a.version == 0 and a.leader == "L" and a.leader_url == "http://l/" and a.config_offset == 7
     assert a.assigned == ConnectorsAndTasks.of(["c"], [TaskId("c", 0), TaskId("c", 1)])
@@ -123,9 +142,16 @@ def test_subscription_v1_without_allocation_field_reads() -> None:
 def test_round_trips() -> None:
     tasks = [TaskId("conn-ü", i) for i in range(5)]
     for version in (1, 2):
-        a = Assignment(version, 0, "leader-1", "http://10.0.0.5:8083/", 123456789012,
-                       ConnectorsAndTasks.of(["conn-ü", "x"], tasks[:3]),
-                       ConnectorsAndTasks.of(["y"], tasks[3:]), 9)
+        a = Assignment(
+            version,
+            0,
+            "leader-1",
+            "http://10.0.0.5:8083/",
+            123456789012,
+            ConnectorsAndTasks.of(["conn-ü", "x"], tasks[:3]),
+            ConnectorsAndTasks.of(["y"], tasks[3:]),
+            9,
+        )
         assert decode_assignment(encode_assignment(a)) == a
         sub = WorkerSubscription(version, "http://h:1/", 5, a)
         assert decode_subscription(encode_subscription(sub)) == sub
@@ -141,6 +167,8 @@ def test_protocols_offered_capped_by_connect_protocol() -> None:
     names = [p.protocol_name for p in protocols_up_to(ConnectProtocol.from_config("sessioned"))]
     assert names == ["sessioned", "compatible", "default"]
     assert [p.protocol_name for p in protocols_up_to(ConnectProtocol.from_config("compatible"))] == [
-        "compatible", "default"]
+        "compatible",
+        "default",
+    ]
     assert [p.protocol_name for p in protocols_up_to(ConnectProtocol.from_config("EAGER"))] == ["default"]
     assert ConnectProtocol.from_name("sessioned").version == 2

@@ -107,8 +107,14 @@ def herder() -> Iterator[ConnectHerder]:
     parsed = STANDALONE_DEF.parse({**WORKER_PROPS, "offset.storage.file.filename": "/nonexistent"})
     settings = WorkerSettings("127.0.0.1:8083", dict(WORKER_PROPS), parsed)
     offsets = MemoryOffsetBackingStore()
-    h = ConnectHerder(lambda hd: Worker(settings, offsets, hd, hd, hd.on_topic_seen), MemoryConfigBackingStore(),
-                      MemoryStatusBackingStore(), offsets, SoloMembership("http://127.0.0.1:8083/"), parsed)
+    h = ConnectHerder(
+        lambda hd: Worker(settings, offsets, hd, hd, hd.on_topic_seen),
+        MemoryConfigBackingStore(),
+        MemoryStatusBackingStore(),
+        offsets,
+        SoloMembership("http://127.0.0.1:8083/"),
+        parsed,
+    )
     h.start()
     assert h.wait_started(10)
     yield h
@@ -116,8 +122,9 @@ def herder() -> Iterator[ConnectHerder]:
 
 
 def create(h: ConnectHerder, name: str = "c1", **extra: str) -> Any:
-    return h.put_connector_config(name, {"connector.class": "test.IdleConnector", "tasks.max": "2", **extra},
-                                  allow_replace=False)
+    return h.put_connector_config(
+        name, {"connector.class": "test.IdleConnector", "tasks.max": "2", **extra}, allow_replace=False
+    )
 
 
 def test_create_runs_connector_and_tasks(herder: ConnectHerder) -> None:
@@ -146,13 +153,15 @@ def test_invalid_config_is_a_bad_request_with_every_error(herder: ConnectHerder)
     message = str(info.value)
     assert message.startswith("Connector configuration is invalid and contains the following 2 error(s):")
     assert "tasks.max" in message and "greeting" in message
-    infos = herder.validate_connector_config({"connector.class": "test.IdleConnector", "name": "x",
-                                              "greeting": "yo"})
+    infos = herder.validate_connector_config(
+        {"connector.class": "test.IdleConnector", "name": "x", "greeting": "yo"}
+    )
     assert infos["error_count"] == 1
     assert "Common" in infos["groups"]
     by_name = {c["value"]["name"]: c for c in infos["configs"]}
     assert by_name["greeting"]["value"]["errors"] == [
-        "Invalid value yo for configuration greeting: String must be one of: hi, hello"]
+        "Invalid value yo for configuration greeting: String must be one of: hi, hello"
+    ]
     assert by_name["tasks.max"]["definition"]["default_value"] == "1"
 
 
@@ -222,12 +231,14 @@ def test_initial_state_stopped_and_offsets_only_when_stopped(herder: ConnectHerd
     herder.await_state("c2", "STOPPED", tasks=0)
     # the connector does not check offsets (alter_offsets returns False): Connect's hedged message
     assert herder.alter_connector_offsets("c2", [{"partition": {"file": "a"}, "offset": {"pos": 3}}]) == (
-        "The Connect framework-managed offsets for this connector have been altered successfully. However, if "
-        "this connector manages offsets externally, they will need to be manually altered in the system that "
-        "the connector uses.")
+        "The Connect framework-managed offsets for this connector have been altered successfully. "
+        "However, if this connector manages offsets externally, they will need to be manually altered "
+        "in the system that the connector uses."
+    )
     assert herder.connector_offsets("c2") == {"offsets": [{"partition": {"file": "a"}, "offset": {"pos": 3}}]}
     assert herder.reset_connector_offsets("c2").startswith(
-        "The Connect framework-managed offsets for this connector have been reset successfully. However,")
+        "The Connect framework-managed offsets for this connector have been reset successfully. However,"
+    )
     with pytest.raises(BadRequestError, match="values must be primitive"):
         herder.alter_connector_offsets("c2", [{"partition": {"file": "a"}, "offset": {"pos": [1]}}])
     assert herder.connector_offsets("c2") == {"offsets": []}

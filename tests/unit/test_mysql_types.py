@@ -20,8 +20,11 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
 BASE = {
-    "database.hostname": "localhost", "database.user": "u", "database.password": "p",
-    "database.server.id": "1", "topic.prefix": "p",
+    "database.hostname": "localhost",
+    "database.user": "u",
+    "database.password": "p",
+    "database.server.id": "1",
+    "topic.prefix": "p",
 }
 
 
@@ -29,10 +32,27 @@ def mapper(**props: str) -> TypeMapper:
     return TypeMapper(MySqlSettings.parse({**BASE, **props}))
 
 
-def column(type_name: str, length: int | None = None, scale: int | None = None, optional: bool = True,
-           enum: tuple[str, ...] = (), default: str | None = None) -> Column:
-    return Column("c", 1, type_name, type_name, 0, length, scale, optional, enum_values=enum,
-                  has_default=default is not None, default_expression=default)
+def column(
+    type_name: str,
+    length: int | None = None,
+    scale: int | None = None,
+    optional: bool = True,
+    enum: tuple[str, ...] = (),
+    default: str | None = None,
+) -> Column:
+    return Column(
+        "c",
+        1,
+        type_name,
+        type_name,
+        0,
+        length,
+        scale,
+        optional,
+        enum_values=enum,
+        has_default=default is not None,
+        default_expression=default,
+    )
 
 
 def convert(m: ColumnMapping, v: Any) -> Any:
@@ -41,25 +61,28 @@ def convert(m: ColumnMapping, v: Any) -> Any:
     return v if m.convert is None else m.convert(v)
 
 
-@pytest.mark.parametrize(("type_name", "length", "scale", "expected"), [
-    ("TINYINT", 4, None, Type.INT16),
-    ("TINYINT UNSIGNED", 3, None, Type.INT16),
-    ("TINYINT", 1, None, Type.INT16),  # tinyint(1): BOOLEAN as SHOW CREATE TABLE gives it
-    ("BOOLEAN", None, None, Type.BOOLEAN),
-    ("SMALLINT", 6, None, Type.INT16),
-    ("SMALLINT UNSIGNED", 5, None, Type.INT32),
-    ("MEDIUMINT", 9, None, Type.INT32),
-    ("MEDIUMINT UNSIGNED", 8, None, Type.INT32),
-    ("INT", 11, None, Type.INT32),
-    ("INT UNSIGNED", 10, None, Type.INT64),
-    ("BIGINT", 20, None, Type.INT64),
-    ("BIGINT UNSIGNED", 20, None, Type.INT64),
-    ("FLOAT", None, None, Type.FLOAT32),
-    ("FLOAT", 7, 2, Type.FLOAT64),
-    ("DOUBLE", None, None, Type.FLOAT64),
-    ("BIT", 1, None, Type.BOOLEAN),
-    ("BIT", 10, None, Type.BYTES),
-])
+@pytest.mark.parametrize(
+    ("type_name", "length", "scale", "expected"),
+    [
+        ("TINYINT", 4, None, Type.INT16),
+        ("TINYINT UNSIGNED", 3, None, Type.INT16),
+        ("TINYINT", 1, None, Type.INT16),  # tinyint(1): BOOLEAN as SHOW CREATE TABLE gives it
+        ("BOOLEAN", None, None, Type.BOOLEAN),
+        ("SMALLINT", 6, None, Type.INT16),
+        ("SMALLINT UNSIGNED", 5, None, Type.INT32),
+        ("MEDIUMINT", 9, None, Type.INT32),
+        ("MEDIUMINT UNSIGNED", 8, None, Type.INT32),
+        ("INT", 11, None, Type.INT32),
+        ("INT UNSIGNED", 10, None, Type.INT64),
+        ("BIGINT", 20, None, Type.INT64),
+        ("BIGINT UNSIGNED", 20, None, Type.INT64),
+        ("FLOAT", None, None, Type.FLOAT32),
+        ("FLOAT", 7, 2, Type.FLOAT64),
+        ("DOUBLE", None, None, Type.FLOAT64),
+        ("BIT", 1, None, Type.BOOLEAN),
+        ("BIT", 10, None, Type.BYTES),
+    ],
+)
 def test_numeric_schemas(type_name: str, length: int | None, scale: int | None, expected: Type) -> None:
     assert mapper().map(column(type_name, length, scale)).schema.type is expected
 
@@ -89,8 +112,13 @@ def test_decimals_keep_65_digits_in_every_mode() -> None:
     string = mapper(**{"decimal.handling.mode": "string"}).map(column("DECIMAL", 65, 30))
     assert convert(string, value) == "12345.678901234567890123456789012345"
     assert convert(string, decimal.Decimal("-0.000000000000000000000000000001")) == "-1E-30"
-    assert convert(mapper(**{"decimal.handling.mode": "string"}).map(column("DECIMAL", 10, 2)),
-                   decimal.Decimal("12345678.9")) == "12345678.90"
+    assert (
+        convert(
+            mapper(**{"decimal.handling.mode": "string"}).map(column("DECIMAL", 10, 2)),
+            decimal.Decimal("12345678.9"),
+        )
+        == "12345678.90"
+    )
     double = mapper(**{"decimal.handling.mode": "double"}).map(column("DECIMAL", 10, 2))
     assert convert(double, decimal.Decimal("12345678.90")) == 12345678.9
 
@@ -145,7 +173,8 @@ def test_connect_time_mode() -> None:
     time = m.map(column("TIME", 6))
     assert time.schema.name == "org.apache.kafka.connect.data.Time"
     assert convert(time, dt.timedelta(hours=12, minutes=34, seconds=56, microseconds=789012)) == dt.time(
-        12, 34, 56, 789000)
+        12, 34, 56, 789000
+    )
     assert convert(time, dt.timedelta(hours=100)) is None  # Debezium cannot carry it either
     assert convert(time, -dt.timedelta(seconds=1)) is None
     assert convert(m.map(column("DATE", optional=False)), "0000-00-00") == dt.date(1970, 1, 1)

@@ -33,20 +33,39 @@ from cdc.mysql.rowdecoder import RowDecoder
 JSON_OBJECT = bytes([0, 1, 0, 12, 0, 11, 0, 1, 0, 5, 1, 0]) + b"a"  # {"a": 1}, small object
 JSON_NULL = bytes([4, 0])  # the literal null
 JSON_TRUE = bytes([4, 1])
-EVENT_TYPES = {WriteRowsEvent: BINLOG.WRITE_ROWS_EVENT_V2, UpdateRowsEvent: BINLOG.UPDATE_ROWS_EVENT_V2,
-               DeleteRowsEvent: BINLOG.DELETE_ROWS_EVENT_V2}
+EVENT_TYPES = {
+    WriteRowsEvent: BINLOG.WRITE_ROWS_EVENT_V2,
+    UpdateRowsEvent: BINLOG.UPDATE_ROWS_EVENT_V2,
+    DeleteRowsEvent: BINLOG.DELETE_ROWS_EVENT_V2,
+}
 
 
 def col(type_: int, name: str | None, **kw: Any) -> Column:
-    data = {"type": type_, "name": name, "unsigned": False, "is_primary": False, "character_set_name": None,
-            "collation_name": None, "enum_values": None, "set_values": None, "visibility": False,
-            "charset_id": None}
+    data = {
+        "type": type_,
+        "name": name,
+        "unsigned": False,
+        "is_primary": False,
+        "character_set_name": None,
+        "collation_name": None,
+        "enum_values": None,
+        "set_values": None,
+        "visibility": False,
+        "charset_id": None,
+    }
     data.update(kw)
     return Column(**data)
 
 
-def event(cls: Any, columns: list[Column], body: bytes, bitmap: bytes | None = None,
-          bitmap2: bytes | None = None, table: Table | None = None, table_id: int = 7) -> Any:
+def event(
+    cls: Any,
+    columns: list[Column],
+    body: bytes,
+    bitmap: bytes | None = None,
+    bitmap2: bytes | None = None,
+    table: Table | None = None,
+    table_id: int = 7,
+) -> Any:
     """A rows event as the library leaves it after the header: the packet at the first row."""
     wrapper = BinLogPacketWrapper.__new__(BinLogPacketWrapper)
     wrapper.read_bytes = 0
@@ -55,22 +74,36 @@ def event(cls: Any, columns: list[Column], body: bytes, bitmap: bytes | None = N
     table = table or Table(table_id, "db", "t", columns)
     ev = cls.__new__(cls)
     full = bytes([0xFF] * ((len(columns) + 7) // 8))
-    ev.__dict__.update({
-        "packet": wrapper, "event_size": len(body), "table_map": {table_id: table}, "table_id": table_id,
-        "columns": table.columns, "number_of_columns": len(columns), "complete": True,
-        "columns_present_bitmap": bitmap or full, "columns_present_bitmap2": bitmap2 or bitmap or full,
-        "event_type": EVENT_TYPES.get(cls, BINLOG.PARTIAL_UPDATE_ROWS_EVENT),
-        "_ignore_decode_errors": False, "_RowsEvent__rows": None, "_RowsEvent__none_sources": {},
-        "_RowsEvent__use_column_name_cache": False, "_RowsEvent__enable_logging": False,
-        "_ctl_connection": None, "schema": "db", "table": "t", "is_partial_json_update": False,
-    })
+    ev.__dict__.update(
+        {
+            "packet": wrapper,
+            "event_size": len(body),
+            "table_map": {table_id: table},
+            "table_id": table_id,
+            "columns": table.columns,
+            "number_of_columns": len(columns),
+            "complete": True,
+            "columns_present_bitmap": bitmap or full,
+            "columns_present_bitmap2": bitmap2 or bitmap or full,
+            "event_type": EVENT_TYPES.get(cls, BINLOG.PARTIAL_UPDATE_ROWS_EVENT),
+            "_ignore_decode_errors": False,
+            "_RowsEvent__rows": None,
+            "_RowsEvent__none_sources": {},
+            "_RowsEvent__use_column_name_cache": False,
+            "_RowsEvent__enable_logging": False,
+            "_ctl_connection": None,
+            "schema": "db",
+            "table": "t",
+            "is_partial_json_update": False,
+        }
+    )
     return ev
 
 
 def library(ev: Any) -> list[tuple[list[Any], dict[str, str]]]:
     out = []
     for row in ev.rows:
-        keys = (["before_values", "after_values"] if "before_values" in row else ["values"])
+        keys = ["before_values", "after_values"] if "before_values" in row else ["values"]
         for key in keys:
             sources = row[key.replace("values", "none_sources")]
             out.append((list(row[key].values()), dict(sources)))
@@ -108,25 +141,45 @@ def test_json_binary_and_its_none_sources() -> None:
 
 
 def test_old_temporal_types_and_zero_dates() -> None:
-    columns = [col(F.DATETIME, "dt"), col(F.TIME, "tm"), col(F.TIMESTAMP, "ts"), col(F.DATE, "d"),
-               col(F.YEAR, "y")]
+    columns = [
+        col(F.DATETIME, "dt"),
+        col(F.TIME, "tm"),
+        col(F.TIMESTAMP, "ts"),
+        col(F.DATE, "d"),
+        col(F.YEAR, "y"),
+    ]
 
     def row(dt: int, tm: int, ts: int, d: int, y: int) -> bytes:
-        return (b"\x00" + struct.pack("<Q", dt) + tm.to_bytes(3, "little") + struct.pack("<I", ts)
-                + d.to_bytes(3, "little") + bytes([y]))
+        return (
+            b"\x00"
+            + struct.pack("<Q", dt)
+            + tm.to_bytes(3, "little")
+            + struct.pack("<I", ts)
+            + d.to_bytes(3, "little")
+            + bytes([y])
+        )
 
     date = (2024 << 9) | (2 << 5) | 29
-    body = (row(20240229123456, 235959, 1_700_000_000, date, 124) + row(0, 0, 0, 0, 0)
-            + row(20240000000000, 100, 1, (2024 << 9), 255))
+    body = (
+        row(20240229123456, 235959, 1_700_000_000, date, 124)
+        + row(0, 0, 0, 0, 0)
+        + row(20240000000000, 100, 1, (2024 << 9), 255)
+    )
     theirs = check(WriteRowsEvent, columns, body)
     assert theirs[0][0][0] == datetime.datetime(2024, 2, 29, 12, 34, 56)
     assert theirs[1][1] == {"dt": "out of datetime range", "d": "out of date range"}
 
 
 def test_numbers_decimals_bits() -> None:
-    columns = [col(F.TINY, "t"), col(F.INT24, "m", unsigned=True), col(F.INT24, "ms"),
-               col(F.NEWDECIMAL, "dec", precision=12, decimals=4), col(F.BIT, "b", bits=10, bytes=2),
-               col(F.FLOAT, "f"), col(F.DOUBLE, "dd")]
+    columns = [
+        col(F.TINY, "t"),
+        col(F.INT24, "m", unsigned=True),
+        col(F.INT24, "ms"),
+        col(F.NEWDECIMAL, "dec", precision=12, decimals=4),
+        col(F.BIT, "b", bits=10, bytes=2),
+        col(F.FLOAT, "f"),
+        col(F.DOUBLE, "dd"),
+    ]
 
     def decimal_12_4(text: str) -> bytes:  # 8 integral digits (4 bytes), 4 fractional (2 bytes)
         negative = text.startswith("-")
@@ -138,33 +191,64 @@ def test_numbers_decimals_bits() -> None:
         return bytes(raw)
 
     def row(t: int, m: int, ms: int, dec: str, b: int, f: float, d: float) -> bytes:
-        return (b"\x00" + struct.pack("<b", t) + m.to_bytes(3, "little")
-                + ms.to_bytes(3, "little", signed=True) + decimal_12_4(dec) + b.to_bytes(2, "big")
-                + struct.pack("<fd", f, d))
+        return (
+            b"\x00"
+            + struct.pack("<b", t)
+            + m.to_bytes(3, "little")
+            + ms.to_bytes(3, "little", signed=True)
+            + decimal_12_4(dec)
+            + b.to_bytes(2, "big")
+            + struct.pack("<fd", f, d)
+        )
 
-    body = (row(-128, 16777215, -8388608, "-12345678.0001", 0x3FF, 1.5, -2.25)
-            + row(127, 0, 8388607, "0.0000", 5, 0.0, 1e300) + row(0, 1, -1, "00000042.5000", 0, -1e-5, 0.1))
+    body = (
+        row(-128, 16777215, -8388608, "-12345678.0001", 0x3FF, 1.5, -2.25)
+        + row(127, 0, 8388607, "0.0000", 5, 0.0, 1e300)
+        + row(0, 1, -1, "00000042.5000", 0, -1e-5, 0.1)
+    )
     theirs = check(WriteRowsEvent, columns, body)
     assert theirs[0][0][3] == decimal.Decimal("-12345678.0001") and theirs[0][0][4] == "1111111111"
 
 
 def test_strings_charsets_enum_set_and_nulls() -> None:
-    columns = [col(F.VARCHAR, "v", max_length=400, character_set_name="utf8"),
-               col(F.STRING, "c", max_length=10, character_set_name="cp1252"),
-               col(F.BLOB, "bl", length_size=2, character_set_name="binary"),
-               col(F.GEOMETRY, "g", length_size=4),
-               col(F.ENUM, "e", size=1, enum_values=["", "a", "b"]),
-               col(F.SET, "s", size=1, set_values=["x", "y"]),
-               col(F.LONGLONG, "u", unsigned=True)]
+    columns = [
+        col(F.VARCHAR, "v", max_length=400, character_set_name="utf8"),
+        col(F.STRING, "c", max_length=10, character_set_name="cp1252"),
+        col(F.BLOB, "bl", length_size=2, character_set_name="binary"),
+        col(F.GEOMETRY, "g", length_size=4),
+        col(F.ENUM, "e", size=1, enum_values=["", "a", "b"]),
+        col(F.SET, "s", size=1, set_values=["x", "y"]),
+        col(F.LONGLONG, "u", unsigned=True),
+    ]
 
     def row(nulls: int, values: list[bytes]) -> bytes:
         return bytes([nulls]) + b"".join(values)
 
     text = "é€中😀".encode()
-    body = row(0, [struct.pack("<H", len(text)) + text, b"\x02\xe9\x80", b"\x00\x00", b"\x01\x00\x00\x00\x01",
-                   b"\x02", b"\x03", struct.pack("<Q", 2**64 - 1)])
-    body += row(0, [b"\x00\x00", b"\x00", b"\x03\x00\x00\x01\x02", b"\x00\x00\x00\x00", b"\x00", b"\x00",
-                    struct.pack("<Q", 0)])
+    body = row(
+        0,
+        [
+            struct.pack("<H", len(text)) + text,
+            b"\x02\xe9\x80",
+            b"\x00\x00",
+            b"\x01\x00\x00\x00\x01",
+            b"\x02",
+            b"\x03",
+            struct.pack("<Q", 2**64 - 1),
+        ],
+    )
+    body += row(
+        0,
+        [
+            b"\x00\x00",
+            b"\x00",
+            b"\x03\x00\x00\x01\x02",
+            b"\x00\x00\x00\x00",
+            b"\x00",
+            b"\x00",
+            struct.pack("<Q", 0),
+        ],
+    )
     body += row(0b1111111, [])
     theirs = check(WriteRowsEvent, columns, body)
     assert theirs[0][0][:3] == ["é€中😀", "é€", ""] and theirs[1][0][2] == b"\x00\x01\x02"
@@ -178,12 +262,19 @@ def test_update_with_minimal_images_and_ordered() -> None:
     after = b"\x00" + b"\x00" + struct.pack("<i", 9)
     body = before + after + before + b"\x02" + b"\x01"
     theirs = check(UpdateRowsEvent, columns, body, bitmap=b"\x01", bitmap2=b"\x06")
-    assert theirs[0][1] == {"s": "cols bitmap", "n": "cols bitmap"} and theirs[1][1] == {"id": "cols bitmap",
-                                                                                          "s": "empty set"}
-    ordered = RowDecoder().ordered(event(UpdateRowsEvent, columns, body, bitmap=b"\x01", bitmap2=b"\x06"),
-                                   ["n", "s", "id", "gone"])
-    assert ordered == [[None, None, 1, None], [9, "", None, None],
-                       [None, None, 1, None], [None, {"x"}, None, None]]
+    assert theirs[0][1] == {"s": "cols bitmap", "n": "cols bitmap"} and theirs[1][1] == {
+        "id": "cols bitmap",
+        "s": "empty set",
+    }
+    ordered = RowDecoder().ordered(
+        event(UpdateRowsEvent, columns, body, bitmap=b"\x01", bitmap2=b"\x06"), ["n", "s", "id", "gone"]
+    )
+    assert ordered == [
+        [None, None, 1, None],
+        [9, "", None, None],
+        [None, None, 1, None],
+        [None, {"x"}, None, None],
+    ]
 
 
 def test_fallbacks_leave_the_library_working() -> None:
@@ -202,9 +293,14 @@ def test_fallbacks_leave_the_library_working() -> None:
     assert decoder.decode(truncated) is None
     assert decoder.decode(event(WriteRowsEvent, [col(F.VAR_STRING, "x")], b"\x00\x00")) is None
     assert decoder.decode(event(WriteRowsEvent, [col(F.LONG, None)], b"\x00\x00\x00\x00\x00")) is None
-    assert set(decoder.stats) == {"ENUM without labels (no binlog_row_metadata=FULL)",
-                                  "not a plain rows event", "rows already read", "error while decoding",
-                                  "column type 253", "columns without names"}
+    assert set(decoder.stats) == {
+        "ENUM without labels (no binlog_row_metadata=FULL)",
+        "not a plain rows event",
+        "rows already read",
+        "error while decoding",
+        "column type 253",
+        "columns without names",
+    }
 
 
 def test_plans_follow_the_table_map() -> None:
@@ -233,10 +329,14 @@ def test_fractional_temporals(fsp: int) -> None:
         v = (1 << 23) - magnitude if negative else 1 << 23 | magnitude
         return v.to_bytes(3, "big") + frac.to_bytes(size, "big")
 
-    cases = [((2024, 2, 29, 23, 59, 59), (False, 838, 59, 59), 2**31 - 1),
-             ((0, 0, 0, 0, 0, 0), (True, 1, 2, 3), 0),
-             ((2023, 2, 29, 1, 1, 1), (True, 0, 0, 1), 1)]
-    body = b"".join(b"\x00" + datetime2(*d) + time2(*t) + struct.pack(">i", ts) + frac.to_bytes(size, "big")
-                    for d, t, ts in cases)
+    cases = [
+        ((2024, 2, 29, 23, 59, 59), (False, 838, 59, 59), 2**31 - 1),
+        ((0, 0, 0, 0, 0, 0), (True, 1, 2, 3), 0),
+        ((2023, 2, 29, 1, 1, 1), (True, 0, 0, 1), 1),
+    ]
+    body = b"".join(
+        b"\x00" + datetime2(*d) + time2(*t) + struct.pack(">i", ts) + frac.to_bytes(size, "big")
+        for d, t, ts in cases
+    )
     theirs = check(WriteRowsEvent, columns, body)
     assert theirs[1][1] == theirs[2][1] == {"dt": "out of datetime2 range"}

@@ -109,7 +109,7 @@ def _excess(total: int, loads: Mapping[str, set[T]]) -> dict[str, int]:
 def _pick(count: int, items: Iterable[T]) -> set[T]:
     """The ``count`` highest-sorted ``items``: a stable choice of what to give up across rounds."""
     ordered = sorted(items)
-    return set(ordered[len(ordered) - count:]) if count > 0 else set()
+    return set(ordered[len(ordered) - count :]) if count > 0 else set()
 
 
 class IncrementalCooperativeAssignor:
@@ -212,8 +212,9 @@ class IncrementalCooperativeAssignor:
         self._give(unassigned, nxt, nxt)
 
         assignments = {
-            m: Assignment(version, NO_ERROR, leader, leader_url, leader_offset,
-                          nxt[m] - current[m], revoke[m], delay)
+            m: Assignment(
+                version, NO_ERROR, leader, leader_url, leader_offset, nxt[m] - current[m], revoke[m], delay
+            )
             for m in members
         }
         self._previous = nxt
@@ -223,8 +224,11 @@ class IncrementalCooperativeAssignor:
 
     # -- helpers -----------------------------------------------------------------------------------------
     @staticmethod
-    def _give(items: ConnectorsAndTasks, targets: Mapping[str, ConnectorsAndTasks],
-              nxt: dict[str, ConnectorsAndTasks]) -> None:
+    def _give(
+        items: ConnectorsAndTasks,
+        targets: Mapping[str, ConnectorsAndTasks],
+        nxt: dict[str, ConnectorsAndTasks],
+    ) -> None:
         """Spread ``items`` over ``targets`` (connectors and tasks each by their own count) into ``nxt``."""
         if items.is_empty() or not targets:
             return
@@ -251,8 +255,9 @@ class IncrementalCooperativeAssignor:
         out: dict[str, ConnectorsAndTasks] = {}
         for m in nxt:
             # Only what the member already runs is revoked (work handed out in this round never started).
-            revoke = ConnectorsAndTasks.of(_pick(c_excess.get(m, 0), nxt[m].connectors),
-                                           _pick(t_excess.get(m, 0), nxt[m].tasks))
+            revoke = ConnectorsAndTasks.of(
+                _pick(c_excess.get(m, 0), nxt[m].connectors), _pick(t_excess.get(m, 0), nxt[m].tasks)
+            )
             if not revoke.is_empty():
                 out[m] = revoke
         return out
@@ -291,6 +296,7 @@ def eager_assign(
     _spread(configured.connectors, connectors)
     _spread(configured.tasks, tasks)
     allocations = {m: ConnectorsAndTasks.of(connectors[m], tasks[m]) for m in members}
-    assignments = {m: Assignment(version, NO_ERROR, leader, leader_url, leader_offset, allocations[m])
-                   for m in members}
+    assignments = {
+        m: Assignment(version, NO_ERROR, leader, leader_url, leader_offset, allocations[m]) for m in members
+    }
     return AssignmentRound(assignments, allocations, urls)

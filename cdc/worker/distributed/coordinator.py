@@ -149,8 +149,14 @@ class WorkerCoordinator(BaseCoordinator):
         for protocol in protocols_up_to(self.configured_protocol):
             current = None
             if protocol.incremental and allocation is not None:
-                current = Assignment(protocol.version, allocation.error, allocation.leader,
-                                     allocation.leader_url, allocation.config_offset, allocation.assigned)
+                current = Assignment(
+                    protocol.version,
+                    allocation.error,
+                    allocation.leader,
+                    allocation.leader_url,
+                    allocation.config_offset,
+                    allocation.assigned,
+                )
             sub = WorkerSubscription(protocol.version, self.url, offset, current)
             out.append((protocol.protocol_name, encode_subscription(sub)))
         return out
@@ -164,12 +170,25 @@ class WorkerCoordinator(BaseCoordinator):
         leader_offset, configured = self.worker.read_config_to(max_offset)
         generation = self._generation.generation_id
         if chosen.incremental:
-            result = self.assignor.assign(leader_id, subs, configured, leader_offset, generation,
-                                          self._last_completed_generation, chosen.version)
+            result = self.assignor.assign(
+                leader_id,
+                subs,
+                configured,
+                leader_offset,
+                generation,
+                self._last_completed_generation,
+                chosen.version,
+            )
         else:
             result = eager_assign(leader_id, subs, configured, leader_offset, chosen.version)
-        log.info("Leader assignment for generation %d (%s, config offset %d, delay %d ms): %s", generation,
-                 protocol, leader_offset, result.delay, _describe(result))
+        log.info(
+            "Leader assignment for generation %d (%s, config offset %d, delay %d ms): %s",
+            generation,
+            protocol,
+            leader_offset,
+            result.delay,
+            _describe(result),
+        )
         self._last_round = result
         return {m: encode_assignment(a) for m, a in result.assignments.items()}
 
@@ -178,8 +197,9 @@ class WorkerCoordinator(BaseCoordinator):
     ) -> None:
         log.debug("Rejoining the group (previous generation %d, member %s)", generation, member_id)
 
-    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str,
-                                      member_assignment_bytes: bytes) -> None:
+    async def _on_join_complete_async(
+        self, generation: int, member_id: str, protocol: str, member_assignment_bytes: bytes
+    ) -> None:
         assignment = decode_assignment(bytes(member_assignment_bytes))
         is_leader = assignment.leader == member_id
         view = self._last_round if is_leader else None
@@ -225,6 +245,8 @@ class WorkerCoordinator(BaseCoordinator):
 def _describe(result: AssignmentRound) -> str:
     parts = []
     for member, a in sorted(result.assignments.items()):
-        parts.append(f"{member}: +{sorted(a.assigned.connectors)}{sorted(map(str, a.assigned.tasks))}"
-                     f" -{sorted(a.revoked.connectors)}{sorted(map(str, a.revoked.tasks))}")
+        parts.append(
+            f"{member}: +{sorted(a.assigned.connectors)}{sorted(map(str, a.assigned.tasks))}"
+            f" -{sorted(a.revoked.connectors)}{sorted(map(str, a.revoked.tasks))}"
+        )
     return "; ".join(parts)

@@ -49,14 +49,18 @@ def send_task_configs(
     from cdc.worker.rest.client import peer_client  # https peers: the worker's trust store
 
     try:
-        response = peer_client().post(url, data=body, headers=headers, params={"forward": "false"},
-                                      timeout=timeout)
+        response = peer_client().post(
+            url, data=body, headers=headers, params={"forward": "false"}, timeout=timeout
+        )
     except requests.RequestException as exc:
-        raise ConnectError(f"Could not send task configs of {connector} to the leader {leader_url}: {exc}"
-                           ) from exc
+        raise ConnectError(
+            f"Could not send task configs of {connector} to the leader {leader_url}: {exc}"
+        ) from exc
     if response.status_code >= 300:
-        raise ConnectError(f"The leader {leader_url} refused the task configs of {connector}: "
-                           f"{response.status_code} {response.text[:500]}")
+        raise ConnectError(
+            f"The leader {leader_url} refused the task configs of {connector}: "
+            f"{response.status_code} {response.text[:500]}"
+        )
 
 
 def check_signature(key: SessionKey | None, signature: Any) -> None:

@@ -201,8 +201,11 @@ class GroupMembership:
             view = joined.leader_view if joined is not None and joined.is_leader else None
             if view is not None:
                 for member, allocation in view.allocations.items():
-                    held = (connector in allocation.connectors if task is None
-                            else TaskId(connector, task) in allocation.tasks)
+                    held = (
+                        connector in allocation.connectors
+                        if task is None
+                        else TaskId(connector, task) in allocation.tasks
+                    )
                     if held:
                         return view.urls.get(member)
         return self.leader_url()
@@ -350,8 +353,11 @@ class GroupMembership:
     def _complete(self, result: JoinResult) -> None:
         assignment = result.assignment
         if assignment.failed:
-            log.info("Leader %s is ahead of us (config offset %d); reading the config topic and rejoining",
-                     assignment.leader_url, assignment.config_offset)
+            log.info(
+                "Leader %s is ahead of us (config offset %d); reading the config topic and rejoining",
+                assignment.leader_url,
+                assignment.config_offset,
+            )
             self._catch_up(assignment.config_offset)
             if self._coordinator is not None:
                 self._coordinator.request_rejoin()
@@ -374,11 +380,20 @@ class GroupMembership:
             self._changed = True
             self._rejoin_after_ack = result.protocol.incremental and not assignment.revoked.is_empty()
             self._rejoin_at = self._clock() + assignment.delay / 1000.0 if assignment.delay > 0 else None
-        log.info("Joined group %s generation %d as %s (%s; leader %s): assigned %s, revoked %s, delay %d ms; "
-                 "now running %d connectors and %d tasks", self.settings.group_id, result.generation,
-                 "leader" if result.is_leader else "follower", result.protocol.protocol_name,
-                 assignment.leader_url, _names(assignment.assigned), _names(assignment.revoked),
-                 assignment.delay, len(owned.connectors), len(owned.tasks))
+        log.info(
+            "Joined group %s generation %d as %s (%s; leader %s): assigned %s, revoked %s, delay %d ms; "
+            "now running %d connectors and %d tasks",
+            self.settings.group_id,
+            result.generation,
+            "leader" if result.is_leader else "follower",
+            result.protocol.protocol_name,
+            assignment.leader_url,
+            _names(assignment.assigned),
+            _names(assignment.revoked),
+            assignment.delay,
+            len(owned.connectors),
+            len(owned.tasks),
+        )
         self._listener()
 
     def _catch_up(self, offset: int) -> bool:
@@ -392,8 +407,12 @@ class GroupMembership:
 
     def _fall_out_of_sync(self, assignment: Assignment) -> None:
         backoff = self.settings.worker_unsync_backoff_ms
-        log.warning("Could not catch up with the config topic (offset %d) within worker.sync.timeout.ms; "
-                    "leaving the group for %d ms", assignment.config_offset, backoff)
+        log.warning(
+            "Could not catch up with the config topic (offset %d) within worker.sync.timeout.ms; "
+            "leaving the group for %d ms",
+            assignment.config_offset,
+            backoff,
+        )
         with self._lock:
             if not self._owned.is_empty():
                 self._revision += 1

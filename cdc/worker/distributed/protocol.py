@@ -90,7 +90,7 @@ class ConnectProtocol(Enum):
 def protocols_up_to(configured: ConnectProtocol) -> list[ConnectProtocol]:
     """What to offer in JoinGroup, most preferred first: ``sessioned`` → ``compatible`` → ``default``."""
     ordered = [ConnectProtocol.SESSIONED, ConnectProtocol.COMPATIBLE, ConnectProtocol.EAGER]
-    return ordered[ordered.index(configured):]
+    return ordered[ordered.index(configured) :]
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ class _Reader:
     def _take(self, n: int) -> memoryview:
         if n < 0 or self._pos + n > len(self._data):
             raise ProtocolError(f"Truncated message: wanted {n} bytes at {self._pos} of {len(self._data)}")
-        out = self._data[self._pos:self._pos + n]
+        out = self._data[self._pos : self._pos + n]
         self._pos += n
         return out
 

@@ -63,15 +63,22 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
     handlers: dict[object, object] = {}
     install_error_handlers(handlers)
     app = Starlette(
-        routes=[*root.routes, *connectors.routes, *admin.routes, Route("/openapi.json", openapi),
-                Route("/metrics", metrics)],
+        routes=[
+            *root.routes,
+            *connectors.routes,
+            *admin.routes,
+            Route("/openapi.json", openapi),
+            Route("/metrics", metrics),
+        ],
         middleware=middleware,
         exception_handlers=handlers,  # type: ignore[arg-type]
     )
     app.router.redirect_slashes = False
     app.state.rest = RestContext(
-        herder, settings, HerderCaller(settings.request_timeout_s, PeerClient.from_settings(settings)),
-        loggers or Loggers()
+        herder,
+        settings,
+        HerderCaller(settings.request_timeout_s, PeerClient.from_settings(settings)),
+        loggers or Loggers(),
     )
     app.state.admin_ports = set()
     return app

@@ -87,7 +87,7 @@ def parse_jaas(text: str) -> dict[str, list[JaasEntry]]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise ConfigError(f"Unreadable JAAS configuration near: {text[pos:pos + 40]!r}")
+            raise ConfigError(f"Unreadable JAAS configuration near: {text[pos : pos + 40]!r}")
         pos = match.end()
         if match.group(1) is not None:
             tokens.append((re.sub(r"\\(.)", r"\1", match.group(1)), False))
@@ -146,7 +146,7 @@ def jaas_config_path(environ: Mapping[str, str]) -> str | None:
     prefix = f"-D{JAAS_PROPERTY}="
     for item in words:
         if item.startswith(prefix):
-            found = item[len(prefix):].lstrip("=") or None
+            found = item[len(prefix) :].lstrip("=") or None
     return found
 
 
@@ -170,8 +170,9 @@ class CredentialsFile:
         except OSError as exc:
             if self._stamp is None:
                 raise ConfigError(f"Error loading Property Credentials file {self.path}: {exc}") from exc
-            log.error("Could not re-read the credentials file %s; keeping the previous users: %s",
-                      self.path, exc)
+            log.error(
+                "Could not re-read the credentials file %s; keeping the previous users: %s", self.path, exc
+            )
             return
         if not users:
             raise ConfigError(

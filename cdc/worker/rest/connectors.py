@@ -330,8 +330,11 @@ async def fence_zombies(request: Request) -> Response:
     try:
         result = await ctx.call(request, lambda: ctx.herder.fence_zombies(name, signature), write=True)
     except NotImplementedError:  # a herder without exactly-once support: a refusal, not a server fault
-        raise RestError(400, f"Cannot fence zombie tasks of connector {name}: this worker does not "
-                             "support exactly-once source delivery (exactly.once.source.support)") from None
+        raise RestError(
+            400,
+            f"Cannot fence zombie tasks of connector {name}: this worker does not "
+            "support exactly-once source delivery (exactly.once.source.support)",
+        ) from None
     return relay(result) if isinstance(result, Forwarded) else no_content()
 
 

@@ -76,11 +76,17 @@ def check_exposure(settings: RestSettings) -> None:
     if not exposed:
         return
     if settings.allow_unauthenticated_all_interfaces:
-        log.warning("REST API open to every network interface without authentication (%s=true): %s",
-                    ALLOW_CONFIG, ", ".join(str(x) for x in exposed))
+        log.warning(
+            "REST API open to every network interface without authentication (%s=true): %s",
+            ALLOW_CONFIG,
+            ", ".join(str(x) for x in exposed),
+        )
         return
     explicit = [x for x in exposed if settings.listeners_explicit or x in (settings.admin_listeners or [])]
     if explicit:
         raise ConfigError(f"Refusing to start: {_ways_out(explicit)}.")
-    log.warning("*** SECURITY WARNING *** %s. Connect's default listener is kept for compatibility; "
-                "a listener written this way in 'listeners' would stop the worker.", _ways_out(exposed))
+    log.warning(
+        "*** SECURITY WARNING *** %s. Connect's default listener is kept for compatibility; "
+        "a listener written this way in 'listeners' would stop the worker.",
+        _ways_out(exposed),
+    )

@@ -137,6 +137,13 @@ class HerderCaller:
             if value is not None:
                 headers[name] = value
         return await anyio.to_thread.run_sync(
-            forward_request, url, request.method, path, query, data or None, headers, self.timeout_s,
+            forward_request,
+            url,
+            request.method,
+            path,
+            query,
+            data or None,
+            headers,
+            self.timeout_s,
             self.client,
         )

@@ -30,12 +30,25 @@ def add_override_errors(infos: dict[str, Any], config: Mapping[str, Any], policy
         if entry is None:
             entry = {
                 "definition": {
-                    "name": key, "type": "STRING", "required": False, "default_value": None,
-                    "importance": "LOW", "documentation": "", "group": None, "width": "NONE",
-                    "display_name": key, "dependents": [], "order": -1,
+                    "name": key,
+                    "type": "STRING",
+                    "required": False,
+                    "default_value": None,
+                    "importance": "LOW",
+                    "documentation": "",
+                    "group": None,
+                    "width": "NONE",
+                    "display_name": key,
+                    "dependents": [],
+                    "order": -1,
                 },
-                "value": {"name": key, "value": config.get(key), "recommended_values": [], "errors": [],
-                          "visible": True},
+                "value": {
+                    "name": key,
+                    "value": config.get(key),
+                    "recommended_values": [],
+                    "errors": [],
+                    "visible": True,
+                },
             }
             infos.setdefault("configs", []).append(entry)
             by_name[key] = entry

@@ -133,10 +133,13 @@ def _ssl(props: Mapping[str, str]) -> SslSettings:
 
     client_auth = (get("client.auth") or "none").strip().lower()
     if client_auth not in ("none", "requested", "required"):
-        raise ConfigError("must be one of none, requested, required", "listeners.https.ssl.client.auth",
-                          client_auth)
-    identification = props.get("listeners.https.ssl.endpoint.identification.algorithm",
-                               props.get("ssl.endpoint.identification.algorithm", "https"))
+        raise ConfigError(
+            "must be one of none, requested, required", "listeners.https.ssl.client.auth", client_auth
+        )
+    identification = props.get(
+        "listeners.https.ssl.endpoint.identification.algorithm",
+        props.get("ssl.endpoint.identification.algorithm", "https"),
+    )
     return SslSettings(
         keystore_type=(get("keystore.type") or "PEM").strip().upper(),
         keystore_location=get("keystore.location"),

@@ -22,17 +22,23 @@ from cdc.worker.rest.settings import SslSettings
 
 __all__ = ["client_context", "server_context"]
 
-_CONVERT = ("convert it to PEM, e.g. `keytool -importkeystore -srckeystore ks.jks -destkeystore ks.p12 "
-            "-deststoretype PKCS12` then `openssl pkcs12 -in ks.p12 -out ks.pem`")
+_CONVERT = (
+    "convert it to PEM, e.g. `keytool -importkeystore -srckeystore ks.jks -destkeystore ks.p12 "
+    "-deststoretype PKCS12` then `openssl pkcs12 -in ks.p12 -out ks.pem`"
+)
 
 
 def _check_types(settings: SslSettings) -> None:
     if settings.keystore_type != "PEM":
-        raise ConfigError(f"only PEM key stores are supported; {_CONVERT}", "ssl.keystore.type",
-                          settings.keystore_type)
+        raise ConfigError(
+            f"only PEM key stores are supported; {_CONVERT}", "ssl.keystore.type", settings.keystore_type
+        )
     if settings.truststore_type != "PEM":
-        raise ConfigError(f"only PEM trust stores are supported; {_CONVERT}", "ssl.truststore.type",
-                          settings.truststore_type)
+        raise ConfigError(
+            f"only PEM trust stores are supported; {_CONVERT}",
+            "ssl.truststore.type",
+            settings.truststore_type,
+        )
 
 
 @contextlib.contextmanager
@@ -56,8 +62,9 @@ def _load_keystore(context: ssl.SSLContext, settings: SslSettings) -> None:
                 context.load_cert_chain(cert, key, password=settings.key_password)
     except (OSError, ssl.SSLError) as exc:
         where = settings.keystore_location or "ssl.keystore.certificate.chain/ssl.keystore.key"
-        raise ConfigError(f"Cannot load the PEM key store {where} (certificate chain and private key "
-                          f"expected): {exc}") from exc
+        raise ConfigError(
+            f"Cannot load the PEM key store {where} (certificate chain and private key expected): {exc}"
+        ) from exc
 
 
 def _load_truststore(context: ssl.SSLContext, settings: SslSettings) -> None:
@@ -84,9 +91,12 @@ def server_context(settings: SslSettings) -> ssl.SSLContext:
     _load_keystore(context, settings)
     if settings.client_auth != "none":
         if not settings.has_truststore:
-            raise ConfigError("client certificates are checked against a trust store: set "
-                              "listeners.https.ssl.truststore.location (PEM)", "ssl.client.auth",
-                              settings.client_auth)
+            raise ConfigError(
+                "client certificates are checked against a trust store: set "
+                "listeners.https.ssl.truststore.location (PEM)",
+                "ssl.client.auth",
+                settings.client_auth,
+            )
         _load_truststore(context, settings)
         context.verify_mode = ssl.CERT_REQUIRED if settings.client_auth == "required" else ssl.CERT_OPTIONAL
     return context

@@ -207,8 +207,9 @@ class KafkaConfigBackingStore(ConfigBackingStore):
         self._write(records, "connector configuration")
 
     def remove_connector_config(self, connector: str) -> None:
-        self._write([(r.connector_key(connector), None), (r.target_state_key(connector), None)],
-                    "connector removal")
+        self._write(
+            [(r.connector_key(connector), None), (r.target_state_key(connector), None)], "connector removal"
+        )
 
     def put_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None:
         # Read to the end first: we should be the only writer, but must not race records still unread.
@@ -293,12 +294,12 @@ def create_kafka_stores(
         bootstrap = ",".join(str(b) for b in bootstrap)
     group_id = str(worker.get("group.id") or "").strip()
     if not group_id:
-        raise ConfigError("Missing required configuration \"group.id\" which has no default value.")
+        raise ConfigError('Missing required configuration "group.id" which has no default value.')
     topics = {}
     for key in ("config.storage.topic", "offset.storage.topic", "status.storage.topic"):
         name = str(worker.get(key) or "").strip()
         if not name:
-            raise ConfigError(f"Missing required configuration \"{key}\" which has no default value.")
+            raise ConfigError(f'Missing required configuration "{key}" which has no default value.')
         topics[key] = name
     # Transactions write the offsets (exactly-once tasks) and may write the config topic: both are read
     # committed once the worker prepares for exactly-once (``preparing``, the rolling upgrade) or runs it.

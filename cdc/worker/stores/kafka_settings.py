@@ -74,6 +74,10 @@ def utf8_key(record: LogRecord, topic: str) -> str | None:
     try:
         return record.key.decode("utf-8")
     except UnicodeDecodeError:
-        log.warning("Ignoring a record with a non-UTF-8 key at %s-%d offset %d", topic, record.partition,
-                    record.offset)
+        log.warning(
+            "Ignoring a record with a non-UTF-8 key at %s-%d offset %d",
+            topic,
+            record.partition,
+            record.offset,
+        )
         return None

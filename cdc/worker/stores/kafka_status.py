@@ -132,8 +132,9 @@ class KafkaStatusBackingStore(StatusBackingStore):
         future.add_done_callback(done)
 
     def put_topic(self, status: TopicStatus) -> None:
-        self._send_retrying(r.topic_status_key(status.topic, status.connector), r.encode_topic_status(status),
-                            lambda: True)
+        self._send_retrying(
+            r.topic_status_key(status.topic, status.connector), r.encode_topic_status(status), lambda: True
+        )
 
     def delete_topic(self, connector: str, topic: str) -> None:
         self._send_retrying(r.topic_status_key(topic, connector), None, lambda: True)
