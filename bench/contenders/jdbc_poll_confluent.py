@@ -26,16 +26,17 @@ class ConfluentJdbcSource(PollContender):
         if shutil.which("mvn") is None:
             raise Unavailable("Maven (mvn) is not installed")
         done = subprocess.run(
-            ["mvn", "-B", "-q", "dependency:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"],
+            ["mvn", "-B", "-q", "-U", "dependency:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"],
             capture_output=True,
             text=True,
             timeout=600,
         )
         if done.returncode != 0:
-            missing = "Missing" in done.stdout or "Could not find artifact" in done.stdout
+            said = done.stdout + done.stderr
+            missing = any(m in said for m in ("Missing", "was not found in", "Could not find artifact"))
             raise Unavailable(
                 f"{ARTIFACT} is not on Maven Central (`mvn dependency:get` "
-                f"{'answers: Missing' if missing else f'failed with {done.returncode}'}); it is published "
+                f"{'answers: not found' if missing else f'failed with {done.returncode}'}); it is published "
                 "only on Confluent's own repository, which our machines cannot reach"
             )
         raise Unavailable(f"{ARTIFACT} resolved, but running it in Kafka Connect is not wired up yet")
