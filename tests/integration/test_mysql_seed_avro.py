@@ -11,6 +11,7 @@ import json
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,18 @@ TOPIC = "mysqlavro-ops-customers"
 
 
 @pytest.fixture(scope="module")
-def registry() -> str:
-    result = subprocess.run(
-        [str(REPO / "scripts" / "registry.sh"), "start"], capture_output=True, text=True, timeout=600
-    )
+def registry() -> Iterator[str]:
+    """The schema registry on :8081; stopped afterwards if this module started it."""
+    script = str(REPO / "scripts" / "registry.sh")
+    was_running = subprocess.run([script, "status"], capture_output=True, timeout=60).returncode == 0
+    result = subprocess.run([script, "start"], capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         pytest.fail(f"scripts/registry.sh start failed:\n{result.stdout}\n{result.stderr}")
-    return "http://localhost:8081"
+    try:
+        yield "http://localhost:8081"
+    finally:
+        if not was_running:
+            subprocess.run([script, "stop"], capture_output=True, timeout=120)
 
 
 def _end_offset(consumer: Consumer, topic: str) -> int:
