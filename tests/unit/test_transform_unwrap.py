@@ -20,7 +20,7 @@ from cdc.api import (
 from cdc.transforms import build_chain
 from cdc.transforms.debezium import ExtractNewRecordState
 
-SEED = Path(__file__).resolve().parents[3] / "shared/reference/seed-configs/debezium-mysql-avro.json"
+SEED = Path(__file__).resolve().parents[1] / "fixtures/seed-configs/debezium-mysql-avro.json"
 TOPIC = "mysqlavro.ops.customers"
 
 ROW = (
@@ -93,7 +93,7 @@ def unwrap(**cfg: str) -> ExtractNewRecordState:
     return t
 
 
-# -- the seed chain, config read from the shared fixture unchanged ------------------------------------
+# -- the seed chain, config read unchanged from our copy of the users' seed file -----------------------
 
 
 @pytest.fixture
