@@ -32,6 +32,7 @@ from cdc.worker.stores.kafka import (
     KafkaStoreSettings,
     create_kafka_stores,
 )
+from cdc.worker.stores.memory import RecordingConfigListener
 
 pytestmark = pytest.mark.integration
 
@@ -75,29 +76,6 @@ def partitions_of(kafka: Any, topic: str) -> int:
     return len(kafka.admin.list_topics(topic=topic, timeout=10).topics[topic].partitions)
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, Any]] = []
-
-    def on_connector_config_update(self, connector: str) -> None:
-        self.calls.append(("update", connector))
-
-    def on_connector_config_remove(self, connector: str) -> None:
-        self.calls.append(("remove", connector))
-
-    def on_task_config_update(self, tasks: list[TaskId]) -> None:
-        self.calls.append(("tasks", tasks))
-
-    def on_connector_target_state_change(self, connector: str) -> None:
-        self.calls.append(("target", connector))
-
-    def on_session_key_update(self, key: SessionKey) -> None:
-        self.calls.append(("session", key))
-
-    def on_restart_request(self, request: RestartRequest) -> None:
-        self.calls.append(("restart", request))
-
-
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -113,7 +91,7 @@ def test_config_store_writes_connects_exact_records(kafka: Any, started: Stopper
     topic = store.log.topic
     assert partitions_of(kafka, topic) == 1  # a partitions setting is ignored for the config topic
     assert topic_config(kafka, topic)["cleanup.policy"] == "compact"
-    listener = Recorder()
+    listener = RecordingConfigListener()
     store.set_update_listener(listener)
 
     name = "mysql_cdc_ops_source_avro_01"
@@ -181,7 +159,7 @@ def test_second_config_store_sees_the_same_snapshot(kafka: Any, started: Stopper
     assert snap.tasks("a") == [TaskId("a", 0), TaskId("a", 1)] and snap.tasks("b") == []
 
     # A write by one is seen by the other once it reads to the end (or its listener says so).
-    listener = Recorder()
+    listener = RecordingConfigListener()
     second.set_update_listener(listener)
     first.put_target_state("b", TargetState.STOPPED)
     wait_for(lambda: ("target", "b") in listener.calls)

@@ -6,7 +6,6 @@ from cdc.api.errors import NotFoundError
 from cdc.api.offsets import offset_key
 from cdc.worker.stores.base import (
     ConnectorStatus,
-    RestartRequest,
     SessionKey,
     State,
     TargetState,
@@ -18,30 +17,8 @@ from cdc.worker.stores.memory import (
     MemoryConfigBackingStore,
     MemoryOffsetBackingStore,
     MemoryStatusBackingStore,
+    RecordingConfigListener,
 )
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, object]] = []
-
-    def on_connector_config_update(self, connector: str) -> None:
-        self.calls.append(("update", connector))
-
-    def on_connector_config_remove(self, connector: str) -> None:
-        self.calls.append(("remove", connector))
-
-    def on_task_config_update(self, tasks: list[TaskId]) -> None:
-        self.calls.append(("tasks", tasks))
-
-    def on_connector_target_state_change(self, connector: str) -> None:
-        self.calls.append(("target", connector))
-
-    def on_session_key_update(self, key: SessionKey) -> None:
-        self.calls.append(("session", key))
-
-    def on_restart_request(self, request: RestartRequest) -> None:
-        self.calls.append(("restart", request))
 
 
 def test_offsets_get_set_delete_and_partitions() -> None:
@@ -59,7 +36,7 @@ def test_offsets_get_set_delete_and_partitions() -> None:
 
 def test_config_store_notifies_synchronously_and_snapshots_are_copies() -> None:
     store = MemoryConfigBackingStore()
-    listener = Recorder()
+    listener = RecordingConfigListener()
     store.set_update_listener(listener)
     store.put_connector_config("a", {"x": "1"})
     store.put_task_configs("a", [{"t": "0"}, {"t": "1"}])

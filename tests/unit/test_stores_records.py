@@ -15,6 +15,7 @@ from cdc.worker.stores.base import (
     TopicStatus,
 )
 from cdc.worker.stores.config_state import ConfigLog
+from cdc.worker.stores.memory import RecordingConfigListener
 
 # ------------------------------------------------------------------------------------------ encoding
 
@@ -116,30 +117,9 @@ def test_safe_write_rule() -> None:
 # ---------------------------------------------------------------------------------------- the config log
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, object]] = []
-
-    def on_connector_config_update(self, connector: str) -> None:
-        self.calls.append(("update", connector))
-
-    def on_connector_config_remove(self, connector: str) -> None:
-        self.calls.append(("remove", connector))
-
-    def on_task_config_update(self, tasks: list[TaskId]) -> None:
-        self.calls.append(("tasks", tasks))
-
-    def on_connector_target_state_change(self, connector: str) -> None:
-        self.calls.append(("target", connector))
-
-    def on_session_key_update(self, key: SessionKey) -> None:
-        self.calls.append(("session", key))
-
-    def on_restart_request(self, request: RestartRequest) -> None:
-        self.calls.append(("restart", request))
-
-
-def feed(state: ConfigLog, records: list[tuple[str, bytes | None]], listener: Recorder | None = None) -> None:
+def feed(
+    state: ConfigLog, records: list[tuple[str, bytes | None]], listener: RecordingConfigListener | None = None
+) -> None:
     for key, value in records:
         for call in state.apply(key, value, max(state.offset, 0)):
             assert listener is not None
@@ -207,7 +187,7 @@ def test_delete_forgets_connector_and_tasks() -> None:
 
 def test_listener_calls_only_after_start() -> None:
     log = ConfigLog()
-    listener = Recorder()
+    listener = RecordingConfigListener()
     feed(log, [("connector-a", r.encode_config({}))], listener)
     assert listener.calls == []
     log.started = True

@@ -31,7 +31,12 @@ from cdc.worker.stores.base import (
 )
 from cdc.worker.stores.records import can_write_safely
 
-__all__ = ["MemoryConfigBackingStore", "MemoryOffsetBackingStore", "MemoryStatusBackingStore"]
+__all__ = [
+    "MemoryConfigBackingStore",
+    "MemoryOffsetBackingStore",
+    "MemoryStatusBackingStore",
+    "RecordingConfigListener",
+]
 
 
 class MemoryOffsetBackingStore(OffsetBackingStore):
@@ -249,3 +254,29 @@ class MemoryStatusBackingStore(StatusBackingStore):
     def delete_topic(self, connector: str, topic: str) -> None:
         with self._lock:
             self._topics.get(connector, {}).pop(topic, None)
+
+
+class RecordingConfigListener:
+    """A :class:`ConfigUpdateListener` that records each call as ``(kind, argument)``: the in-memory twin
+    the config stores' tests listen with."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def on_connector_config_update(self, connector: str) -> None:
+        self.calls.append(("update", connector))
+
+    def on_connector_config_remove(self, connector: str) -> None:
+        self.calls.append(("remove", connector))
+
+    def on_task_config_update(self, tasks: list[TaskId]) -> None:
+        self.calls.append(("tasks", tasks))
+
+    def on_connector_target_state_change(self, connector: str) -> None:
+        self.calls.append(("target", connector))
+
+    def on_session_key_update(self, key: SessionKey) -> None:
+        self.calls.append(("session", key))
+
+    def on_restart_request(self, request: RestartRequest) -> None:
+        self.calls.append(("restart", request))
