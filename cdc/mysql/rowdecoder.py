@@ -45,6 +45,8 @@ from pymysqlreplication.constants import FIELD_TYPE, NONE_SOURCE
 from pymysqlreplication.json_binary import parse_json
 from pymysqlreplication.row_event import DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from cdc.mysql.binlog import FastRows
+
 __all__ = ["RowDecoder"]
 
 log = logging.getLogger(__name__)
@@ -712,17 +714,31 @@ class RowDecoder:
                 reason,
             )
 
-    def _plan(self, event: Any) -> _TablePlan:
-        errors = "ignore" if event._ignore_decode_errors else "strict"
-        plan = self._tables.get(event.table_id)
+    def _plan(self, table_id: int, table: Any, errors: str) -> _TablePlan:
+        plan = self._tables.get(table_id)
         # A new TABLE_MAP, a rotate or another reader means another library Table, with other columns.
-        if plan is None or plan.columns is not event.columns or plan.decode_errors != errors:
+        if plan is None or plan.columns is not table.columns or plan.decode_errors != errors:
             if len(self._tables) >= self.max_tables:
                 self._tables.clear()
-            plan = self._tables[event.table_id] = _TablePlan(event.table_map.get(event.table_id), errors)
+            plan = self._tables[table_id] = _TablePlan(table, errors)
         return plan
 
     def _decode(self, event: Any) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
+        if type(event) is FastRows:  # read by our BinlogReader: the header is parsed, the rows are not
+            plan = self._tables.get(event.table_id)
+            if plan is None or plan.columns is not event.columns or plan.decode_errors != "strict":
+                plan = self._plan(event.table_id, event.table_obj, "strict")
+            return self._rows(
+                plan,
+                event,
+                event.kind == "u",
+                event.number_of_columns,
+                event.columns_present_bitmap,
+                event.columns_present_bitmap2,
+                event.data,
+                event.pos,
+                event.end,
+            )
         cls = type(event)  # exactly: PartialUpdateRowsEvent (JSON diffs) is a subclass, for the library
         if cls is not WriteRowsEvent and cls is not UpdateRowsEvent and cls is not DeleteRowsEvent:
             self._fallback("not a plain rows event", event)
@@ -732,14 +748,12 @@ class RowDecoder:
             return None
         plan = self._tables.get(event.table_id)
         if plan is None or plan.columns is not event.columns or event._ignore_decode_errors:
-            plan = self._plan(event)
-        if plan.unsupported:
-            self._fallback(plan.unsupported, event)
-            return None
-        if event.number_of_columns != plan.column_count:
-            self._fallback("column count differs from the table map", event)
-            return None
+            errors = "ignore" if event._ignore_decode_errors else "strict"
+            plan = self._plan(event.table_id, event.table_map.get(event.table_id), errors)
         if not event.complete:
+            if plan.unsupported:
+                self._fallback(plan.unsupported, event)
+                return None
             return plan, [], (), False
         wrapper = event.packet
         if wrapper._BinLogPacketWrapper__data_buffer:
@@ -749,6 +763,36 @@ class RowDecoder:
         data = packet._data
         pos = packet._position
         end = pos + event.event_size - wrapper.read_bytes
+        return self._rows(
+            plan,
+            event,
+            cls is UpdateRowsEvent,
+            event.number_of_columns,
+            event.columns_present_bitmap,
+            getattr(event, "columns_present_bitmap2", b""),
+            data,
+            pos,
+            end,
+        )
+
+    def _rows(
+        self,
+        plan: _TablePlan,
+        event: Any,
+        update: bool,
+        ncols: int,
+        bitmap: bytes,
+        bitmap2: bytes,
+        data: Any,
+        pos: int,
+        end: int,
+    ) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
+        if plan.unsupported:
+            self._fallback(plan.unsupported, event)
+            return None
+        if ncols != plan.column_count:
+            self._fallback("column count differs from the table map", event)
+            return None
         if type(data) is not bytes or end > len(data):
             self._fallback("unexpected packet buffer", event)
             return None
@@ -756,9 +800,9 @@ class RowDecoder:
         images: list[Image] = []
         append = images.append
         try:
-            first = plan.image(event.columns_present_bitmap)
-            if cls is UpdateRowsEvent:
-                second = plan.image(event.columns_present_bitmap2)
+            first = plan.image(bitmap)
+            if update:
+                second = plan.image(bitmap2)
                 read1, read2 = first.read, second.read
                 while pos < end:
                     img, pos = read1(data, pos, hits)

@@ -37,6 +37,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
+from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
@@ -53,7 +54,8 @@ log = logging.getLogger(__name__)
 # Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
 _binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
-_ROW_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+_ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+_GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
 
 
@@ -163,7 +165,7 @@ class Streamer:
                 backoff = min(backoff * 2, 30.0)
 
     def _reader(self, start: BinlogOffset) -> BinLogStreamReader:
-        return BinLogStreamReader(
+        return BinlogReader(
             connection_settings={
                 "host": self.settings["database.hostname"],
                 "port": int(self.settings["database.port"]),
@@ -226,14 +228,14 @@ class Streamer:
         self.event_start = self.next_pos
         self.ts_sec = int(event.timestamp)
         self.server_id = int(event.packet.server_id)
-        if isinstance(event, (GtidEvent, MariadbGtidEvent)):
+        if isinstance(event, _GTID_EVENTS):
             self._begin(event, str(event.gtid))
-            if isinstance(event, MariadbGtidEvent) and (int(getattr(event, "flags", 0)) & 1):
+            if not isinstance(event, GtidEvent) and (int(getattr(event, "flags", 0)) & 1):
                 self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
             return
-        if isinstance(event, QueryEvent):
+        if isinstance(event, (FastQuery, QueryEvent)):
             self._query(event)
-        elif isinstance(event, XidEvent):
+        elif isinstance(event, (FastXid, XidEvent)):
             self._commit(event)
         elif isinstance(event, _ROW_EVENTS):
             self._rows(event)
@@ -246,7 +248,7 @@ class Streamer:
         self.tx_gtid = gtid
         self.events_done = 0
 
-    def _query(self, event: QueryEvent) -> None:
+    def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
         upper = query[:10].upper()
         if upper.startswith("BEGIN"):
@@ -354,7 +356,12 @@ class Streamer:
     def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
         names = table.column_names()
-        update = isinstance(event, UpdateRowsEvent)
+        if type(event) is FastRows:
+            kind = event.kind
+        else:
+            update = isinstance(event, UpdateRowsEvent)
+            kind = "c" if isinstance(event, WriteRowsEvent) else "u" if update else "d"
+        update = kind == "u"
         # Rows as lists in our column order: one image per row, (before, after) for updates. The
         # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
         # types or events), which then go through _ordered exactly as before.
@@ -364,7 +371,8 @@ class Streamer:
         images = decoder.ordered(event, names)
         if images is None:
             images = []
-            for row in event.rows:
+            library = event.library_event() if type(event) is FastRows else event
+            for row in library.rows:
                 if update:
                     images.append(_ordered(row["before_values"], names, row.get("before_none_sources")))
                     images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
@@ -384,7 +392,6 @@ class Streamer:
         )
         source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
         events = self.events
-        kind = "c" if isinstance(event, WriteRowsEvent) else "u" if update else "d"
         out: list[SourceRecord] = []
         for i in range(first_row, n):
             if i < n - 1:
