@@ -47,6 +47,8 @@ __all__ = ["BinlogReader", "FastEvent", "FastGtid", "FastQuery", "FastRows", "Fa
 MAX_PACKET_LEN = 2**24 - 1
 _HEADER = struct.Struct("<xIBIIIH")  # OK byte, timestamp, type, server id, event size, next position, flags
 _U16 = struct.Struct("<H")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
 _GTID = struct.Struct("<QIB")  # MariaDB: sequence number, domain id, flags
 _QUERY = struct.Struct("<IIBHH")  # thread id, exec time, schema length, error code, status vars length
 
@@ -87,7 +89,7 @@ class FastGtid(FastEvent):
     __slots__ = ("flags", "gtid")
 
     def __init__(self, header: tuple[int, ...], gtid: str, flags: int) -> None:
-        super().__init__(header[0], header[1], header[2], header[4])
+        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
         self.gtid = gtid
         self.flags = flags
 
@@ -96,7 +98,7 @@ class FastXid(FastEvent):
     __slots__ = ("xid",)
 
     def __init__(self, header: tuple[int, ...], xid: int) -> None:
-        super().__init__(header[0], header[1], header[2], header[4])
+        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
         self.xid = xid
 
 
@@ -176,6 +178,8 @@ class BinlogReader(BinLogStreamReader):
 
     # -- reading ---------------------------------------------------------------------------------------------
     def fetchone(self) -> Any:
+        if self.end_log_pos or self.skip_to_timestamp:
+            return super().fetchone()  # the library's stop and skip rules, for callers that use them
         while True:
             if not self._BinLogStreamReader__connected_stream:
                 return self._library_fetch(None)
@@ -220,7 +224,7 @@ class BinlogReader(BinLogStreamReader):
         return data
 
     def _advance(self, data: bytes) -> None:
-        log_pos = int.from_bytes(data[14:18], "little")
+        log_pos = _U32.unpack_from(data, 14)[0]
         if log_pos:
             self.log_pos = log_pos
 
@@ -232,12 +236,14 @@ class BinlogReader(BinLogStreamReader):
             return self._table_map(data)
         if etype == BINLOG.XID_EVENT and self._want_xid:
             header = _HEADER.unpack_from(data, 0)
-            self._advance(data)
-            return FastXid(header, int.from_bytes(data[20:28], "little"))
+            if header[4]:
+                self.log_pos = header[4]
+            return FastXid(header, _U64.unpack_from(data, 20)[0])
         if etype == BINLOG.MARIADB_GTID_EVENT and self._want_gtid:
             header = _HEADER.unpack_from(data, 0)
             seq, domain, flags = _GTID.unpack_from(data, 20)
-            self._advance(data)
+            if header[4]:
+                self.log_pos = header[4]
             return FastGtid(header, f"{domain}-{header[2]}-{seq}", flags)
         if etype == BINLOG.QUERY_EVENT and self._want_query:
             return self._query(data)

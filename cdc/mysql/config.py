@@ -8,6 +8,7 @@ parsed, typed view the task's parts receive, so no part reads raw strings. 1.x n
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -390,8 +391,13 @@ class MySqlSettings:
         return pw.value() if isinstance(pw, Password) else (pw or "")
 
     def skipped(self, op: str) -> bool:
-        ops = [o.strip().lower() for o in self.values["skipped.operations"]]
-        return op in ops and "none" not in ops
+        return op in self.skipped_operations
+
+    @functools.cached_property
+    def skipped_operations(self) -> frozenset[str]:
+        """``skipped.operations`` as a set (empty for ``none``); asked once per change event."""
+        ops = {o.strip().lower() for o in self.values["skipped.operations"]}
+        return frozenset() if "none" in ops else frozenset(ops)
 
     def history_topic(self) -> str | None:
         return self.values["schema.history.internal.kafka.topic"]

@@ -126,7 +126,7 @@ class TableSchema:
         base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
         included = [c for c in table.columns if filters.column(table.id, c.name)]
         self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
-        names = [c.name for c in table.columns]
+        names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
         value_builder = SchemaBuilder.struct().name(_adjust(base + ".Value"))
         for m in self.mappings:
@@ -337,7 +337,11 @@ class EventFactory:
     ) -> list[SourceRecord]:
         if self.settings.skipped("u"):
             return []
-        old_key, new_key = ts.key(before_row), ts.key(after_row)
+        key_index = ts.key_index
+        if all(before_row[i] == after_row[i] for i in key_index):
+            old_key = new_key = ts.key(after_row)  # the usual case: one key struct
+        else:
+            old_key, new_key = ts.key(before_row), ts.key(after_row)
         before, after = ts.value(before_row), ts.value(after_row)
         if old_key == new_key:
             return [

@@ -31,6 +31,7 @@ class Filters:
         self.col_exclude = _compile(settings["column.exclude.list"])
         self.ignore_builtin = bool(settings["table.ignore.builtin"])
         self.snapshot_include = _compile(settings["snapshot.include.collection.list"])
+        self._tables: dict[TableId, bool] = {}  # the filters never change: one regex pass per table
 
     def database(self, name: str) -> bool:
         if self.ignore_builtin and name.lower() in BUILTIN_DATABASES:
@@ -40,6 +41,14 @@ class Filters:
         return not _matches(self.db_exclude, name)
 
     def table(self, table_id: TableId) -> bool:
+        known = self._tables.get(table_id)
+        if known is None:
+            if len(self._tables) >= 65536:
+                self._tables.clear()
+            known = self._tables[table_id] = self._table(table_id)
+        return known
+
+    def _table(self, table_id: TableId) -> bool:
         if not self.database(table_id.database):
             return False
         text = str(table_id)

@@ -35,6 +35,12 @@ class ChangeEventQueue:
             return True
 
     def put_all(self, items: list[Any], stopping: threading.Event) -> bool:
+        """Add ``items`` in order (one lock and one wake-up when they fit); False if stopping."""
+        with self._cond:
+            if len(self._items) + len(items) <= self.max_size and not stopping.is_set() and not self._closed:
+                self._items.extend(items)
+                self._cond.notify()  # one poller
+                return True
         return all(self.put(item, stopping) for item in items)
 
     def fail(self, error: BaseException) -> None:

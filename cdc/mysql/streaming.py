@@ -37,6 +37,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
+from cdc.history.positions import GtidSet
 from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import EventFactory, SourcePosition
@@ -103,6 +104,7 @@ class Streamer:
         self.ts_sec = 0
         self._last_emit = time.monotonic()
         self.event_start = 4
+        self._gtids = _CompletedGtids(mariadb)
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -267,7 +269,7 @@ class Streamer:
 
     def _commit(self, event: Any) -> None:
         if self.tx_gtid:
-            self.completed_gtids = _add_gtid(self.completed_gtids, self.tx_gtid, self.mariadb)
+            self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
         self.tx_gtid = None
         self.events_done = 0
@@ -278,7 +280,7 @@ class Streamer:
 
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
         if self.tx_gtid:
-            self.completed_gtids = _add_gtid(self.completed_gtids, self.tx_gtid, self.mariadb)
+            self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
         self.in_tx = False
         self.next_pos = int(event.packet.log_pos)
@@ -355,7 +357,7 @@ class Streamer:
 
     def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
-        names = table.column_names()
+        names = ts.column_names
         if type(event) is FastRows:
             kind = event.kind
         else:
@@ -481,7 +483,43 @@ def _ordered(
     return row
 
 
-def _add_gtid(current: str | None, gtid: str, mariadb: bool) -> str:
-    from cdc.history.positions import GtidSet
+class _CompletedGtids:
+    """The GTID set of completed transactions, kept parsed between transactions.
 
-    return str(GtidSet(current or "", mariadb).add(gtid))
+    Parsing the set's text and printing it again for every transaction cost more than decoding a
+    one-row transaction; the parsed set is kept and re-parsed only when the text it came from is no
+    longer the streamer's (a new start, a DDL path that set it). A MariaDB set is one ``domain-server-seq``
+    per domain: a transaction whose domain is the set's only one with the same server just changes
+    the sequence number, without a regex or a sort.
+    """
+
+    __slots__ = ("mariadb", "parsed", "seq", "simple", "text")
+
+    def __init__(self, mariadb: bool) -> None:
+        self.mariadb = mariadb
+        self.text: str | None = None
+        self.parsed: GtidSet | None = None
+        self.simple: str | None = None  # "domain-server-" when the set is that domain's only entry
+        self.seq = 0  # its sequence number
+
+    def add(self, current: str | None, gtid: str) -> str:
+        if (
+            self.simple is not None
+            and current is self.text
+            and gtid.startswith(self.simple)
+            and (seq := int(gtid[len(self.simple) :])) >= self.seq
+        ):
+            text = gtid  # the only domain moved on: the set is this GTID
+            self.seq = seq
+        else:
+            if current is not self.text or self.parsed is None:
+                self.parsed = GtidSet(current or "", self.mariadb)
+            self.parsed.add(gtid)
+            text = str(self.parsed)
+            self.simple = None
+            if self.mariadb and "," not in text and text == gtid.strip():
+                self.simple = gtid[: gtid.rindex("-") + 1]
+                self.seq = int(gtid[len(self.simple) :])
+                self.parsed = None  # re-parsed from the text when the fast case ends
+        self.text = text
+        return text

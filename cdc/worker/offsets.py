@@ -59,12 +59,21 @@ class OffsetWriter:
         self.store = store
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
+        self._last: tuple[Mapping[str, Any], dict[str, Any], str] | None = None
 
     def offset(self, partition: Mapping[str, Any], offset: Mapping[str, Any] | None) -> None:
-        check_offset_map("Partition", partition)
+        # Sources hand the same partition map with every record: its text is computed once per map
+        # (and again if the map was changed in place).
+        last = self._last
+        if last is not None and partition is last[0] and partition == last[1]:
+            key = last[2]
+        else:
+            check_offset_map("Partition", partition)
+            key = partition_key(partition)
+            self._last = (partition, dict(partition), key)
         check_offset_map("Offset", offset)
         with self._lock:
-            self._pending[partition_key(partition)] = (partition, offset)
+            self._pending[key] = (partition, offset)
 
     def has_pending(self) -> bool:
         return bool(self._pending)

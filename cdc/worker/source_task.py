@@ -325,6 +325,9 @@ class WorkerSourceTask(WorkerTask):
         self._offset(original)
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
+        if type(self.task).commit_record is SourceTask.commit_record:
+            return self._on_delivery  # nothing to tell the task: no closure per record
+
         def on_delivery(err: KafkaError | None, msg: Any) -> None:
             if err is not None:
                 if self._delivery_error is None:
@@ -336,6 +339,10 @@ class WorkerSourceTask(WorkerTask):
                 log.exception("%s Exception thrown while calling task.commit_record()", self)
 
         return on_delivery
+
+    def _on_delivery(self, err: KafkaError | None, msg: Any) -> None:
+        if err is not None and self._delivery_error is None:
+            self._delivery_error = err
 
     def _offset(self, record: SourceRecord) -> None:
         if record.source_partition is not None and record.source_offset is not None:
