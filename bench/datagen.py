@@ -9,21 +9,41 @@
 
 Rows are written to a tab-separated file and loaded with ``LOAD DATA LOCAL INFILE`` as root over the
 socket, **without binlogging** (``sql_log_bin = 0``): a load is set-up, not a workload. The same seed and
-size give the same bytes. The B3 workloads (:func:`write_updates`, :func:`write_inserts`) are SQL files
-piped into the ``mariadb`` client, binlogged as any application's writes are.
+size give the same bytes. The binlog workloads (:func:`write_updates`, :func:`write_inserts` of B3 and B4,
+:func:`write_bulk_update` of B8) are SQL files piped into the ``mariadb`` client, binlogged as any
+application's writes are. Both the loads and the workloads run with :data:`SQL_MODE`, strict but without
+``NO_ZERO_DATE``, so dataset B's zero dates are stored as they are (the server's own mode may forbid them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from bench.stack import Stack
 
-__all__ = ["DATASET_A_DDL", "dataset_b_ddl", "load", "rows_a", "write_inserts", "write_updates"]
+__all__ = [
+    "DATASET_A_DDL",
+    "PRELOADED",
+    "SQL_MODE",
+    "WORKLOADS",
+    "dataset_b_ddl",
+    "load",
+    "rows_a",
+    "rows_b",
+    "write_bulk_update",
+    "write_inserts",
+    "write_updates",
+]
+
+# strict, as MariaDB's default, but without NO_ZERO_DATE / NO_ZERO_IN_DATE: zero dates are allowed
+SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+_SET_MODE = f"SET SESSION sql_mode = '{SQL_MODE}';\n"
 
 DATASET_A_DDL = """CREATE TABLE {table} (
   id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -139,7 +159,7 @@ def load(
         sets = " SET " + ", ".join(f"{name} = UNHEX(@{name})" for name, typ in cols if typ == "BLOB")
         _write_tsv(tsv, rows_b(n, seed))
     stack.sql(
-        f"LOAD DATA LOCAL INFILE '{tsv}' INTO TABLE {table} CHARACTER SET utf8mb4 "
+        _SET_MODE + f"LOAD DATA LOCAL INFILE '{tsv}' INTO TABLE {table} CHARACTER SET utf8mb4 "
         f"FIELDS TERMINATED BY '\\t' ESCAPED BY '' LINES TERMINATED BY '\\n' {columns}{sets};",
         binlog=False,
     )
@@ -149,36 +169,89 @@ def load(
 
 def _write_sql(path: Path, lines: Iterator[str]) -> Path:
     with path.open("w", encoding="utf-8") as fh:
+        fh.write(_SET_MODE)
         for line in lines:
             fh.write(line)
     return path
 
 
-def write_updates(path: Path, table: str, n: int, seed: int) -> Path:
+def _b_literal(value: str, typ: str) -> str:
+    """A dataset B value (as :func:`rows_b` writes it for LOAD DATA) as an SQL literal."""
+    if typ == "BLOB":
+        return f"X'{value}'"
+    if typ in ("INT", "BIGINT UNSIGNED") or typ.startswith("DECIMAL"):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _a_row_sql(row: tuple[int, int, str, str, str]) -> str:
+    ident, k, c, pad, stamp = row
+    return f"({ident},{k},'{c}','{pad}','{stamp}')"
+
+
+def _b_row_sql(types: tuple[str, ...], row: tuple[str, ...]) -> str:
+    return f"({row[0]}," + ",".join(_b_literal(v, t) for v, t in zip(row[1:], types, strict=True)) + ")"
+
+
+def _first_b_column(prefix: str) -> str:
+    return next(name for name, typ in _b_columns() if typ.startswith(prefix))
+
+
+def _update_set(dataset: str) -> str:
+    """What a workload UPDATE sets: dataset A's ``k = k + 1``; in dataset B, its first INT and DECIMAL
+    columns one unit towards zero (or away from it at zero), which always changes the row and never
+    overflows."""
+    if dataset == "A":
+        return "k = k + 1"
+    i, d = _first_b_column("INT"), _first_b_column("DECIMAL")
+    return f"{i} = IF({i} > 0, {i} - 1, {i} + 1), {d} = IF({d} > 0, {d} - 0.01, {d} + 0.01)"
+
+
+def write_updates(path: Path, table: str, n: int, seed: int, dataset: str = "A") -> Path:
     """``n`` single-row UPDATEs (one autocommit transaction each) over ids 1..n in a seeded random order."""
     ids = list(range(1, n + 1))
     random.Random(seed).shuffle(ids)
-    return _write_sql(path, (f"UPDATE {table} SET k = k + 1 WHERE id = {i};\n" for i in ids))
+    sets = _update_set(dataset)
+    return _write_sql(path, (f"UPDATE {table} SET {sets} WHERE id = {i};\n" for i in ids))
 
 
-def write_inserts(path: Path, table: str, n: int, seed: int, per_statement: int = 100) -> Path:
-    """``n`` rows of dataset A (ids 1..n) inserted ``per_statement`` rows per INSERT (autocommit each)."""
+def write_bulk_update(path: Path, table: str, n: int, seed: int, dataset: str = "A") -> Path:
+    """One UPDATE (one transaction) of every row of ``table``: ``n`` row events in a single statement."""
+    return _write_sql(path, iter([f"UPDATE {table} SET {_update_set(dataset)};\n"]))
+
+
+def write_inserts(
+    path: Path, table: str, n: int, seed: int, dataset: str = "A", per_statement: int = 100
+) -> Path:
+    """``n`` rows of ``dataset`` (ids 1..n) inserted ``per_statement`` rows per INSERT (autocommit each)."""
+    rows: Iterator[Any]
+    if dataset == "A":
+        names, rows = ["id", "k", "c", "pad", "updated_at"], rows_a(n, seed)
+        literal: Callable[[Any], str] = _a_row_sql
+    else:
+        cols = _b_columns()
+        names, rows = ["id", *(name for name, _typ in cols)], rows_b(n, seed)
+        literal = functools.partial(_b_row_sql, tuple(typ for _name, typ in cols))
+    head = f"INSERT INTO {table} ({', '.join(names)}) VALUES "
 
     def statements() -> Iterator[str]:
         batch: list[str] = []
-        for row in rows_a(n, seed):
-            ident, k, c, pad, stamp = row
-            batch.append(f"({ident},{k},'{c}','{pad}','{stamp}')")
+        for row in rows:
+            batch.append(literal(row))
             if len(batch) == per_statement:
-                yield f"INSERT INTO {table} (id, k, c, pad, updated_at) VALUES {','.join(batch)};\n"
+                yield head + ",".join(batch) + ";\n"
                 batch = []
         if batch:
-            yield f"INSERT INTO {table} (id, k, c, pad, updated_at) VALUES {','.join(batch)};\n"
+            yield head + ",".join(batch) + ";\n"
 
     return _write_sql(path, statements())
 
 
-WORKLOADS: dict[str, Callable[[Path, str, int, int], Path]] = {
+# name -> writer(path, table, rows, seed, dataset=...) of a binlog workload; "preloaded": whether the table
+# holds the rows before the workload runs (the inserts start from an empty table)
+WORKLOADS: dict[str, Callable[..., Path]] = {
     "updates": write_updates,
     "inserts": write_inserts,
+    "bulk-update": write_bulk_update,
 }
+PRELOADED = {"updates": True, "inserts": False, "bulk-update": True}

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
-__all__ = ["Readback", "Watermarks", "read_back"]
+__all__ = ["Readback", "Watermarks", "key_id", "read_back", "records"]
 
 _ID = re.compile(rb"-?\d+")
 
@@ -64,8 +65,8 @@ class Watermarks:
         self._consumer.close()
 
 
-def read_back(bootstrap: str, topic: str, expected_ids: int, timeout: float = 600.0) -> Readback:
-    """Read ``topic`` from the beginning to its end offsets now; count keys against ids 1..expected_ids."""
+def records(bootstrap: str, topic: str, timeout: float = 600.0) -> Iterator[Message]:
+    """Every record of ``topic`` from the beginning to its end offsets as they are now (tombstones too)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -76,51 +77,62 @@ def read_back(bootstrap: str, topic: str, expected_ids: int, timeout: float = 60
             "max.partition.fetch.bytes": 10485760,
         }
     )
-    meta = consumer.list_topics(topic, timeout=10).topics[topic]
-    ends: dict[int, int] = {}
-    for p in meta.partitions:
-        _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)
-        ends[p] = high
-    consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-    seen = bytearray(expected_ids + 1)
-    records = unexpected = duplicates = 0
-    first = last = None
-    remaining = {p for p, end in ends.items() if end > 0}
-    deadline = time.monotonic() + timeout
-    while remaining and time.monotonic() < deadline:
-        for msg in consumer.consume(10000, timeout=1.0):
-            err = msg.error()
-            if err is not None:
-                if err.code() == KafkaError._PARTITION_EOF:
+    try:
+        meta = consumer.list_topics(topic, timeout=10).topics[topic]
+        ends: dict[int, int] = {}
+        for p in meta.partitions:
+            _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)
+            ends[p] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        remaining = {p for p, end in ends.items() if end > 0}
+        deadline = time.monotonic() + timeout
+        while remaining and time.monotonic() < deadline:
+            for msg in consumer.consume(10000, timeout=1.0):
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise RuntimeError(f"reading {topic}: {err}")
+                part, offset = msg.partition() or 0, msg.offset() or 0
+                if offset >= ends[part]:
+                    remaining.discard(part)
                     continue
-                raise RuntimeError(f"reading {topic}: {err}")
-            part, offset = msg.partition() or 0, msg.offset() or 0
-            if offset >= ends[part]:
-                remaining.discard(part)
-                continue
-            if offset == ends[part] - 1:
-                remaining.discard(part)
-            value = msg.value()
-            if value is None:  # a tombstone: not a change event
-                continue
-            records += 1
-            ts = msg.timestamp()[1]
-            first = ts if first is None or ts < first else first
-            last = ts if last is None or ts > last else last
-            key = msg.key()
-            match = _ID.search(key) if key else None
-            ident = int(match.group()) if match else -1
-            if 1 <= ident <= expected_ids:
-                if seen[ident]:
-                    duplicates += 1
-                    if seen[ident] < 255:
-                        seen[ident] += 1
-                else:
-                    seen[ident] = 1
+                if offset == ends[part] - 1:
+                    remaining.discard(part)
+                yield msg
+        if remaining:
+            raise TimeoutError(f"reading {topic} back did not reach its end offsets within {timeout} s")
+    finally:
+        consumer.close()
+
+
+def key_id(key: bytes | None) -> int:
+    """The id in a record key written without schemas (``{"id":123}``); -1 when there is none."""
+    match = _ID.search(key) if key else None
+    return int(match.group()) if match else -1
+
+
+def read_back(bootstrap: str, topic: str, expected_ids: int, timeout: float = 600.0) -> Readback:
+    """Read ``topic`` from the beginning to its end offsets now; count keys against ids 1..expected_ids."""
+    seen = bytearray(expected_ids + 1)
+    count = unexpected = duplicates = 0
+    first = last = None
+    for msg in records(bootstrap, topic, timeout):
+        if msg.value() is None:  # a tombstone: not a change event
+            continue
+        count += 1
+        ts = msg.timestamp()[1]
+        first = ts if first is None or ts < first else first
+        last = ts if last is None or ts > last else last
+        ident = key_id(msg.key())
+        if 1 <= ident <= expected_ids:
+            if seen[ident]:
+                duplicates += 1
+                if seen[ident] < 255:
+                    seen[ident] += 1
             else:
-                unexpected += 1
-    consumer.close()
-    if remaining:
-        raise TimeoutError(f"reading {topic} back did not reach its end offsets within {timeout} s")
+                seen[ident] = 1
+        else:
+            unexpected += 1
     missing = expected_ids - (expected_ids + 1 - seen.count(0))
-    return Readback(records, missing, duplicates, unexpected, first or 0, last or 0)
+    return Readback(count, missing, duplicates, unexpected, first or 0, last or 0)

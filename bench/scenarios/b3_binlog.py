@@ -12,6 +12,11 @@ and resumes it, so both ours and Debezium read exactly the workload's range. Deb
 ``snapshot.mode=recovery``: with an offset and no schema history it reads the captured table's current
 schema (unchanged by the workload) and then streams from the offset. The contender is done when the
 table topic's end offset reaches the expected count; the topic is then read back (``bench.verify``).
+
+B4 (dataset B) and B8 (one UPDATE of every row) are this scenario with another dataset or workload: they
+subclass :class:`B3Binlog` (``dataset``, :meth:`B3Binlog.cases`, and the hooks
+:meth:`B3Binlog.connector_overrides` and :meth:`B3Binlog.ran`) and register B3's contenders again under
+their own id. Tables, prepared ranges and topics are named after the scenario (``bench.b4_updates``).
 """
 
 from __future__ import annotations
@@ -30,9 +35,11 @@ from bench.stack import Stack, unique
 from bench.verify import Watermarks, read_back
 from bench.workers import WorkerProcess, WorkerSpec, free_port, worker_properties
 
-__all__ = ["B3Binlog", "BinlogRange", "ConnectBinlogContender", "connector_config", "failure"]
+__all__ = ["RUNNING", "B3Binlog", "BinlogRange", "ConnectBinlogContender", "connector_config", "failure"]
 
 DATABASE = "bench"
+# every Connect contender's sample has it; B3's table leaves it out, B4 and B8 show it
+RUNNING = Metric("running", "connector and task RUNNING after the drain (1 = yes)", digits=0, ratio=False)
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ class B3Binlog(Scenario):
         "range to /dev/null."
     )
     default_rows = 1_000_000
-    metrics = (
+    dataset: ClassVar[str] = "A"  # of bench.datagen
+    metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("events_per_s", "events/s, first to last record in Kafka", "ev/s", "higher", 0),
         Metric(
             "events_per_s_wall", "events/s, resume to last record (start-up included)", "ev/s", "higher", 0
@@ -88,6 +96,15 @@ class B3Binlog(Scenario):
             Case("inserts", f"{n:,} rows inserted 100 per statement", {"workload": "inserts"}),
         ]
 
+    def connector_overrides(self) -> dict[str, str]:
+        """Options every connector of this scenario gets on top of :func:`connector_config`."""
+        return {}
+
+    def ran(self, case: Case, run: int, contender: Contender, topic: str, sample: Sample) -> bool:
+        """Called when a Connect contender drained and its topic was read back, before the topic is deleted;
+        may add to ``sample``. True keeps the topic (the scenario then deletes it)."""
+        return False
+
     def seed(self) -> int:
         return int(self.ctx.options.get("seed", "42"))
 
@@ -101,7 +118,7 @@ class B3Binlog(Scenario):
     # -------------------------------------------------------------------------------------------- prepare
 
     def _state_file(self, case: Case) -> Path:
-        path = self.ctx.cache / "bench" / f"b3-{case.key}.json"
+        path = self.ctx.cache / "bench" / f"{self.id.lower()}-{case.key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -129,11 +146,14 @@ class B3Binlog(Scenario):
             self.ctx.info[case.key] = {"binlog": saved.to_dict(), "reused": True}
             return
         n, seed, workload = self.rows(), self.seed(), str(case.params["workload"])
-        table = f"{DATABASE}.b3_{workload}"
+        name = f"{self.id.lower()}_{workload.replace('-', '_')}"
+        table = f"{DATABASE}.{name}"
         started = time.monotonic()
-        self.ctx.log(f"[bench]   preparing {table}: {n:,} rows, seed {seed}")
-        datagen.load(self.stack, "A", table, n if workload == "updates" else 0, seed, self.ctx.workdir)
-        sql = datagen.WORKLOADS[workload](self.ctx.workdir / f"b3-{workload}.sql", table, n, seed + 1)
+        self.ctx.log(f"[bench]   preparing {table}: {n:,} rows of dataset {self.dataset}, seed {seed}")
+        preload = n if datagen.PRELOADED[workload] else 0
+        datagen.load(self.stack, self.dataset, table, preload, seed, self.ctx.workdir)
+        write = datagen.WORKLOADS[workload]
+        sql = write(self.ctx.workdir / f"{name}.sql", table, n, seed + 1, dataset=self.dataset)
         file, pos, gtid = self.stack.binlog_position()
         self.ctx.log(f"[bench]   writing the workload from {file}:{pos} (gtid {gtid})")
         self.stack.sql_file(sql)
@@ -218,20 +238,21 @@ class ConnectBinlogContender(BinlogContender):
     def run(self, case: Case, run: int) -> Sample:
         stack = Stack(self.ctx.repo)
         rng = self.b3.range_for(case)
-        prefix = unique(f"bench-b3-{self.name}").replace("-", "_")
+        prefix = unique(f"bench-{self.b3.id.lower()}-{self.name}").replace("-", "_")
         group = prefix.replace("_", "-")
         topic = f"{prefix}.{rng.table}"
         spec = self.spec(worker_properties(stack.bootstrap, group, free_port()))
         mysqld, broker = stack.pid("mariadb"), stack.pid("kafka")
         name = f"{group}-source"
-        topics = [*spec.internal_topics, topic, f"{prefix}-schema-history", prefix]
+        # ours writes one heartbeat record when its (recovery) snapshot ends, heartbeats off or not
+        heartbeats = f"__debezium-heartbeat.{prefix}"
+        topics = [*spec.internal_topics, topic, f"{prefix}-schema-history", prefix, heartbeats]
         watermarks = Watermarks(stack.bootstrap, topic)
+        kept = False
         try:
             with WorkerProcess(spec) as worker:
                 worker.wait_ready()
-                worker.create_connector(
-                    name, self.connector_config(rng, prefix, stack), initial_state="STOPPED"
-                )
+                worker.create_connector(name, self.config(rng, prefix, stack), initial_state="STOPPED")
                 worker.request(
                     "PATCH",
                     f"/connectors/{name}/offsets",
@@ -250,31 +271,43 @@ class ConnectBinlogContender(BinlogContender):
                 snap = worker.snap()
                 # records still coming after the expected count (duplicates) must be in the read-back
                 self._settle(watermarks)
+                status = worker.status(name)
             back = read_back(stack.bootstrap, topic, rng.rows)
+            events = back.records
+            million = max(events, 1) / 1e6
+            states = [status.get("connector", {}).get("state")]
+            states += [t.get("state") for t in status.get("tasks", [])]
+            running = len(states) > 1 and all(state == "RUNNING" for state in states)
+            sample = Sample(
+                {
+                    "events_per_s": events / back.span_s if back.span_s > 0 else None,
+                    "events_per_s_wall": events / drain_s,
+                    "drain_s": drain_s,
+                    "cpu_s_per_m": cpu / million,
+                    "mysqld_cpu_s_per_m": mysqld_cpu / million if mysqld_cpu is not None else None,
+                    "broker_cpu_s_per_m": broker_cpu / million if broker_cpu is not None else None,
+                    "peak_rss_mb": (snap.hwm_kb / 1024) if snap else None,
+                    "records": float(back.records),
+                    "missing": float(back.missing),
+                    "duplicates": float(back.duplicates + back.unexpected),
+                    "running": 1.0 if running else 0.0,
+                },
+                notes=[f"{self.name}: connector config {json.dumps(self._shown(rng, stack))}"]
+                + ([] if running else [f"{self.name}: not RUNNING after the drain: {json.dumps(states)}"]),
+            )
+            kept = self.b3.ran(case, run, self, topic, sample)
         finally:
             watermarks.close()
             if self.ctx.options.get("keep") != "1":
-                stack.delete_topics(topics)
-        events = back.records
-        million = max(events, 1) / 1e6
-        return Sample(
-            {
-                "events_per_s": events / back.span_s if back.span_s > 0 else None,
-                "events_per_s_wall": events / drain_s,
-                "drain_s": drain_s,
-                "cpu_s_per_m": cpu / million,
-                "mysqld_cpu_s_per_m": mysqld_cpu / million if mysqld_cpu is not None else None,
-                "broker_cpu_s_per_m": broker_cpu / million if broker_cpu is not None else None,
-                "peak_rss_mb": (snap.hwm_kb / 1024) if snap else None,
-                "records": float(back.records),
-                "missing": float(back.missing),
-                "duplicates": float(back.duplicates + back.unexpected),
-            },
-            notes=[f"{self.name}: connector config {json.dumps(self._shown(rng, stack))}"],
-        )
+                stack.delete_topics([t for t in topics if not (kept and t == topic)])
+        return sample
+
+    def config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
+        """:meth:`connector_config` with the scenario's overrides: what the connector is created with."""
+        return {**self.connector_config(rng, prefix, stack), **self.b3.connector_overrides()}
 
     def _shown(self, rng: BinlogRange, stack: Stack) -> dict[str, str]:
-        shown = self.connector_config(rng, "<prefix>", stack)
+        shown = self.config(rng, "<prefix>", stack)
         shown["database.server.id"] = "<random per run>"
         return {k: ("***" if "password" in k else v) for k, v in shown.items()}
 
