@@ -7,9 +7,8 @@ holding Jackson's text: doubles outside ``[1e-3, 1e7)`` (``1.0E7``), every float
 non-finite numbers (``"NaN"``) and NUMERIC decimals (``BigDecimal.toString``). Doubles inside that range
 are written by orjson itself: its shortest round-trip digits match Java's there.
 
-Structs are the hot path: a struct whose fields are all pass-through types (ints, booleans, strings) is
-encoded with ``dict(zip(names, values))`` unless a value is None; other fields are patched in place,
-which keeps the field order of the schema.
+Structs are the hot path: each struct schema gets a generated function that returns one dict display in
+the schema's field order, with every field's conversion and null rule inline.
 """
 
 from __future__ import annotations
@@ -181,32 +180,48 @@ def _identity(v: Any) -> Any:
 
 
 def _struct_encoder(schema: Schema, numeric: bool, replace_null: bool) -> Encoder:
+    """One generated function per struct schema: a dict display in field order, with each field's
+    conversion and null rule written inline (no per-value dispatch, no second pass over the fields)."""
     fields = schema.fields
-    names = tuple(f.name for f in fields)
-    convs = [_non_null(f.schema, numeric, replace_null) for f in fields]
-    nulls = [_null_result(f.schema, replace_null, numeric) for f in fields]
-    patched = tuple((i, names[i], c) for i, c in enumerate(convs) if c is not None)
-    # fields whose null is not written as null: required ones (error) and defaults (replaced)
-    special = tuple((i, names[i], n) for i, n in enumerate(nulls) if n is not None)
-
-    def enc_struct(value: Any) -> Any:
-        if type(value) is not Struct or (value.schema is not schema and value.schema != schema):
-            raise DataError("Mismatching schema.")
-        vals = value.values
-        out = dict(zip(names, vals, strict=True))
-        if special and None in vals:
-            for i, n, null in special:
-                if vals[i] is None:
-                    if null is _REQUIRED:
-                        raise _null_error()
-                    out[n] = null
-        for i, n, c in patched:
-            v = vals[i]
-            if v is not None:
-                out[n] = c(v)
-        return out
-
+    namespace: dict[str, Any] = {
+        "Struct": Struct,
+        "DataError": DataError,
+        "schema": schema,
+        "_required": _raise_required,
+    }
+    entries: list[str] = []
+    for i, f in enumerate(fields):
+        conv = _non_null(f.schema, numeric, replace_null)
+        null = _null_result(f.schema, replace_null, numeric)
+        if null is None:
+            null_expr = "None"
+        elif null is _REQUIRED:
+            null_expr = "_required()"
+        else:
+            namespace[f"n{i}"] = null
+            null_expr = f"n{i}"
+        if conv is None:
+            expr = f"v{i}" if null is None else f"(v{i} if v{i} is not None else {null_expr})"
+        else:
+            namespace[f"c{i}"] = conv
+            expr = f"(c{i}(v{i}) if v{i} is not None else {null_expr})"
+        entries.append(f"{f.name!r}: {expr}")
+    unpack = "".join(f"v{i}, " for i in range(len(fields)))
+    lines = [
+        "def enc_struct(value):",
+        "    if type(value) is not Struct or (value.schema is not schema and value.schema != schema):",
+        "        raise DataError('Mismatching schema.')",
+    ]
+    if fields:
+        lines.append(f"    {unpack}= value.values")
+    lines.append("    return {" + ", ".join(entries) + "}")
+    exec(compile("\n".join(lines) + "\n", "<json-struct-encoder>", "exec"), namespace)  # from field names
+    enc_struct: Encoder = namespace["enc_struct"]
     return enc_struct
+
+
+def _raise_required() -> Any:
+    raise _null_error()
 
 
 def encode_schemaless(value: Any) -> Any:

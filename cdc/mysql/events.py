@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,23 +170,38 @@ class TableSchema:
             (i, m.convert, m.null) for i, m in zip(self.value_index, self.mappings, strict=True)
         ]
         self._key_converters = list(zip(self.key_index, self.key_converters, self._key_nulls, strict=True))
+        self._value_values = _row_function(self._converters)
+        self._key_values = _row_function(self._key_converters)
 
     def value(self, row: Sequence[Any]) -> Struct:
         """A Value struct from a row given in table column order."""
-        values = [
-            null if (v := row[i]) is None else v if conv is None else conv(v)
-            for i, conv, null in self._converters
-        ]
-        return Struct(self.value_schema, values)
+        return Struct(self.value_schema, self._value_values(row))
 
     def key(self, row: Sequence[Any]) -> Struct | None:
         if self.key_schema is None:
             return None
-        values = [
-            null if (v := row[i]) is None else v if conv is None else conv(v)
-            for i, conv, null in self._key_converters
-        ]
-        return Struct(self.key_schema, values)
+        return Struct(self.key_schema, self._key_values(row))
+
+
+def _row_function(converters: Sequence[tuple[int, Any, Any]]) -> Callable[[Sequence[Any]], list[Any]]:
+    """``row → [converted values]`` as one generated list display: per column its row index, converter
+    and NULL value written inline (this runs for every image of every change event)."""
+    namespace: dict[str, Any] = {}
+    items: list[str] = []
+    for k, (i, conv, null) in enumerate(converters):
+        null_expr = "None"
+        if null is not None:
+            namespace[f"n{k}"] = null
+            null_expr = f"n{k}"
+        if conv is None:
+            items.append(f"r[{i}]" if null is None else f"(r[{i}] if r[{i}] is not None else {null_expr})")
+        else:
+            namespace[f"c{k}"] = conv
+            items.append(f"(c{k}(r[{i}]) if r[{i}] is not None else {null_expr})")
+    source = "def values(r):\n    return [" + ", ".join(items) + "]\n"
+    exec(compile(source, "<table-schema-row>", "exec"), namespace)  # generated from column positions only
+    function: Callable[[Sequence[Any]], list[Any]] = namespace["values"]
+    return function
 
 
 def _adjust(name: str) -> str:
