@@ -13,7 +13,21 @@ from typing import Any
 
 from cdc.api.schema import Schema
 
-__all__ = ["ConnectRecord", "Header", "Headers", "SchemaAndValue", "SinkRecord", "SourceRecord"]
+__all__ = [
+    "OFFSET_ONLY_TOPIC",
+    "ConnectRecord",
+    "Header",
+    "Headers",
+    "SchemaAndValue",
+    "SinkRecord",
+    "SourceRecord",
+]
+
+# A source record whose topic is empty (no Kafka topic can be) carries only its source offset: the
+# runtime skips transforms and converters, produces nothing and commits the offset, as Connect commits
+# the offset of a record a transform dropped. Sources use it to make a position durable without writing
+# a record users would see (e.g. the MySQL source after a schema-only snapshot without heartbeats).
+OFFSET_ONLY_TOPIC = ""
 
 
 @dataclass(frozen=True, slots=True)

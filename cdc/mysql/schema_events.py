@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cdc.api.records import SourceRecord
+from cdc.api.records import OFFSET_ONLY_TOPIC, SourceRecord
 from cdc.api.schema import (
     INT64_SCHEMA,
     OPTIONAL_STRING_SCHEMA,
@@ -104,6 +104,19 @@ class SchemaChangeEvents:
                 source_offset=offset,
             )
         ]
+
+    def offset_only(self, offset: dict[str, Any]) -> SourceRecord:
+        """A record that only makes ``offset`` durable (no topic is written; see ``OFFSET_ONLY_TOPIC``)."""
+        return SourceRecord(
+            topic=OFFSET_ONLY_TOPIC,
+            kafka_partition=None,
+            key_schema=None,
+            key=None,
+            value_schema=None,
+            value=None,
+            source_partition=self.events.partition,
+            source_offset=offset,
+        )
 
     def heartbeat(self, offset: dict[str, Any]) -> SourceRecord:
         key = Struct(self.heartbeat_key_schema, [self.settings.prefix])

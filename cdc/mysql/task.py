@@ -4,12 +4,22 @@
 snapshotter/streamer, decides whether to snapshot (``snapshot.mode`` and the stored offset), and starts
 one capture thread. ``poll`` only drains the queue; a failure of the capture thread surfaces there and
 fails the task with its message.
+
+With ``snapshot.engine=spark`` the initial snapshot with data is the parallel engine's
+(:func:`cdc.snapshot.connector.spark_snapshot`): its Spark tasks write the records to Kafka themselves
+with the worker's converters and producer settings (the ``cdc.worker.*`` entries the worker adds to this
+task's config, see :meth:`MySqlSourceTask.uses_worker_clients`), the schema history is written through
+this task's :class:`SchemaState`, and the task only emits what carries offsets: the schema change events,
+a heartbeat with the run's start ``S`` flagged ``snapshot`` (a restart then resumes that run) and, at the
+end, a heartbeat with the end position, from which it streams.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Mapping
 from typing import Any
 
 from cdc.api.connector import SourceTask
@@ -17,7 +27,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.events import EventFactory
+from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
@@ -32,6 +42,9 @@ __all__ = ["MySqlSourceTask"]
 log = logging.getLogger(__name__)
 
 WORKER_BOOTSTRAP_KEY = "cdc.worker.bootstrap.servers"
+PAUSED_AFTER_S = 10.0
+"""The worker has not polled for this long: the connector is paused (or the worker stuck), and the Spark
+snapshot, which writes to Kafka without going through ``poll``, submits no further chunk."""
 
 
 class MySqlSourceTask(SourceTask):
@@ -45,11 +58,21 @@ class MySqlSourceTask(SourceTask):
         self.streamer: Streamer | None = None
         self.history: Any = None
         self.poll_timeout = 0.5
+        self.props: dict[str, str] = {}
+        self._last_poll = time.monotonic()
+
+    @staticmethod
+    def uses_worker_clients(props: Mapping[str, str]) -> bool:
+        """Whether the worker must give this task its converter and producer settings
+        (``cdc.worker.<key>`` entries): only a snapshot written by Spark produces to Kafka itself."""
+        return str(props.get("snapshot.engine") or "local").strip().lower() == "spark"
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
         settings = require_valid(props)
         self.settings = settings
+        self.props = dict(props)
+        self._last_poll = time.monotonic()
         self.poll_timeout = int(settings["poll.interval.ms"]) / 1000
         self.queue = ChangeEventQueue(int(settings["max.queue.size"]), int(settings["max.batch.size"]))
         conn = connect(settings)
@@ -91,6 +114,7 @@ class MySqlSourceTask(SourceTask):
             server.mariadb,
         )
         self.snapshotter = snapshotter
+        self.schema = schema
         self.thread = threading.Thread(
             target=self._capture,
             args=(plan, snapshotter, schema_events, offset),
@@ -170,12 +194,28 @@ class MySqlSourceTask(SourceTask):
     ) -> None:
         assert self.queue is not None and self.streamer is not None
         try:
-            if plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
+            spark = str(self.settings["snapshot.engine"]).lower() == "spark"
+            if plan in ("snapshot", "snapshot_only") and spark:
+                result = self._spark_snapshot(schema_events, offset)
+                start = result.offset
+                # The Spark tasks wrote the records; this heartbeat carries the end position (no snapshot
+                # flag) for the worker to commit once everything before it is acknowledged.
+                if not self._emit([self._offset_carrier(schema_events, start.to_dict())]):
+                    raise InterruptedError("stopped at the end of the snapshot")
+                log.info("Snapshot completed: %d rows from %d tables", result.rows, len(result.tables))
+                if plan == "snapshot_only":
+                    return
+            elif plan in ("snapshot", "snapshot_only", "schema", "recover_schema"):
                 result = snapshotter.run(data=plan in ("snapshot", "snapshot_only"))
                 start = result.offset if plan != "recover_schema" or offset is None else offset
                 if result.rows == 0 or plan in ("schema", "recover_schema"):
-                    # No row carried the completed offset: a heartbeat does (Debezium dispatches one too).
-                    self._emit([schema_events.heartbeat(start.to_dict())])
+                    # No row carried the completed offset: a heartbeat does when heartbeats are on (as
+                    # Debezium dispatches one); otherwise a record that only commits the offset, so a
+                    # restart streams from here without a heartbeat topic Debezium would not create.
+                    if int(self.settings["heartbeat.interval.ms"]) > 0:
+                        self._emit([schema_events.heartbeat(start.to_dict())])
+                    else:
+                        self._emit([schema_events.offset_only(start.to_dict())])
                 log.info("Snapshot completed: %d rows from %d tables", result.rows, len(result.tables))
                 if plan == "snapshot_only":
                     return
@@ -193,6 +233,72 @@ class MySqlSourceTask(SourceTask):
             if not self.stopping.is_set():
                 log.error("Capture failed", exc_info=exc)
                 self.queue.fail(exc)
+
+    def _spark_snapshot(self, schema_events: SchemaChangeEvents, stored: BinlogOffset | None) -> Any:
+        """The initial snapshot by the parallel engine; returns its :class:`SnapshotResult`."""
+        from cdc.snapshot.connector import spark_snapshot
+
+        started = False
+
+        def on_history(record: Any) -> None:
+            # Called under the snapshot's lock for each DDL it records, with the run's start position S.
+            nonlocal started
+            position = dict(record.position)
+            out = []
+            if not started:
+                started = True
+                # S with the snapshot flag, committed early: a task restarted before the end resumes
+                # this run (and only this one, see cdc.snapshot.connector.may_resume).
+                out.append(self._offset_carrier(schema_events, position))
+            if record.table_changes:
+                # The schema change events the local snapshot emits for each captured table.
+                pos = SourcePosition(file=str(position["file"]), pos=int(position["pos"]))
+                out.extend(
+                    schema_events.records(
+                        str(record.ddl),
+                        record.database_name,
+                        list(record.table_changes),
+                        pos,
+                        position,
+                        snapshot="true",
+                    )
+                )
+            if out and not self._emit(out):
+                raise InterruptedError("snapshot interrupted")
+
+        return spark_snapshot(
+            self.props,
+            self.schema,
+            self.stopping,
+            stored=stored,
+            on_history=on_history,
+            gate=self._await_polling,
+        )
+
+    def _offset_carrier(self, schema_events: SchemaChangeEvents, offset: dict[str, Any]) -> SourceRecord:
+        """A record whose only job is to have the worker commit ``offset``: a heartbeat when heartbeats are
+        on (Debezium's record), else an offset-only record where the runtime has them (no topic written)."""
+        offset_only = getattr(schema_events, "offset_only", None)
+        if offset_only is None or int(self.settings["heartbeat.interval.ms"]) > 0:
+            return schema_events.heartbeat(offset)
+        record: SourceRecord = offset_only(offset)
+        return record
+
+    def _await_polling(self) -> None:
+        """Block while the worker does not poll this task (a paused connector); raise once stopping."""
+        waited = False
+        while time.monotonic() - self._last_poll > PAUSED_AFTER_S:
+            if not waited:
+                log.info(
+                    "The worker does not poll this task (paused?): the snapshot waits before its next chunk"
+                )
+                waited = True
+            if self.stopping.wait(0.5):
+                break
+        if self.stopping.is_set():
+            raise InterruptedError("snapshot stopped")
+        if waited:
+            log.info("The worker polls again: the snapshot goes on")
 
     def _first_binlog(self) -> BinlogOffset:
         conn = connect(self.settings)
@@ -214,6 +320,7 @@ class MySqlSourceTask(SourceTask):
     # -- SourceTask ----------------------------------------------------------------------------------------
     def poll(self) -> list[SourceRecord] | None:
         assert self.queue is not None
+        self._last_poll = time.monotonic()
         batch = self.queue.poll(self.poll_timeout)
         return batch or None
 

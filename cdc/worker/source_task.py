@@ -228,6 +228,9 @@ class WorkerSourceTask(WorkerTask):
         assert producer is not None
         chain, key_conv, value_conv = self.chain, self.key_converter, self.value_converter
         for original in records:
+            if not original.topic:  # OFFSET_ONLY_TOPIC: nothing to produce, only the offset to commit
+                self._dropped(original)
+                continue
             # Fast path: every stage at once. On any failure the record goes through the error handler
             # stage by stage (transforms and converters are pure, so re-running them is safe).
             try:

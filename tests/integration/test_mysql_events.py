@@ -478,3 +478,32 @@ def test_update_delete_key_change_truncate_and_schema_changes(
     truncates = [v for _k, v in records if v["payload"]["ddl"].upper().startswith("TRUNCATE")]
     assert truncates == [] or truncates[0]["payload"]["tableChanges"] == []
     _fail_or_xfail(problems)
+
+
+def test_schema_only_snapshot_commits_its_offset_without_a_heartbeat_topic(
+    mysql_db: Any, kafka: Any, worker: ConnectRuntime
+) -> None:
+    """snapshot.mode=no_data with heartbeats off: the offset is durable at once, and (as with Debezium) no
+    ``__debezium-heartbeat.<prefix>`` topic appears."""
+    prefix = f"nodata{random.randint(0, 10**9)}"
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE quiet (id INT PRIMARY KEY, v INT)")
+    _start_connector(worker, prefix, mysql_db, prefix, **{"snapshot.mode": "no_data"})
+    base = worker.url.rstrip("/")
+    deadline = time.monotonic() + 30
+    offsets: list[Any] = []
+    while time.monotonic() < deadline:
+        offsets = requests.get(f"{base}/connectors/{prefix}/offsets", timeout=30).json().get("offsets", [])
+        if offsets:
+            break
+        time.sleep(0.5)
+    assert offsets and offsets[0]["partition"] == {"server": prefix}
+    assert offsets[0]["offset"]["file"] and offsets[0]["offset"]["pos"] > 4
+    assert "snapshot" not in offsets[0]["offset"]
+    topics = kafka.admin.list_topics(timeout=10).topics
+    assert f"__debezium-heartbeat.{prefix}" not in topics
+    # the position is the streaming start: a change made now is captured
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO quiet VALUES (1, 1)")
+    rows = _wait_for(kafka, f"{prefix}.{mysql_db.name}.quiet", 1)
+    assert json.loads(rows[0].value())["payload"]["op"] == "c"
