@@ -204,9 +204,23 @@ class BinlogReader(BinLogStreamReader):
             conn._sock.settimeout(conn._read_timeout)
             conn._current_timeout = conn._read_timeout
         parts: list[bytes] = []
+        read = conn._rfile.read
         while True:
-            header = conn._read_bytes(4)  # raises pymysql's OperationalError 2013 when the connection is lost
-            length = header[0] | (header[1] << 8) | (header[2] << 16)
+            try:  # pymysql's _read_bytes, inlined (Python retries EINTR itself)
+                header = read(4)
+                length = header[0] | (header[1] << 8) | (header[2] << 16) if len(header) == 4 else -1
+                part = read(length) if length >= 0 else b""
+            except OSError as exc:
+                conn._force_close()
+                raise OperationalError(
+                    CR.CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
+                ) from exc
+            except BaseException:
+                conn._force_close()
+                raise
+            if length < 0 or len(part) < length:
+                conn._force_close()
+                raise OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
             if header[3] != conn._next_seq_id:
                 conn._force_close()
                 if header[3] == 0:  # MariaDB sends its shutdown error with sequence number 0
@@ -215,7 +229,7 @@ class BinlogReader(BinLogStreamReader):
                     f"Packet sequence number wrong - got {header[3]} expected {conn._next_seq_id}"
                 )
             conn._next_seq_id = (conn._next_seq_id + 1) % 256
-            parts.append(conn._read_bytes(length))
+            parts.append(part)
             if length < MAX_PACKET_LEN:
                 break
         data = parts[0] if len(parts) == 1 else b"".join(parts)
