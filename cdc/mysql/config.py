@@ -200,7 +200,46 @@ def _def() -> ConfigDef:
         "local",
         v.case_insensitive_one_of("local", "spark"),
         LO,
-        "Who reads the snapshot: one reader (local) or parallel Spark JDBC reads (spark).",
+        "Who reads the initial snapshot: one reader (local), or primary-key chunks read in parallel as "
+        "Spark tasks that write the same records to Kafka themselves (spark; needs pyspark on the "
+        "worker, see docs/snapshots.md).",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.master",
+        S,
+        "local[*]",
+        None,
+        LO,
+        "snapshot.engine=spark: the Spark master (local[N], spark://host:7077 …).",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.partitions",
+        INT,
+        None,
+        v.predicate(lambda n: n is None or n >= 1, "Value must be at least 1"),
+        LO,
+        "snapshot.engine=spark: parallel readers (Spark tasks at once); default: the master's cores.",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.chunk.rows",
+        INT,
+        50000,
+        v.at_least(1),
+        LO,
+        "snapshot.engine=spark: target rows per primary-key chunk.",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.state.dir",
+        S,
+        None,
+        None,
+        LO,
+        "snapshot.engine=spark: where an unfinished run keeps what it finished, so a restarted task "
+        "resumes it (default ~/.cache/cdc/snapshots).",
         **s,
     )
     t = {"group": TYPES}
