@@ -7,6 +7,13 @@ runs. Config provider placeholders are resolved here, at start, and never writte
 a connector generates get them back (:func:`cdc.worker.security.reverse_transform`), and failure traces
 are masked (:func:`cdc.worker.security.format_trace`). Every Kafka client gets the worker's security
 settings and the connector's allowed overrides (:func:`cdc.worker.kafka_clients.connector_client_settings`).
+
+``cdc.worker.<key>`` task-config entries are the worker's to give, at task start and in memory only: its
+brokers to every task, and, to a task class whose ``uses_worker_clients(config)`` says so (the MySQL
+source with ``snapshot.engine=spark``, whose Spark job produces to Kafka itself), its converter, shared
+client and ``producer.*`` settings (:meth:`Worker.worker_client_entries`). Such keys coming from a
+connector are dropped, so they are never stored in task configs nor shown by ``GET …/tasks``, and a
+connector cannot set worker client settings past ``connector.client.config.override.policy``.
 """
 
 from __future__ import annotations
@@ -42,6 +49,16 @@ from cdc.worker.tolerance import ErrorHandler
 __all__ = ["ConnectorStatusListener", "Worker", "WorkerSettings", "connector_kind"]
 
 log = logging.getLogger(__name__)
+
+WORKER_ENTRY_PREFIX = "cdc.worker."
+_CLIENT_SHARED = ("security.protocol", "sasl.", "ssl.", "client.dns.lookup", "socket.", "reconnect.")
+"""The worker file's settings all its Kafka clients get (see :func:`cdc.worker.config.client_config`)."""
+_CONVERTER_ROLES = ("key.converter", "value.converter", "header.converter")
+
+
+def without_worker_entries(config: Mapping[str, str]) -> dict[str, str]:
+    """``config`` without ``cdc.worker.*`` keys (the worker's own, added at task start)."""
+    return {k: v for k, v in config.items() if not k.startswith(WORKER_ENTRY_PREFIX)}
 
 
 class ConnectorStatusListener(Protocol):
@@ -245,7 +262,8 @@ class Worker:
                 if key in rc.config:
                     cfg[key] = rc.config[key]
             out.append(cfg)
-        return reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
+        restored = reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
+        return [without_worker_entries(cfg) for cfg in restored]  # the worker's to add, at task start
 
     def connector(self, name: str) -> Connector | None:
         with self._lock:
@@ -330,6 +348,31 @@ class Worker:
             instance.configure(sub, is_key)
         return instance
 
+    def worker_client_entries(self) -> dict[str, str]:
+        """What a task needs to write to Kafka as this worker does (without the ``cdc.worker.`` prefix).
+
+        The converters as the worker would configure them when a connector names none (the class, the
+        ConfigDef's default for ``header.converter``, and the ``<role>.*`` sub-settings), the brokers,
+        the settings every client of the worker shares (security, SASL, SSL …) and ``producer.*``. The
+        connector's own converters and ``producer.override.*`` are in its config already.
+        """
+        props = self.settings.props
+        out: dict[str, str] = {}
+        for role in _CONVERTER_ROLES:
+            class_name = props.get(role) or self.settings.parsed.get(role)
+            if class_name:
+                out[role] = str(class_name)
+            out.update({k: str(v) for k, v in props.items() if k.startswith(role + ".")})
+        out["bootstrap.servers"] = ",".join(self.settings.parsed["bootstrap.servers"])
+        out.update(
+            {
+                k: str(v)
+                for k, v in props.items()
+                if v is not None and k.startswith((*_CLIENT_SHARED, "producer."))
+            }
+        )
+        return out
+
     def _chain(self, connector_config: Mapping[str, str]) -> Any:
         if not connector_config.get("transforms", "").strip():
             return _IdentityChain()
@@ -345,10 +388,10 @@ class Worker:
         target: TargetState,
     ) -> WorkerTask:
         connector_config = self.settings.resolve(connector_config)
-        task_config = self.settings.resolve(task_config)
+        task_config = without_worker_entries(self.settings.resolve(task_config))
         # Lets a source fall back to the worker's brokers (the MySQL source's schema history does).
-        task_config.setdefault(
-            "cdc.worker.bootstrap.servers", ",".join(self.settings.parsed["bootstrap.servers"])
+        task_config[WORKER_ENTRY_PREFIX + "bootstrap.servers"] = ",".join(
+            self.settings.parsed["bootstrap.servers"]
         )
         for key, value in history_client_defaults(self.settings.props, task_config).items():
             task_config.setdefault(key, value)
@@ -356,6 +399,9 @@ class Worker:
         kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
         parsed = connector_def(kind).parse(connector_config)
         task_cls = connector_cls().task_class()
+        wants_clients = getattr(task_cls, "uses_worker_clients", None)
+        if callable(wants_clients) and wants_clients(task_config):
+            task_config.update({WORKER_ENTRY_PREFIX + k: v for k, v in self.worker_client_entries().items()})
         task = task_cls()
         key_conv: Converter = self._converter("key.converter", connector_config, True)
         value_conv: Converter = self._converter("value.converter", connector_config, False)
