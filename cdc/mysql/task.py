@@ -10,8 +10,9 @@ With ``snapshot.engine=spark`` the initial snapshot with data is the parallel en
 with the worker's converters and producer settings (the ``cdc.worker.*`` entries the worker adds to this
 task's config, see :meth:`MySqlSourceTask.uses_worker_clients`), the schema history is written through
 this task's :class:`SchemaState`, and the task only emits what carries offsets: the schema change events,
-a heartbeat with the run's start ``S`` flagged ``snapshot`` (a restart then resumes that run) and, at the
-end, a heartbeat with the end position, from which it streams.
+a record committing the run's start ``S`` flagged ``snapshot`` (a restart then resumes that run) and, at
+the end, one committing the end position without the flag (a heartbeat when ``heartbeat.interval.ms`` is
+set, else an offset-only record), from which it streams.
 """
 
 from __future__ import annotations
@@ -277,12 +278,10 @@ class MySqlSourceTask(SourceTask):
 
     def _offset_carrier(self, schema_events: SchemaChangeEvents, offset: dict[str, Any]) -> SourceRecord:
         """A record whose only job is to have the worker commit ``offset``: a heartbeat when heartbeats are
-        on (Debezium's record), else an offset-only record where the runtime has them (no topic written)."""
-        offset_only = getattr(schema_events, "offset_only", None)
-        if offset_only is None or int(self.settings["heartbeat.interval.ms"]) > 0:
+        on (Debezium's record), else an offset-only record (no topic is written)."""
+        if int(self.settings["heartbeat.interval.ms"]) > 0:
             return schema_events.heartbeat(offset)
-        record: SourceRecord = offset_only(offset)
-        return record
+        return schema_events.offset_only(offset)
 
     def _await_polling(self) -> None:
         """Block while the worker does not poll this task (a paused connector); raise once stopping."""
