@@ -171,6 +171,11 @@ class TableSchema:
         ]
         self._key_converters = list(zip(self.key_index, self.key_converters, self._key_nulls, strict=True))
         self._value_values = _row_function(self._converters)
+        # before/after → whether the key columns differ (generated: one comparison per key column)
+        changed = " or ".join(f"b[{i}] != a[{i}]" for i in self.key_index) or "False"
+        namespace: dict[str, Any] = {}
+        exec(compile(f"def key_changed(b, a):\n    return {changed}\n", "<key-changed>", "exec"), namespace)
+        self.key_changed: Callable[[Sequence[Any], Sequence[Any]], bool] = namespace["key_changed"]
         self._key_values = _row_function(self._key_converters)
 
     def value(self, row: Sequence[Any]) -> Struct:
@@ -232,6 +237,7 @@ class EventFactory:
         self.tombstones = bool(settings["tombstones.on.delete"])
         self._key_columns = parse_key_columns(str(settings["message.key.columns"] or ""))
         self._schemas: dict[TableId, TableSchema] = {}
+        self._skipped = settings.skipped_operations
 
     # -- table schemas ---------------------------------------------------------------------------------
     def schema_for(self, table: Table) -> TableSchema:
@@ -334,7 +340,7 @@ class EventFactory:
         offset: dict[str, Any],
         transaction: Struct | None = None,
     ) -> list[SourceRecord]:
-        if self.settings.skipped("c"):
+        if "c" in self._skipped:
             return []
         after = ts.value(row)
         return [
@@ -350,10 +356,9 @@ class EventFactory:
         offset: dict[str, Any],
         transaction: Struct | None = None,
     ) -> list[SourceRecord]:
-        if self.settings.skipped("u"):
+        if "u" in self._skipped:
             return []
-        key_index = ts.key_index
-        if all(before_row[i] == after_row[i] for i in key_index):
+        if not ts.key_changed(before_row, after_row):
             old_key = new_key = ts.key(after_row)  # the usual case: one key struct
         else:
             old_key, new_key = ts.key(before_row), ts.key(after_row)
@@ -393,7 +398,7 @@ class EventFactory:
         offset: dict[str, Any],
         transaction: Struct | None = None,
     ) -> list[SourceRecord]:
-        if self.settings.skipped("d"):
+        if "d" in self._skipped:
             return []
         key = ts.key(row)
         out = [
@@ -404,7 +409,7 @@ class EventFactory:
         return out
 
     def truncate(self, ts: TableSchema, source: Struct, offset: dict[str, Any]) -> list[SourceRecord]:
-        if self.settings.skipped("t"):
+        if "t" in self._skipped:
             return []
         value = self._envelope(ts, None, None, source, "t")
         return [
