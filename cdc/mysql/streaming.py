@@ -48,13 +48,25 @@ from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 
-__all__ = ["BinlogPurgedError", "Streamer"]
+__all__ = ["STREAM_EVENTS", "BinlogPurgedError", "Streamer"]
 
 log = logging.getLogger(__name__)
 
 # Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
 _binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
+# The library's event classes the streamer asks for (BinlogReader reads the frequent ones itself).
+STREAM_EVENTS = (
+    WriteRowsEvent,
+    UpdateRowsEvent,
+    DeleteRowsEvent,
+    QueryEvent,
+    XidEvent,
+    RotateEvent,
+    GtidEvent,
+    MariadbGtidEvent,
+    HeartbeatLogEvent,
+)
 _ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 _GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
@@ -179,17 +191,7 @@ class Streamer:
             log_file=start.file,
             log_pos=start.pos,
             blocking=True,
-            only_events=[
-                WriteRowsEvent,
-                UpdateRowsEvent,
-                DeleteRowsEvent,
-                QueryEvent,
-                XidEvent,
-                RotateEvent,
-                GtidEvent,
-                MariadbGtidEvent,
-                HeartbeatLogEvent,
-            ],
+            only_events=list(STREAM_EVENTS),
             slave_heartbeat=1,
             is_mariadb=False,
             freeze_schema=True,

@@ -29,8 +29,6 @@ from typing import Any
 import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
-    GtidEvent,
-    HeartbeatLogEvent,
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
@@ -40,20 +38,11 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 
 from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
 from cdc.mysql.rowdecoder import RowDecoder
+from cdc.mysql.streaming import STREAM_EVENTS
 
 pytestmark = pytest.mark.integration
 
-ONLY_EVENTS = [
-    WriteRowsEvent,
-    UpdateRowsEvent,
-    DeleteRowsEvent,
-    QueryEvent,
-    XidEvent,
-    RotateEvent,
-    GtidEvent,
-    MariadbGtidEvent,
-    HeartbeatLogEvent,
-]
+ONLY_EVENTS = list(STREAM_EVENTS)  # what the streamer asks the reader for
 FAST_KIND: dict[type, type] = {FastGtid: MariadbGtidEvent, FastXid: XidEvent, FastQuery: QueryEvent}
 ROWS_KIND: dict[str, type] = {"c": WriteRowsEvent, "u": UpdateRowsEvent, "d": DeleteRowsEvent}
 ROWS_CLASSES = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
