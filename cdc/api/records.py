@@ -38,7 +38,7 @@ class SchemaAndValue:
 
 NULL = SchemaAndValue(None, None)
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FIELD_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +116,13 @@ class ConnectRecord:
         several times faster for frozen, slotted dataclasses.
         """
         cls = type(self)
-        names = _FIELD_NAMES.get(cls)
-        if names is None:
-            names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-        unknown = changes.keys() - set(names)
-        if unknown:
-            raise TypeError(f"Unknown record fields: {sorted(unknown)}")
+        known = _FIELD_NAMES.get(cls)
+        if known is None:
+            names = tuple(f.name for f in dataclasses.fields(cls))
+            known = _FIELD_NAMES[cls] = (names, frozenset(names))
+        names, name_set = known
+        if not name_set.issuperset(changes):
+            raise TypeError(f"Unknown record fields: {sorted(changes.keys() - name_set)}")
         if "headers" not in changes:
             changes["headers"] = self.headers.copy()
         obj = object.__new__(cls)
