@@ -5,8 +5,9 @@ What counts as a secret value (recorded in one process-wide :class:`SecretRegist
 * every value a config provider returned for a ``${alias:path:key}`` placeholder (file, dir, env …),
   in the worker's properties and in every connector config the worker resolves;
 * the value of every key that is a PASSWORD by declaration or looks secret by name (``*.password``,
-  ``sasl.jaas.config``, ``*secret*``; :func:`cdc.config.mask_secrets`' rule), and the ``password="…"`` of
-  a JAAS line.
+  ``sasl.jaas.config``, ``*secret*``; :func:`cdc.config.mask_secrets`' rule), and the secret options of a
+  JAAS line (``password``, ``clientSecret`` …, quoted either way or not, as written and unescaped:
+  :func:`jaas_secrets`).
 
 Values shorter than :data:`MIN_SECRET_LENGTH` are not recorded: masking ``"1"`` or ``"true"`` in every
 line would make the logs useless and would not hide such a password anyway.
@@ -42,6 +43,7 @@ __all__ = [
     "SecretRegistry",
     "format_trace",
     "install_log_redaction",
+    "jaas_secrets",
     "redact",
     "register_config_secrets",
     "reverse_transform",
@@ -51,7 +53,13 @@ __all__ = [
 
 MIN_SECRET_LENGTH = 4
 HIDDEN = Password.HIDDEN
-_JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"', re.I)
+# A JAAS option that holds a secret (password, clientSecret …), its value as written: "…", '…' or a word.
+_JAAS_SECRET = re.compile(
+    r"""([\w$-]*(?:password|secret|credential)[\w$-]*)\s*=\s*"""
+    r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;"']+))""",
+    re.I,
+)
+_JAAS_SECRET_NAME = re.compile("password|secret|credential", re.I)
 
 
 class SecretRegistry:
@@ -122,8 +130,24 @@ def register_config_secrets(raw: Mapping[str, Any], resolved: Mapping[str, Any] 
             found.extend(_provided_parts(raw_value, value))
         if mask_secrets({key: value}).get(key) == HIDDEN:
             found.append(value)
-            found.extend(m.group(1) for m in _JAAS_PASSWORD.finditer(value))
+            found.extend(jaas_secrets(value))
     secrets.add(found)
+
+
+def jaas_secrets(value: str) -> list[str]:
+    """The secret options of a JAAS line (``password``, ``clientSecret`` …): each as written (escapes and
+    all, as the line shows it) and as Kafka's parser reads it (what the client sends, which a message may
+    quote). Also for a value that is no valid JAAS line: whatever looks like such an option."""
+    from cdc.api.errors import ConfigError
+    from cdc.worker.kafka_clients import parse_jaas
+
+    found = [next(g for g in m.groups()[1:] if g is not None) for m in _JAAS_SECRET.finditer(value)]
+    try:
+        options = parse_jaas(value).options
+    except ConfigError:
+        return found
+    found.extend(v for k, v in options.items() if _JAAS_SECRET_NAME.search(k))
+    return found
 
 
 def _provided_parts(raw_value: str, value: str) -> list[str]:

@@ -137,7 +137,7 @@ def test_sasl_and_ssl_mapping() -> None:
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.username": "alice",
-        "sasl.password": 'al\\"ice',
+        "sasl.password": 'al"ice',
         "ssl.ca.location": "/etc/ca.pem",
         "ssl.keystore.location": "/etc/client.p12",
         "ssl.keystore.password": "kspw",
