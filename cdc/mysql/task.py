@@ -199,6 +199,13 @@ class MySqlSourceTask(SourceTask):
             if plan in ("snapshot", "snapshot_only") and spark:
                 result = self._spark_snapshot(schema_events, offset)
                 start = result.offset
+                # The run's own metrics were unregistered at its end: the task's show the snapshot done.
+                metrics = snapshotter.metrics
+                REGISTRY.register("snapshot", self.settings.prefix, metrics)
+                metrics.start(list(result.tables))
+                for table in result.tables:
+                    metrics.table_done(table)
+                metrics.complete()
                 # The Spark tasks wrote the records; this heartbeat carries the end position (no snapshot
                 # flag) for the worker to commit once everything before it is acknowledged.
                 if not self._emit([self._offset_carrier(schema_events, start.to_dict())]):
