@@ -299,7 +299,7 @@ class MySqlSourceTask(SourceTask):
                     "The worker does not poll this task (paused?): the snapshot waits before its next chunk"
                 )
                 waited = True
-            if self.stopping.wait(0.5):
+            if self.stopping.wait(min(0.5, PAUSED_AFTER_S / 4)):
                 break
         if self.stopping.is_set():
             raise InterruptedError("snapshot stopped")

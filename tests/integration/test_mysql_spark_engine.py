@@ -287,8 +287,19 @@ def test_chunks_wait_while_the_worker_does_not_poll(monkeypatch: pytest.MonkeyPa
     waiter = threading.Thread(target=gate, daemon=True)
     waiter.start()
     assert not passed.wait(1.0)
-    task.poll()  # resumed
-    assert passed.wait(2.0)
+    polling = threading.Event()
+
+    def poll() -> None:  # resumed: the worker polls again, as often as it does
+        while not polling.is_set():
+            task.poll()
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        assert passed.wait(2.0)
+    finally:
+        polling.set()
+        poller.join(2.0)
     time.sleep(0.4)
     failed: list[BaseException] = []
 
