@@ -8,6 +8,7 @@ offset forward while captured tables are quiet.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -79,6 +80,8 @@ class SchemaChangeEvents:
     ) -> list[SourceRecord]:
         if not self.enabled:
             return []
+        if database is None and not changes:
+            database = ddl_database(ddl)  # e.g. DROP TABLE IF EXISTS other.t run without a default database
         if database and not self.events.filters.database(database):
             return []
         captured = [c for c in changes if self.events.filters.table(_id(c))]
@@ -131,6 +134,22 @@ class SchemaChangeEvents:
             source_partition=self.events.partition,
             source_offset=offset,
         )
+
+
+_DDL_DATABASE = re.compile(
+    r"\b(?:(DATABASE|SCHEMA)|TABLE|VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
+    r"(`(?:[^`]|``)+`|[\w$]+)\s*(\.)?",
+    re.IGNORECASE,
+)
+
+
+def ddl_database(ddl: str) -> str | None:
+    """The database a DDL statement names (``db.t`` or ``CREATE DATABASE db``), or None."""
+    m = _DDL_DATABASE.search(ddl)
+    if m is None or not (m.group(1) or m.group(3)):
+        return None
+    name = m.group(2)
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 def _id(change: Any) -> Any:

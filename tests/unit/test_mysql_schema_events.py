@@ -1,0 +1,48 @@
+"""Schema change events of DDL run without a default database follow the database include list."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.events import EventFactory, SourcePosition
+from cdc.mysql.schema_events import SchemaChangeEvents, ddl_database
+
+BASE = {
+    "database.hostname": "localhost",
+    "database.user": "u",
+    "database.password": "p",
+    "database.server.id": "1",
+    "topic.prefix": "p",
+    "database.include.list": "inventory",
+}
+
+
+@pytest.mark.parametrize(
+    ("ddl", "database"),
+    [
+        ("DROP TABLE IF EXISTS bench.x", "bench"),
+        ("drop table `my db`.`t`", "my db"),
+        ("CREATE DATABASE foo", "foo"),
+        ("drop schema if exists z", "z"),
+        ("ALTER TABLE a.b ADD c INT", "a"),
+        ("CREATE TABLE IF NOT EXISTS s.t (a int)", "s"),
+        ("DROP TABLE t", None),
+        ("FLUSH PRIVILEGES", None),
+    ],
+)
+def test_ddl_database(ddl: str, database: str | None) -> None:
+    assert ddl_database(ddl) == database
+
+
+def _events() -> SchemaChangeEvents:
+    settings = MySqlSettings.parse(BASE)
+    return SchemaChangeEvents(settings, EventFactory(settings))
+
+
+def test_a_ddl_of_another_database_without_default_database_is_not_emitted() -> None:
+    pos = SourcePosition("binlog.000001", 4, 1, 1, None, 0)
+    events = _events()
+    assert events.records("DROP TABLE IF EXISTS bench.x", None, [], pos, {"pos": 4}) == []
+    captured = events.records("DROP TABLE IF EXISTS inventory.x", None, [], pos, {"pos": 4})
+    assert len(captured) == 1 and captured[0].key.values == ["inventory"]
