@@ -72,9 +72,15 @@ class Chunk:
         return range_predicate(self.key, self.lower, self.upper, placeholder)
 
     def select(self, placeholder: str = "%s") -> tuple[str, list[Any]]:
+        """``SELECT *`` of the range, in primary-key order: the order the ``snapshot`` markers of a
+        chunk's first and last row are decided by (on both the Python and the JVM path)."""
         clause, params = self.where(placeholder)
         sql = f"SELECT * FROM {self.table.sql()}"
-        return (f"{sql} WHERE {clause}" if clause else sql), params
+        if clause:
+            sql += f" WHERE {clause}"
+        if self.key:
+            sql += " ORDER BY " + ", ".join(_quote(c) for c in self.key)
+        return sql, params
 
     def describe(self) -> str:
         def bound(v: KeyValue | None) -> str:

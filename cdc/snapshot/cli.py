@@ -45,6 +45,14 @@ def add_parser(sub: Any) -> None:
     sn.add_argument(
         "--state-dir", default=None, help="where the resume file lives (default ~/.cache/cdc/snapshots)"
     )
+    sn.add_argument(
+        "--encoder",
+        choices=("auto", "sql", "python"),
+        default=None,
+        help="who builds the records: sql (Spark JDBC + SQL expressions in the JVM), python (PyMySQL and "
+        "our converters in Python tasks), auto (sql for every table it encodes byte-identically; the "
+        "default, or the connector's snapshot.spark.encoder)",
+    )
     sn.add_argument("--no-offsets", action="store_true", help="do not write the connector's offsets")
     sn.add_argument("--quiet", action="store_true", help="no progress lines")
     sn.set_defaults(func=run)
@@ -67,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         restart=args.restart,
         state_dir=Path(args.state_dir) if args.state_dir else None,
         progress=not args.quiet,
+        encoder=args.encoder,
     )
     job = SnapshotRun(config, worker, options)
     if args.dry_run:

@@ -35,9 +35,11 @@ from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
 from cdc.snapshot.runners import ChunkRunner
 from cdc.snapshot.writer import WriterSpec
 
-__all__ = ["SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
+__all__ = ["ENCODERS", "SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
 
 log = logging.getLogger(__name__)
+
+ENCODERS = ("auto", "sql", "python")
 
 
 @dataclass
@@ -53,6 +55,9 @@ class SnapshotOptions:
     server_id: int | None = None
     progress: bool = True
     progress_interval: float = 2.0
+    encoder: str | None = None
+    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.snapshot.jvm`);
+    None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
 
 
 @dataclass
@@ -221,13 +226,33 @@ class SnapshotRun:
 
         return os.cpu_count() or 2
 
+    def encoder(self) -> str:
+        """The encoder mode of this run: the option, else the connector's ``snapshot.spark.encoder``."""
+        mode = (
+            str(self.options.encoder or self.config.get("snapshot.spark.encoder") or "auto").strip().lower()
+        )
+        if mode not in ENCODERS:
+            raise ConfigError(
+                f"Invalid value {mode} for configuration snapshot.spark.encoder: "
+                f"String must be one of: {', '.join(ENCODERS)}"
+            )
+        return mode
+
     def _runner(self) -> ChunkRunner:
         if self.runner is None:
             from cdc.snapshot.runners import SparkRunner
 
-            self.runner = SparkRunner(
-                self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
-            )
+            if self.encoder() == "python":
+                self.runner = SparkRunner(
+                    self.options.master,
+                    self.options.partitions,
+                    app_name=f"cdc-snapshot-{self.name}",
+                    jdbc_package=None,
+                )
+            else:
+                self.runner = SparkRunner(
+                    self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
+                )
         return self.runner
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -308,7 +333,7 @@ class SnapshotRun:
         tasks = self._tasks(plans, table_models, state.done)
         skipped = sum(len(p.chunks) for p in plans) - len(tasks)
         writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
-        ctx = RunContext(self.config, self.connector, writer, start.file, start.pos)
+        ctx = RunContext(self.config, self.connector, writer, start.file, start.pos, self.encoder())
         results = self._run_chunks(tasks, ctx, plans, state)
         end, reread, gone, events = self._reconcile(
             start, [m for m in table_models.values() if m is not None], writer, server.mariadb

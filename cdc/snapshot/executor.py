@@ -39,6 +39,10 @@ class RunContext:
     writer: WriterSpec
     start_file: str
     start_pos: int
+    encoder: str = "auto"
+    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.snapshot.jvm`; an error for
+    a table it cannot encode), ``python`` (this module), ``auto`` (the JVM path where it gives the same
+    bytes, else this module)."""
 
 
 @dataclass(frozen=True)

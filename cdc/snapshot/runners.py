@@ -8,8 +8,13 @@ master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). 
 its records again; every record is keyed, so the reduced topic is unchanged (see
 :mod:`cdc.snapshot.reconcile` for why a retry can never leave a stale row last).
 
-Spark needs no extra jars: rows are read by PyMySQL inside the tasks (see :mod:`cdc.snapshot.executor`)
-and produced with confluent-kafka. For a cluster, the ``cdc`` package is shipped to the executors with
+Two ways to run a chunk on Spark (``RunContext.encoder``): the JVM path (:mod:`cdc.snapshot.jvm`: Spark's
+JDBC reader, the envelope built by Spark SQL expressions, bytes produced from the executor's Python
+worker) for every table it encodes byte-identically, and the Python path (:mod:`cdc.snapshot.executor`:
+PyMySQL and our converters inside the task) for the others. The JVM path needs the JDBC driver: the
+session is created with ``spark.jars.packages`` = :data:`cdc.snapshot.jvm.JDBC_PACKAGE` (from Maven
+Central, cached by Ivy); when it cannot be resolved the session is created without it and every chunk
+takes the Python path. For a cluster, the ``cdc`` package is shipped to the executors with
 ``addPyFile``; its dependencies (PyMySQL, confluent-kafka, orjson, fastavro) must be installed there.
 """
 
@@ -115,8 +120,15 @@ def _run_one(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
     return run_chunk(item[0], item[1])
 
 
+_DEFAULT_PACKAGE = object()
+
+
 class SparkRunner:
-    """Chunks as one-task Spark jobs, ``parallelism`` at a time."""
+    """Chunks as one-task Spark jobs, ``parallelism`` at a time.
+
+    ``jdbc_package``: Maven coordinates of the JDBC driver for the JVM path (default
+    :data:`cdc.snapshot.jvm.JDBC_PACKAGE`); ``None``: no jars, every chunk on the Python path.
+    """
 
     def __init__(
         self,
@@ -124,10 +136,48 @@ class SparkRunner:
         parallelism: int | None = None,
         app_name: str = "cdc-snapshot",
         conf: dict[str, str] | None = None,
+        jdbc_package: Any = _DEFAULT_PACKAGE,
     ) -> None:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        from cdc.snapshot.jvm import JDBC_PACKAGE
+
+        package = JDBC_PACKAGE if jdbc_package is _DEFAULT_PACKAGE else jdbc_package
+        settings = dict(conf or {})
+        if package:
+            packages = [p for p in str(settings.get("spark.jars.packages", "")).split(",") if p.strip()]
+            settings["spark.jars.packages"] = ",".join([*packages, str(package)])
+            try:
+                self.session = self._session(master, app_name, settings)
+                self.jdbc = True
+            except Exception as exc:  # Ivy could not resolve it (offline, not cached): the Python path
+                log.warning(
+                    "Spark could not load the JDBC driver %s (%s): every chunk takes the Python path",
+                    package,
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                )
+                settings.pop("spark.jars.packages")
+                if packages:
+                    settings["spark.jars.packages"] = ",".join(packages)
+                self.session = self._session(master, app_name, settings)
+                self.jdbc = False
+        else:
+            self.session = self._session(master, app_name, settings)
+            self.jdbc = False
+        self.session.sparkContext.setLogLevel("WARN")
+        self.sc = self.session.sparkContext
+        self.master = master
+        if not master.startswith("local"):
+            self._ship_package()
+        self.parallelism = max(1, parallelism or int(self.sc.defaultParallelism))
+        self._encodings: dict[Any, Any] = {}
+        self._encodings_lock = threading.Lock()
+        self.paths: dict[str, str] = {}
+        """The path each chunk took (chunk id → ``sql`` or ``python``): for tests and the log."""
+
+    @staticmethod
+    def _session(master: str, app_name: str, settings: dict[str, str]) -> Any:
         from pyspark.sql import SparkSession
 
         builder = (
@@ -138,16 +188,13 @@ class SparkRunner:
             .config("spark.python.worker.reuse", "true")
             .config("spark.task.maxFailures", "4")
             .config("spark.scheduler.mode", "FAIR")
+            # the JVM path: base64 without MIME line breaks, CHAR columns not padded by the reader
+            .config("spark.sql.chunkBase64String.enabled", "false")
+            .config("spark.sql.readSideCharPadding", "false")
         )
-        for k, v in (conf or {}).items():
+        for k, v in settings.items():
             builder = builder.config(k, v)
-        self.session = builder.getOrCreate()
-        self.session.sparkContext.setLogLevel("WARN")
-        self.sc = self.session.sparkContext
-        self.master = master
-        if not master.startswith("local"):
-            self._ship_package()
-        self.parallelism = max(1, parallelism or int(self.sc.defaultParallelism))
+        return builder.getOrCreate()
 
     def _ship_package(self) -> None:
         import cdc
@@ -160,8 +207,43 @@ class SparkRunner:
                 zf.write(f, str(Path("cdc") / f.relative_to(root)))
         self.sc.addPyFile(path)
 
+    def _encoding(self, task: ChunkTask, ctx: RunContext) -> Any:
+        """The table's JVM encoding, or None for the Python path (decided once per table and run)."""
+        if ctx.encoder == "python":
+            return None
+        from cdc.snapshot.jvm import Unsupported, table_encoding
+
+        key = (task.table.id, id(task.table), id(ctx))
+        with self._encodings_lock:
+            if key in self._encodings:
+                return self._encodings[key][1]
+            encoding = None
+            try:
+                if not self.jdbc:
+                    raise Unsupported("the JDBC driver is not loaded")
+                encoding = table_encoding(task.table, ctx)
+                log.info("%s: chunks read and encoded in the JVM (Spark JDBC + SQL)", task.table.id)
+            except Unsupported as exc:
+                if ctx.encoder == "sql":
+                    from cdc.api.errors import ConfigError
+
+                    raise ConfigError(
+                        f"snapshot.spark.encoder=sql: {task.table.id} cannot be encoded in SQL ({exc})"
+                    ) from exc
+                log.info("%s: chunks on the Python path (%s)", task.table.id, exc)
+            # the key holds the table and context objects alive, so their ids stay theirs
+            self._encodings[key] = ((task.table, ctx), encoding)
+            return encoding
+
     def _submit(self, task: ChunkTask, ctx: RunContext) -> ChunkResult:
         self.sc.setJobDescription(f"cdc snapshot {task.chunk.id}")
+        encoding = self._encoding(task, ctx)
+        if encoding is not None:
+            from cdc.snapshot.jvm import run_chunk_jvm
+
+            self.paths[task.chunk.id] = "sql"
+            return run_chunk_jvm(self.session, encoding, task, ctx)
+        self.paths[task.chunk.id] = "python"
         result: list[Any] = self.sc.parallelize([(task, ctx)], 1).map(_run_one).collect()
         done: ChunkResult = result[0]
         return done

@@ -179,6 +179,19 @@ class RecordWriter:
             self.producer.poll(0)
             self._check()
 
+    def send_raw(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        """Produce bytes already converted (the JVM path's records): no transform, no converter."""
+        while True:
+            try:
+                self.producer.produce(topic, value, key, on_delivery=self._on_delivery)
+                break
+            except BufferError:
+                self.producer.poll(0.05)
+        self.sent += 1
+        if self.sent % 1000 == 0:
+            self.producer.poll(0)
+            self._check()
+
     def _check(self) -> None:
         if self._error is not None:
             from confluent_kafka import KafkaException

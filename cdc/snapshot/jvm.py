@@ -1,0 +1,654 @@
+"""The JVM path of a chunk: Spark's JDBC reader, the envelope built with Spark SQL expressions.
+
+The Python path (:mod:`cdc.snapshot.executor`) reads a chunk with PyMySQL inside a Python task and
+builds every record in Python; on a small machine that costs as much as the single reader. Here the chunk
+is read by Spark's JDBC reader (the MariaDB Connector/J driver, ``spark.jars.packages``) and the key and
+value bytes are computed in the JVM by Spark SQL expressions; Python only hands the finished bytes to
+the producer.
+
+**Byte-identical by construction where it can be, by test where it cannot.**
+
+* Everything constant per table or per chunk comes from our own Python code: the field names, the JSON
+  written for a NULL (Connect's ``replace.null.with.default`` and the column's fallback), the ``schema``
+  part of ``schemas.enable=true``, the whole envelope around ``after`` (``before``, ``source`` with the
+  run's position and each snapshot marker, ``op``, ``ts_*``). The envelope is rendered once per chunk by
+  :class:`~cdc.converters.json_converter.JsonConverter` with ``after`` null and cut at ``"after":null``.
+* Only each row's ``after`` (and key) payload is computed in SQL, column by column (see
+  :func:`_column`): integers, booleans, exact decimals as the base64 of the unscaled two's-complement
+  bytes, doubles and floats through Jackson's own shortest-digit writer (``schubfach``, which is what
+  the JDK 19+ ``Double.toString`` our Python writer follows; Java 17's differs in ~0.3 % of doubles),
+  dates, datetimes and times from their text with integer arithmetic (no Spark calendar or session
+  zone involved), TIMESTAMP text in UTC, strings escaped as Jackson escapes them.
+* Values the database sends as text and Python parses (DECIMAL, FLOAT, DOUBLE, temporal types) are read
+  as the same text (``CAST(… AS CHAR)`` in the SELECT) and parsed the same way (``Double.parseDouble``
+  rounds as ``float()`` does).
+* Markers: rows are read ``ORDER BY`` the primary key (as the Python path reads them); the SQL writes
+  ``snapshot: "true"`` everywhere and the producing task swaps in ``first``/``last``… for the first and
+  last row of a chunk, exactly where :func:`cdc.snapshot.executor._marker` puts them.
+
+A table is taken by this path only when every column has a mapping here and the record's conversion is
+ours to reproduce: the key and value converters are our JsonConverter, and the transforms (if any) only
+rename topics (RegexRouter, optionally under a TopicNameMatches predicate). Otherwise
+:func:`table_encoding` raises :class:`Unsupported` and the chunk runs on the Python path.
+
+Timestamps: a chunk's records carry one ``source.ts_ms`` and one envelope ``ts_ms/ts_us/ts_ns``, the
+driver's clock when it submitted the chunk (the Python path takes them per fetch and per record).
+
+Watermarks: the low one (``SHOW MASTER STATUS`` on the driver) before the chunk's Spark job is
+submitted, the high one after the job finished, that is after Kafka acknowledged every record: the read
+lies inside the window, as DBLog needs (see :mod:`cdc.snapshot.reconcile`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.history.model import Table
+from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
+
+__all__ = [
+    "DOUBLE_TO_TEXT",
+    "FLOAT_TO_TEXT",
+    "JDBC_DRIVER",
+    "JDBC_PACKAGE",
+    "TableEncoding",
+    "Unsupported",
+    "run_chunk_jvm",
+    "table_encoding",
+]
+
+log = logging.getLogger(__name__)
+
+JDBC_PACKAGE = "org.mariadb.jdbc:mariadb-java-client:3.5.3"
+"""The JDBC driver, from Maven Central through ``spark.jars.packages`` (Ivy caches it in ~/.ivy2*)."""
+JDBC_DRIVER = "org.mariadb.jdbc.Driver"
+DOUBLE_TO_TEXT = "com.fasterxml.jackson.core.io.schubfach.DoubleToDecimal"
+FLOAT_TO_TEXT = "com.fasterxml.jackson.core.io.schubfach.FloatToDecimal"
+
+MARKERS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last")
+_AFTER_NULL = b'"after":null'
+_JSON_CONVERTER = "cdc.converters.json_converter.JsonConverter"
+_ROUTER = "cdc.transforms.routing.RegexRouter"
+_TOPIC_PREDICATE = "TopicNameMatches"
+
+
+class Unsupported(Exception):
+    """This table (or run) cannot be encoded in SQL byte-identically; the Python path takes it."""
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ----------------------------------------------------------------------------------- SQL fragments
+# Most of a value's JSON text is computed by the server in the chunk's SELECT (exact integer and DECIMAL
+# arithmetic, its own date functions), so the Spark expressions stay small: Catalyst and the code
+# generator spend seconds on large expression trees. The server's expressions return NULL for a NULL
+# and '' where the Python converter gives its 'zero' value (an invalid date), never otherwise.
+
+
+def _valid_date_sql(t: str) -> str:
+    """Whether the server's text ``t`` of a DATE/DATETIME is a date ``datetime.date`` accepts (PyMySQL
+    hands anything else over as text, which the converter turns into its zero value)."""
+    y, m, d = (f"CAST(SUBSTR({t}, {i}, {n}) AS UNSIGNED)" for i, n in ((1, 4), (6, 2), (9, 2)))
+    leap = f"(({y} % 4 = 0 AND {y} % 100 <> 0) OR {y} % 400 = 0)"
+    days_in_month = (
+        f"(CASE WHEN {m} = 2 THEN IF({leap}, 29, 28) WHEN {m} IN (4, 6, 9, 11) THEN 30 ELSE 31 END)"
+    )
+    return f"({y} >= 1 AND {m} BETWEEN 1 AND 12 AND {d} BETWEEN 1 AND {days_in_month})"
+
+
+def _date_sql(col: str) -> str:
+    """DATE → epoch days (proleptic Gregorian, as Python's ``date`` arithmetic)."""
+    t = f"CAST({col} AS CHAR)"
+    return (
+        f"CASE WHEN {t} IS NULL THEN NULL WHEN {_valid_date_sql(t)} "
+        f"THEN CAST(DATEDIFF({col}, '1970-01-01') AS CHAR) ELSE '' END"
+    )
+
+
+def _datetime_sql(col: str, millis: bool) -> str:
+    """DATETIME as UTC wall clock → epoch microseconds (or milliseconds), integer arithmetic only."""
+    t = f"CAST({col} AS CHAR)"
+    micros = (
+        f"(CAST(DATEDIFF({col}, '1970-01-01') AS SIGNED) * 86400000000 "
+        f"+ (HOUR({col}) * 3600 + MINUTE({col}) * 60 + SECOND({col})) * 1000000 + MICROSECOND({col}))"
+    )
+    # DIV truncates where Python's // floors: the same here, fsp <= 3 leaves whole milliseconds
+    value = f"{micros} DIV 1000" if millis else micros
+    return f"CASE WHEN {t} IS NULL THEN NULL WHEN {_valid_date_sql(t)} THEN CAST({value} AS CHAR) ELSE '' END"
+
+
+def _timestamp_sql(col: str) -> str:
+    """TIMESTAMP (the session is UTC) → ZonedTimestamp text; the zero value and the epoch itself (which
+    no real TIMESTAMP can be, as the Python converter reasons) → ''."""
+    t = f"CAST({col} AS CHAR)"
+    fraction_zero = f"REPLACE(REPLACE(SUBSTR({t}, 20), '.', ''), '0', '') = ''"
+    zero = f"({t} LIKE '0000-%' OR ({t} LIKE '1970-01-01 00:00:00%' AND {fraction_zero}))"
+    text = f"CONCAT('\"', REPLACE({t}, ' ', 'T'), 'Z\"')"
+    return f"CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN '' ELSE {text} END"
+
+
+def _time_sql(col: str, millis: bool) -> str:
+    """TIME → signed microseconds (or milliseconds); HOUR() … MICROSECOND() of a TIME are its magnitude's."""
+    t = f"CAST({col} AS CHAR)"
+    magnitude = f"((HOUR({col}) * 3600 + MINUTE({col}) * 60 + SECOND({col})) * 1000000 + MICROSECOND({col}))"
+    if millis:
+        magnitude = f"({magnitude} DIV 1000)"  # exact: at most 3 fraction digits
+    return f"CAST(IF({t} LIKE '-%', -1, 1) * {magnitude} AS CHAR)"
+
+
+def _twos_hex_sql(col: str, scale: int, precision: int) -> str:
+    """A DECIMAL's unscaled value u as the hex digits of its minimal two's complement
+    (``BigInteger.toByteArray``), before the complement: even length, sign byte included, of ``a`` = u
+    or, for a negative u, ``a`` = |u| - 1 (whose bits are ~u's); prefixed with '-' when u < 0 (Spark
+    then complements the digits). Exact DECIMAL arithmetic of the server, 32-bit limbs, every literal
+    exact: precision up to 65."""
+    unscaled = f"({col} * 1{'0' * scale})" if scale else f"({col})"
+    a = f"(ABS({unscaled}) - ({unscaled} < 0))"
+    if precision <= 18:
+        digits = f"HEX(CAST({a} AS SIGNED))"  # HEX() of a DECIMAL would go through a double
+    else:
+        limbs = max(1, -(-(10**precision - 1).bit_length() // 32))
+        parts = []
+        for i in range(limbs):
+            low = f"MOD({a}, {2 ** (32 * i)})" if i else "0"
+            upper = f"MOD({a}, {2 ** (32 * (i + 1))})" if i < limbs - 1 else a
+            limb = (
+                f"CAST(({upper} - {low}) / {2 ** (32 * i)} AS UNSIGNED)"
+                if i
+                else f"CAST(MOD({a}, 4294967296) AS UNSIGNED)"
+            )
+            parts.append(f"LPAD(HEX({limb}), 8, '0')")
+        digits = f"TRIM(LEADING '0' FROM CONCAT({', '.join(reversed(parts))}))"
+    d = f"IF({digits} = '', '0', {digits})"
+    even = f"IF(LENGTH({d}) % 2 = 1, CONCAT('0', {d}), {d})"
+    signed = f"IF(LEFT({even}, 1) >= '8', CONCAT('00', {even}), {even})"
+    return f"CONCAT(IF({unscaled} < 0, '-', ''), {signed})"
+
+
+def _base64_sql(binary: str) -> str:
+    """Base64 without the line breaks MariaDB's TO_BASE64 puts every 76 characters."""
+    return f"REPLACE(TO_BASE64({binary}), CHAR(10), '')"
+
+
+def _quoted(sql: str) -> str:
+    return f"CONCAT('\"', {sql}, '\"')"
+
+
+# ----------------------------------------------------------------------------------- columns
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column of the chunk query: the server's SQL for it, and what Spark does with that text:
+    ``raw`` (it is the JSON text; '' where the Python converter gives its zero value, computed from
+    ``zero_sample``), ``string`` (a string to escape as Jackson does), ``double``/``float`` (a number
+    to write with Jackson's shortest digits), ``twos`` (two's-complement hex to base64)."""
+
+    select: str
+    kind: str
+    zero_sample: Any = None
+
+
+def _column(m: Any, mapper: Any, numeric: bool) -> _Column:
+    """The SQL mapping of a column, mirroring :class:`cdc.mysql.types.TypeMapper`; raises Unsupported."""
+    c = m.column
+    col = _q(c.name)
+    base = c.base_type
+    length = c.length
+    as_char = f"CAST({col} AS CHAR)"
+    boolean = f"CASE WHEN {col} IS NULL THEN NULL WHEN {col} <> 0 THEN 'true' ELSE 'false' END"
+    if base in ("BOOLEAN", "BOOL"):
+        return _Column(boolean, "raw")
+    if base == "BIT":
+        if not length or length == 1:
+            return _Column(boolean, "raw")
+        nbytes = (length + 7) // 8  # io.debezium.data.Bits: little-endian
+        return _Column(_quoted(_base64_sql(f"REVERSE(UNHEX(LPAD(HEX({col}), {2 * nbytes}, '0')))")), "raw")
+    if base in ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER"):
+        return _Column(f"CAST({col} AS SIGNED)", "raw")
+    if base in ("BIGINT", "SERIAL"):
+        if c.unsigned and mapper.bigint_mode == "precise":
+            if numeric:
+                return _Column(as_char, "raw")
+            return _Column(_twos_hex_sql(col, 0, 20), "twos")
+        # CAST(… AS SIGNED) wraps an unsigned value >= 2^63 to its negative complement, as Debezium does.
+        return _Column(f"CAST({col} AS SIGNED)", "raw")
+    if base == "FLOAT" and c.scale is None and (length is None or length <= 24):
+        return _Column(as_char, "float")
+    if base in ("FLOAT", "DOUBLE", "DOUBLE PRECISION", "REAL"):
+        return _Column(as_char, "double")
+    if base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
+        scale = c.scale or 0
+        precision = length if length is not None else 10
+        if mapper.decimal_mode == "double":
+            return _Column(as_char, "double")
+        if mapper.decimal_mode == "string" or numeric:
+            # BigDecimal.toString / str(Decimal) is the plain text as long as the scale is at most 6.
+            if scale > 6:
+                raise Unsupported(f"a decimal as text with scale {scale} > 6 (scientific notation)")
+            return _Column(_quoted(as_char) if mapper.decimal_mode == "string" else as_char, "raw")
+        return _Column(_twos_hex_sql(col, scale, precision), "twos")
+    if base in _TEXT_TYPES or base in ("ENUM", "SET", "JSON"):
+        return _Column(col, "string")
+    if base in _BINARY_TYPES:
+        mode = mapper.binary_mode
+        if mode == "hex":
+            return _Column(_quoted(f"LOWER(HEX({col}))"), "raw")
+        if mode == "base64-url-safe":
+            return _Column(_quoted(f"REPLACE(REPLACE({_base64_sql(col)}, '+', '-'), '/', '_')"), "raw")
+        if mode not in ("bytes", "base64"):
+            raise Unsupported(f"binary.handling.mode={mode}")
+        return _Column(_quoted(_base64_sql(col)), "raw")
+    if base == "YEAR":
+        y = f"CAST({col} AS UNSIGNED)"
+        if mapper.adjust_years:
+            y = f"CASE WHEN {y} < 70 THEN {y} + 2000 WHEN {y} < 100 THEN {y} + 1900 ELSE {y} END"
+        return _Column(f"CAST({y} AS CHAR)", "raw")
+    if mapper.time_mode == "connect":
+        raise Unsupported("time.precision.mode=connect")
+    fsp = length or 0
+    if base == "DATE":
+        return _Column(_date_sql(col), "raw", "0000-00-00")
+    if base == "DATETIME":
+        return _Column(_datetime_sql(col, fsp <= 3), "raw", "0000-00-00 00:00:00")
+    if base == "TIMESTAMP":
+        return _Column(_timestamp_sql(col), "raw", "0000-00-00 00:00:00")
+    if base == "TIME":
+        return _Column(_time_sql(col, mapper.time_mode == "adaptive" and fsp <= 3), "raw")
+    raise Unsupported(f"column {c.name} of type {c.type_name}")
+
+
+_TEXT_TYPES = (
+    "CHAR",
+    "VARCHAR",
+    "TINYTEXT",
+    "TEXT",
+    "MEDIUMTEXT",
+    "LONGTEXT",
+    "NCHAR",
+    "NVARCHAR",
+    "CHARACTER",
+    "LONG VARCHAR",
+    "LONG",
+)
+_BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
+
+# ----------------------------------------------------------------------------------- the table
+
+
+@dataclass
+class TableEncoding:
+    """A table's chunk query and the Spark SQL of its key and value, made on the driver."""
+
+    table: Table
+    topic: str
+    select_list: list[str]
+    custom_schema: str
+    order_by: str
+    key_sql: Any  # pyspark Column: the key's bytes
+    after_sql: Any  # pyspark Column: the text of the ``after`` payload
+    events: Any
+    schema: Any  # the TableSchema
+    value_converter: Any
+
+    def value_pieces(self, ctx: RunContext, now_ns: int) -> tuple[bytes, dict[str, bytes]]:
+        return value_pieces(self.events, self.schema, self.value_converter, self.topic, ctx, now_ns)
+
+
+def value_pieces(
+    events: Any, ts: Any, conv: Any, topic: str, ctx: RunContext, now_ns: int
+) -> tuple[bytes, dict[str, bytes]]:
+    """The value bytes around ``after``, rendered by our JsonConverter from the record the Python path
+    builds (``after`` left null): ``(prefix, {marker: suffix})``; ``now_ns`` is the clock reading of
+    both ``source.ts_ms`` (``int(time.time() * 1000)`` there) and the envelope's ``ts_*``."""
+    from cdc.api.struct import Struct
+
+    ts_ms = now_ns // 1_000_000
+    prefix: bytes | None = None
+    suffixes: dict[str, bytes] = {}
+    for marker in MARKERS:
+        by_name = {
+            "before": None,
+            "after": None,
+            "source": events.source(_position(ctx), ts.table.id, ts_ms, marker),
+            "transaction": None,
+            "op": "r",
+            "ts_ms": ts_ms,
+            "ts_us": now_ns // 1000,
+            "ts_ns": now_ns,
+        }
+        try:
+            values = [by_name[f.name] for f in ts.envelope.fields]
+        except KeyError as exc:
+            raise Unsupported(f"an envelope field this path does not know: {exc}") from exc
+        data = conv.from_connect_data(topic, ts.envelope, Struct(ts.envelope, values))
+        if data is None or data.count(_AFTER_NULL) != 1:
+            raise Unsupported("the envelope's JSON does not have exactly one '\"after\":null'")
+        head, tail = data.split(_AFTER_NULL)
+        head += b'"after":'
+        if prefix is not None and head != prefix:
+            raise Unsupported("the envelope's JSON before 'after' depends on the marker")
+        prefix = head
+        suffixes[marker] = tail
+    assert prefix is not None
+    return prefix, suffixes
+
+
+def _position(ctx: RunContext) -> Any:
+    from cdc.mysql.events import SourcePosition
+
+    return SourcePosition(file=ctx.start_file, pos=ctx.start_pos, server_id=0)
+
+
+def _kind(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _converters(ctx: RunContext) -> tuple[Any, Any]:
+    """The key and value converters, which must be our JsonConverter (not a subclass)."""
+    key_conv, value_conv = ctx.writer.key.build(), ctx.writer.value.build()
+    for conv in (key_conv, value_conv):
+        if _kind(conv) != _JSON_CONVERTER:
+            raise Unsupported(f"converter {_kind(conv)}: only the JsonConverter is encoded in SQL")
+    return key_conv, value_conv
+
+
+def _routed_topic(ctx: RunContext, record: Any) -> str:
+    """The topic after the transforms, which may only rename topics (RegexRouter, optionally under a
+    TopicNameMatches predicate): the same for every ``op=r`` record of a table."""
+    if not ctx.writer.connector_config.get("transforms", "").strip():
+        return str(record.topic)
+    from cdc.transforms.chain import build_chain
+
+    chain = build_chain(ctx.writer.connector_config)
+    for stage in chain._stages:
+        if _kind(stage.transformation) != _ROUTER:
+            raise Unsupported(f"transform {stage.alias}: only RegexRouter is applied in SQL")
+        if stage.predicate is not None and type(stage.predicate).__name__ != _TOPIC_PREDICATE:
+            raise Unsupported(f"predicate {type(stage.predicate).__name__} of transform {stage.alias}")
+    out = chain.apply(record)
+    if out is None or out.headers or out.kafka_partition is not None or out.timestamp is not None:
+        raise Unsupported("the transforms change more than the topic")
+    return str(out.topic)
+
+
+def _string_json(c: str) -> Any:
+    """A string as Jackson writes it: quoted, with ``"``, ``\\`` and control characters escaped. Spark's
+    ``to_json`` is Jackson; it is called only for the rare value that needs an escape."""
+    from pyspark.sql import functions as F
+
+    wrapped = f"to_json(named_struct('v', {c}))"
+    return F.when(
+        F.col(c).rlike('[\\x00-\\x1f"\\\\]'), F.expr(f"substring({wrapped}, 6, length({wrapped}) - 6)")
+    ).otherwise(F.concat(F.lit('"'), F.col(c), F.lit('"')))
+
+
+def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
+    """The JVM encoding of ``table`` for this run; :class:`Unsupported` (with the reason) if there is
+    none that is byte-identical to the Python path's records. Needs an active SparkContext."""
+    import orjson
+    from pyspark.sql import functions as F
+
+    from cdc.api.errors import DataError
+    from cdc.converters._java import fix_escapes
+    from cdc.converters.json_values import compile_encoder
+    from cdc.mysql.config import MySqlSettings
+    from cdc.mysql.events import EventFactory
+
+    if not table.primary_key:
+        raise Unsupported("no primary key")
+    key_conv, value_conv = _converters(ctx)
+    settings = MySqlSettings.parse(ctx.connector_config)
+    overrides = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
+    if str(table.id) in overrides:
+        raise Unsupported("a snapshot.select.statement.overrides SELECT")
+    events = EventFactory(settings, ctx.connector)
+    ts = events.schema_for(table)
+    if ts.key_schema is None:
+        raise Unsupported("no key")
+    sample = events.read(
+        ts, [None] * len(ts.column_names), events.source(_position(ctx), table.id, 0, "true"), {}
+    )
+    topic = _routed_topic(ctx, sample)
+
+    select: list[str] = []
+    types: list[str] = []
+    aliases: dict[str, str] = {}
+    for i, m in enumerate(ts.mappings):
+        spec = _column(m, events.mapper, value_conv.numeric_decimals)
+        alias = f"__cdc_{i}"
+        select.append(f"{spec.select} AS {_q(alias)}")
+        types.append(f"{alias} STRING")
+        aliases[m.column.name] = alias
+    by_name = {m.column.name: m for m in ts.mappings}
+
+    def field_json(name: str, schema: Any, conv: Any) -> Any:
+        m = by_name[name]
+        spec = _column(m, events.mapper, conv.numeric_decimals)
+        encode = compile_encoder(schema, conv.numeric_decimals, conv.replace_null_with_default)
+
+        def text(v: Any) -> str:
+            try:
+                return fix_escapes(orjson.dumps(encode(v))).decode()
+            except (DataError, orjson.JSONEncodeError) as exc:
+                raise Unsupported(f"column {name}: {exc}") from exc
+
+        c = _q(aliases[name])
+        value: Any
+        if spec.kind == "string":
+            value = _string_json(c)
+        elif spec.kind == "double":
+            value = F.expr(f"java_method('{DOUBLE_TO_TEXT}', 'toString', CAST({c} AS DOUBLE))")
+        elif spec.kind == "float":
+            value = F.expr(f"java_method('{FLOAT_TO_TEXT}', 'toString', CAST(CAST({c} AS DOUBLE) AS FLOAT))")
+        elif spec.kind == "twos":
+            complement = f"translate(substr({c}, 2), '0123456789ABCDEF', 'FEDCBA9876543210')"
+            digits = f"CASE WHEN {c} LIKE '-%' THEN {complement} ELSE {c} END"
+            value = F.expr(f"concat('\"', base64(unhex({digits})), '\"')")
+        else:
+            value = F.col(c)
+            if spec.zero_sample is not None:
+                if m.convert is None:
+                    raise Unsupported(f"column {name}: no converter for its zero value")
+                value = F.when(F.col(c) == "", F.lit(text(m.convert(spec.zero_sample)))).otherwise(value)
+        return F.when(F.col(c).isNull(), F.lit(text(m.null))).otherwise(value)
+
+    def struct_json(schema: Any, conv: Any) -> Any:
+        if not schema.fields:
+            return F.lit("{}")
+        parts: list[Any] = []
+        for i, f in enumerate(schema.fields):
+            name_text = fix_escapes(orjson.dumps(f.name)).decode()
+            parts.append(F.lit(("{" if i == 0 else ",") + name_text + ":"))
+            parts.append(field_json(f.name, f.schema, conv))
+        parts.append(F.lit("}"))
+        return F.concat(*parts)
+
+    after = struct_json(ts.value_schema, value_conv)
+    key = struct_json(ts.key_schema, key_conv)
+    if key_conv.schemas_enabled:
+        head = b'{"schema":' + key_conv.as_json_schema(ts.key_schema) + b',"payload":'
+        key = F.concat(F.lit(head.decode()), key, F.lit("}"))
+    # The key columns, under their own names too: the chunk's range predicate and ORDER BY use them.
+    taken = set(aliases.values())
+    for n in table.primary_key:
+        if n in taken:
+            raise Unsupported(f"a key column named like our aliases: {n}")
+        select.append(_q(n))
+    value_pieces(events, ts, value_conv, topic, ctx, 0)  # an envelope this path cannot cut: Unsupported now
+    return TableEncoding(
+        table,
+        topic,
+        select,
+        ", ".join(types),
+        ", ".join(_q(n) for n in table.primary_key),
+        key.cast("binary"),
+        after,
+        events,
+        ts,
+        value_conv,
+    )
+
+
+# ----------------------------------------------------------------------------------- one chunk
+
+
+def _jdbc_url(settings: Any) -> str:
+    # MySQLDialect (back-quoted identifiers, MySQL's types) is chosen for jdbc:mysql URLs; the MariaDB
+    # driver accepts that scheme with permitMysqlScheme, and speaks to MySQL and MariaDB alike.
+    host, port = settings["database.hostname"], int(settings["database.port"])
+    return f"jdbc:mysql://{host}:{port}/?permitMysqlScheme&useServerPrepStmts=false"
+
+
+def _session_init(settings: Any) -> tuple[str, bool]:
+    """The statements every chunk connection runs first (PyMySQL's session: UTC, the initial statements)."""
+    statements = ["SET time_zone = '+00:00'"]
+    statements += [
+        s.strip() for s in str(settings["database.initial.statements"] or "").split(";") if s.strip()
+    ]
+    return "; ".join(statements), len(statements) > 1
+
+
+def _literal_predicate(task: ChunkTask) -> str:
+    """The chunk's WHERE clause with its bounds as SQL literals (escaped as PyMySQL escapes them)."""
+    from pymysql.converters import escape_item
+
+    clause, params = task.chunk.where()
+    if not clause:
+        return "1 = 1"
+    return clause % tuple(escape_item(p, "utf8mb4") for p in params)
+
+
+def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> Any:
+    """The chunk as a one-partition DataFrame of (key bytes, ``after`` bytes), rows in primary-key order.
+    Nothing in its expressions depends on the chunk: Spark compiles them once per table."""
+
+    from cdc.mysql.config import MySqlSettings
+
+    settings = MySqlSettings.parse(ctx.connector_config)
+    init, multi = _session_init(settings)
+    url = _jdbc_url(settings) + ("&allowMultiQueries=true" if multi else "")
+    query = f"(SELECT {', '.join(enc.select_list)} FROM {task.table.id.sql()}) AS cdc_chunk"
+    # Spark writes "SELECT <columns> FROM <query> WHERE <predicate>": the ORDER BY rides on the predicate
+    # (an ORDER BY inside the derived table would be dropped by MariaDB's optimizer).
+    predicate = f"{_literal_predicate(task)} ORDER BY {enc.order_by}"
+    frame = (
+        session.read.option("driver", JDBC_DRIVER)
+        .option("user", str(settings["database.user"]))
+        .option("password", str(settings.password or ""))
+        .option("sessionInitStatement", init)
+        .option("fetchsize", "5000")
+        .option("customSchema", enc.custom_schema)
+        .jdbc(url, query, predicates=[predicate])
+    )
+    return frame.select(enc.key_sql.alias("k"), enc.after_sql.cast("binary").alias("v"))
+
+
+def run_chunk_jvm(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> ChunkResult:
+    """Read, encode and produce one chunk as a Spark job; returns once Kafka acknowledged every record."""
+    from cdc.mysql.config import MySqlSettings
+    from cdc.mysql.connection import connect
+
+    started = time.monotonic()
+    settings = MySqlSettings.parse(ctx.connector_config)
+    now_ns = time.time_ns()
+    prefix, suffixes = enc.value_pieces(ctx, now_ns)
+    frame = chunk_frame(session, enc, task, ctx)
+    envelope = _Envelope(
+        prefix,
+        suffixes["true"],
+        suffixes[_marker(task, True, False)],
+        suffixes[_marker(task, False, True)],
+        suffixes[_marker(task, True, True)],
+    )
+    produce = _partition_producer(ctx.writer, enc.topic, envelope)
+    conn = connect(settings)
+    try:
+        with conn.cursor() as meta:
+            low = _master_position(meta)
+        counts = _run_frame(frame, produce)
+        with conn.cursor() as meta:
+            high = _master_position(meta)
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+    return ChunkResult(task.chunk.id, int(sum(counts)), low, high, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class _Envelope:
+    """The value around ``after`` for one chunk: the prefix, and the tail of a row with ``snapshot:
+    "true"``, of the chunk's first row, its last row and its only row (which may all be ``true``'s)."""
+
+    prefix: bytes
+    true: bytes
+    first: bytes
+    last: bytes
+    only: bytes
+
+
+def _run_frame(frame: Any, produce: Callable[[Iterator[tuple[Any, Any]]], int]) -> list[int]:
+    """Run the frame's one partition through ``produce`` on an executor: Arrow batches when pyarrow is
+    there (mapInArrow), pickled rows otherwise."""
+    if _has_arrow():
+
+        def on_batches(batches: Iterable[Any]) -> Iterator[Any]:
+            import pyarrow as pa
+
+            def rows() -> Iterator[tuple[Any, Any]]:
+                for batch in batches:
+                    yield from zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+
+            yield pa.RecordBatch.from_pydict({"n": [produce(rows())]})
+
+        return [int(r[0]) for r in frame.mapInArrow(on_batches, "n long").collect()]
+
+    def on_rows(rows: Iterable[Any]) -> Iterator[int]:
+        yield produce((bytes(r[0]) if r[0] is not None else None, bytes(r[1])) for r in rows)
+
+    return [int(n) for n in frame.rdd.mapPartitions(on_rows).collect()]
+
+
+def _has_arrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _partition_producer(
+    spec: Any, topic: str, envelope: _Envelope
+) -> Callable[[Iterator[tuple[Any, Any]]], int]:
+    """The executor side: produce the partition's records in order with the worker's producer settings
+    (each value is the envelope around the row's ``after``, the chunk's first and last rows with their
+    markers); returns the count once Kafka acknowledged all of them."""
+
+    def produce(rows: Iterator[tuple[Any, Any]]) -> int:
+        from cdc.snapshot.writer import writer_for
+
+        writer = writer_for(spec)
+        send = writer.send_raw
+        prefix, true = envelope.prefix, envelope.true
+        n = 0
+        pending: tuple[Any, Any] | None = None
+        for row in rows:
+            if pending is not None:
+                send(topic, pending[0], prefix + pending[1] + (envelope.first if n == 1 else true))
+            if row[1] is None or row[0] is None:
+                raise RuntimeError(f"the JVM encoding of a row of {topic} is NULL (an unexpected value)")
+            pending = row
+            n += 1
+        if pending is not None:
+            send(topic, pending[0], prefix + pending[1] + (envelope.only if n == 1 else envelope.last))
+        writer.flush()
+        return n
+
+    return produce
