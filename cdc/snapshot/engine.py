@@ -74,13 +74,23 @@ class SnapshotSummary:
     window_events: int = 0
     resumed: bool = False
     per_chunk: list[ChunkResult] = field(default_factory=list)
+    chunk_seconds: float = 0.0
+    """The chunks' part of ``seconds``: from the first chunk submitted to the last one done (without the
+    Spark session's start, the lock, the plan and the reconciliation)."""
 
     def render(self) -> str:
         rate = self.rows / self.seconds if self.seconds > 0 else 0.0
+        read = sum(r.rows for r in self.per_chunk)
+        chunk_rate = (
+            f"; the chunks {self.chunk_seconds:,.1f} s, {read / self.chunk_seconds:,.0f} rows/s"
+            if self.chunk_seconds > 0 and read
+            else ""
+        )
         lines = [
             f"Snapshot done: {self.rows:,} rows from {len(self.tables)} tables in {self.seconds:,.1f} s "
             f"({rate:,.0f} rows/s); {self.chunks} chunks read"
-            + (f", {self.chunks_skipped} already done in an earlier run" if self.chunks_skipped else ""),
+            + (f", {self.chunks_skipped} already done in an earlier run" if self.chunks_skipped else "")
+            + chunk_rate,
             f"  start {self.start.file}:{self.start.pos}  end {self.end.file}:{self.end.pos}"
             + (f"  gtids {self.end.gtids}" if self.end.gtids else ""),
             f"  concurrent changes in the window: {self.window_events} row events; {self.reread_rows} rows "
@@ -334,7 +344,11 @@ class SnapshotRun:
         skipped = sum(len(p.chunks) for p in plans) - len(tasks)
         writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
         ctx = RunContext(self.config, self.connector, writer, start.file, start.pos, self.encoder())
+        if tasks:
+            self._runner()  # the Spark session starts outside the chunks' time
+        chunks_started = time.monotonic()
         results = self._run_chunks(tasks, ctx, plans, state)
+        chunk_seconds = time.monotonic() - chunks_started
         end, reread, gone, events = self._reconcile(
             start, [m for m in table_models.values() if m is not None], writer, server.mariadb
         )
@@ -354,6 +368,7 @@ class SnapshotRun:
             events,
             resumed,
             results,
+            chunk_seconds,
         )
 
     def _tasks(

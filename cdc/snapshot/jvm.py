@@ -14,17 +14,21 @@ the producer.
   run's position and each snapshot marker, ``op``, ``ts_*``). The envelope is rendered once per chunk by
   :class:`~cdc.converters.json_converter.JsonConverter` with ``after`` null and cut at ``"after":null``.
 * Only each row's ``after`` (and key) payload is computed in SQL, column by column (see
-  :func:`_column`): integers, booleans, exact decimals as the base64 of the unscaled two's-complement
-  bytes, doubles and floats through Jackson's own shortest-digit writer (``schubfach``, which is what
-  the JDK 19+ ``Double.toString`` our Python writer follows; Java 17's differs in ~0.3 % of doubles),
-  dates, datetimes and times from their text with integer arithmetic (no Spark calendar or session
-  zone involved), TIMESTAMP text in UTC, strings escaped as Jackson escapes them.
-* Values the database sends as text and Python parses (DECIMAL, FLOAT, DOUBLE, temporal types) are read
-  as the same text (``CAST(… AS CHAR)`` in the SELECT) and parsed the same way (``Double.parseDouble``
-  rounds as ``float()`` does).
-* Markers: rows are read ``ORDER BY`` the primary key (as the Python path reads them); the SQL writes
-  ``snapshot: "true"`` everywhere and the producing task swaps in ``first``/``last``… for the first and
-  last row of a chunk, exactly where :func:`cdc.snapshot.executor._marker` puts them.
+  :func:`_column`). The server's SELECT computes what it computes exactly: integers, booleans, epoch
+  days and micro/milliseconds of dates and datetimes (its own date functions, integer arithmetic; no
+  Spark calendar or session zone involved), TIMESTAMP text in the UTC session, base64 of binary data,
+  the two's-complement hex of an exact decimal's unscaled value (its DECIMAL arithmetic, any precision).
+  Spark SQL then escapes strings as Jackson does, writes doubles and floats with Jackson's own
+  shortest-digit writer (``schubfach``: what the JDK 19+ ``Double.toString`` our Python writer follows
+  prints; Java 17's, which Spark's ``to_json`` uses, differs in ~0.3 % of doubles), base64-encodes the
+  decimals and puts in the NULL texts. Expressions stay small: Catalyst and the code generator take
+  seconds over large trees, and nothing in them depends on the chunk, so they compile once per table.
+* Values the database sends as text and Python parses (FLOAT, DOUBLE, DECIMAL as a double) are read as
+  the same text (``CAST(… AS CHAR)``) and parsed the same way (``Double.parseDouble`` rounds as
+  ``float()`` does).
+* Markers: rows are read ``ORDER BY`` the primary key (as the Python path reads them); the producing
+  task puts each ``after`` into the chunk's envelope, with the ``first…`` and ``last…`` tails on the
+  chunk's first and last row, exactly where :func:`cdc.snapshot.executor._marker` puts them.
 
 A table is taken by this path only when every column has a mapping here and the record's conversion is
 ours to reproduce: the key and value converters are our JsonConverter, and the transforms (if any) only
@@ -292,8 +296,8 @@ class TableEncoding:
     select_list: list[str]
     custom_schema: str
     order_by: str
-    key_sql: Any  # pyspark Column: the key's bytes
-    after_sql: Any  # pyspark Column: the text of the ``after`` payload
+    key_sql: Any  # pyspark Column: the key's JSON text
+    after_sql: Any  # pyspark Column: the JSON text of the ``after`` payload
     events: Any
     schema: Any  # the TableSchema
     value_converter: Any
@@ -489,7 +493,7 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
         select,
         ", ".join(types),
         ", ".join(_q(n) for n in table.primary_key),
-        key.cast("binary"),
+        key,
         after,
         events,
         ts,
@@ -530,6 +534,8 @@ def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunConte
     """The chunk as a one-partition DataFrame of (key bytes, ``after`` bytes), rows in primary-key order.
     Nothing in its expressions depends on the chunk: Spark compiles them once per table."""
 
+    from pyspark.sql import functions as F
+
     from cdc.mysql.config import MySqlSettings
 
     settings = MySqlSettings.parse(ctx.connector_config)
@@ -548,7 +554,9 @@ def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunConte
         .option("customSchema", enc.custom_schema)
         .jdbc(url, query, predicates=[predicate])
     )
-    return frame.select(enc.key_sql.alias("k"), enc.after_sql.cast("binary").alias("v"))
+    # One string a row: the key, a newline (never in compact JSON: control characters are escaped), the
+    # ``after`` payload. Strings cross to Python as bare UTF-8, without pickling or Row objects.
+    return frame.select(F.concat(enc.key_sql, F.lit("\n"), enc.after_sql).alias("line"))
 
 
 def run_chunk_jvm(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> ChunkResult:
@@ -595,33 +603,28 @@ class _Envelope:
 
 
 def _run_frame(frame: Any, produce: Callable[[Iterator[tuple[Any, Any]]], int]) -> list[int]:
-    """Run the frame's one partition through ``produce`` on an executor: Arrow batches when pyarrow is
-    there (mapInArrow), pickled rows otherwise."""
-    if _has_arrow():
+    """Run the frame's one partition through ``produce`` in the executor's Python worker. Its rows are
+    strings and cross as bare UTF-8 bytes (``UTF8Deserializer``, as ``textFile`` lines do): no pickling,
+    no Row objects, no decoding. (``mapInArrow`` would need pandas and pyarrow, which cdc does not
+    depend on.)"""
+    from pyspark import RDD
+    from pyspark.serializers import UTF8Deserializer
 
-        def on_batches(batches: Iterable[Any]) -> Iterator[Any]:
-            import pyarrow as pa
+    sc = frame.sparkSession.sparkContext
+    strings = getattr(frame._jdf, "as")(sc._jvm.org.apache.spark.sql.Encoders.STRING())
+    lines: Any = RDD(strings.javaRDD(), sc, UTF8Deserializer(use_unicode=False))
 
-            def rows() -> Iterator[tuple[Any, Any]]:
-                for batch in batches:
-                    yield from zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+    def on_lines(rows: Iterable[bytes]) -> Iterator[int]:
+        def pairs() -> Iterator[tuple[bytes, bytes]]:
+            for line in rows:
+                key, sep, after = line.partition(b"\n")
+                if not sep:
+                    raise RuntimeError("a row of the JVM encoding has no key/value separator")
+                yield key, after
 
-            yield pa.RecordBatch.from_pydict({"n": [produce(rows())]})
+        yield produce(pairs())
 
-        return [int(r[0]) for r in frame.mapInArrow(on_batches, "n long").collect()]
-
-    def on_rows(rows: Iterable[Any]) -> Iterator[int]:
-        yield produce((bytes(r[0]) if r[0] is not None else None, bytes(r[1])) for r in rows)
-
-    return [int(n) for n in frame.rdd.mapPartitions(on_rows).collect()]
-
-
-def _has_arrow() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return [int(n) for n in lines.mapPartitions(on_lines).collect()]
 
 
 def _partition_producer(

@@ -173,6 +173,7 @@ class SparkRunner:
         self.parallelism = max(1, parallelism or int(self.sc.defaultParallelism))
         self._encodings: dict[Any, Any] = {}
         self._encodings_lock = threading.Lock()
+        self._classes_ok: bool | None = None
         self.paths: dict[str, str] = {}
         """The path each chunk took (chunk id → ``sql`` or ``python``): for tests and the log."""
 
@@ -219,7 +220,7 @@ class SparkRunner:
                 return self._encodings[key][1]
             encoding = None
             try:
-                if not self.jdbc:
+                if not self.jdbc or not self._jvm_classes():
                     raise Unsupported("the JDBC driver is not loaded")
                 encoding = table_encoding(task.table, ctx)
                 log.info("%s: chunks read and encoded in the JVM (Spark JDBC + SQL)", task.table.id)
@@ -234,6 +235,22 @@ class SparkRunner:
             # the key holds the table and context objects alive, so their ids stay theirs
             self._encodings[key] = ((task.table, ctx), encoding)
             return encoding
+
+    def _jvm_classes(self) -> bool:
+        """Whether the JVM has the JDBC driver and Jackson's double writer (a session started in a process
+        whose JVM was launched without the package has not); checked once."""
+        if self._classes_ok is None:
+            from cdc.snapshot.jvm import DOUBLE_TO_TEXT, FLOAT_TO_TEXT, JDBC_DRIVER
+
+            try:
+                utils = self.sc._jvm.org.apache.spark.util.Utils
+                for name in (JDBC_DRIVER, DOUBLE_TO_TEXT, FLOAT_TO_TEXT):
+                    utils.classForName(name, True, False)
+                self._classes_ok = True
+            except Exception as exc:
+                log.warning("The JVM path is off: %s", str(exc).splitlines()[0] if str(exc) else exc)
+                self._classes_ok = False
+        return bool(self._classes_ok)
 
     def _submit(self, task: ChunkTask, ctx: RunContext) -> ChunkResult:
         self.sc.setJobDescription(f"cdc snapshot {task.chunk.id}")

@@ -96,6 +96,9 @@ class WriterSpec:
             "partitioner": "murmur2_random",
             "client.id": client_id,
             "delivery.timeout.ms": 2147483647,
+            # only failed deliveries call back into Python (all _on_delivery looks at): a callback a
+            # record costs as much as producing it
+            "delivery.report.only.error": True,
             **to_librdkafka(overrides),
         }
         return cls(
