@@ -168,10 +168,16 @@ def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
 
 def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
     from cdc.worker.distributed.membership import GroupMembership, GroupSettings
-    from cdc.worker.stores.kafka import create_kafka_stores
+    from cdc.worker.kafka_clients import lookup_cluster_id
+    from cdc.worker.stores.kafka import _SECURITY_PREFIXES, create_kafka_stores
 
     props = _resolved(worker_props)
     parsed = _parse(DISTRIBUTED_DEF, props)
+    # As Connect's worker does first: a cluster that refuses our credentials fails the start at once,
+    # saying so, instead of after the internal topics' creation timed out.
+    lookup_cluster_id(
+        {k: v for k, v in props.items() if k == "bootstrap.servers" or k.startswith(_SECURITY_PREFIXES)}
+    )
     stores = create_kafka_stores(props)
     group = GroupSettings.from_worker(parsed)
     memberships: list[GroupMembership] = []

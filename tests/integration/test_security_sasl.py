@@ -18,10 +18,11 @@ allowed where a resource has no ACL) under which only ``bob`` may write the topi
 * :func:`cdc.worker.kafka_clients.lookup_cluster_id` with a wrong password fails at once, naming the
   authentication failure.
 
-Known gaps, as strict xfails (each names the file to fix; an XPASS means it was fixed: drop the mark):
-a worker with a wrong password should stop at start naming authentication (it waits out a 60 s topic
-creation); a connector whose override password is wrong should fail its task (it stays RUNNING); validate
-under policy None should not echo the forbidden override's value.
+* A worker with a wrong password stops at start naming the authentication failure; validate under policy
+  None does not echo the forbidden override's value.
+
+Known gap, as a strict xfail (it names the file to fix; an XPASS means it was fixed: drop the mark): a
+connector whose override password is wrong should fail its task (it stays RUNNING).
 
 Runtime: 60-75 s on a loaded 2-core machine, ~20 s of it the broker's JVM. Skips only when the broker's
 jars (or ``java``) are missing.
@@ -448,12 +449,6 @@ def test_policy_none_rejects_client_overrides(side_workers: SideWorkers) -> None
     assert leaked(worker.log()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cdc/worker/rest/overrides.py add_override_errors() adds the forbidden key's entry with "
-    "config.get(key), unmasked, when the connector's ConfigDef does not declare the key (validation "
-    "masks undeclared secret-named keys only when it lists them)",
-)
 @pytest.mark.timeout(180)
 def test_validate_does_not_echo_a_forbidden_override(side_workers: SideWorkers) -> None:
     r = _forbidden_override_validate(side_workers.policy_none)
@@ -478,12 +473,6 @@ def test_cluster_id_lookup_names_the_authentication_failure(broker: SaslKafka) -
     assert WRONG_PW not in str(caught.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cdc/worker/runtime.py creates the internal topics before any request that would fail on "
-    "authentication: the admin request waits out its 60 s and fails with 'Timed out waiting for controller'. "
-    "Connect looks the cluster id up first (kafka_clients.lookup_cluster_id does it: see docs/security.md)",
-)
 @pytest.mark.timeout(180)
 def test_wrong_password_stops_the_worker_with_an_authentication_error(side_workers: SideWorkers) -> None:
     worker = side_workers.wrong_password

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cdc.config import mask_secrets
 from cdc.worker import validation
 from cdc.worker.kafka_clients import override_violations
 from cdc.worker.rest.errors import RestError
@@ -44,7 +45,7 @@ def add_override_errors(infos: dict[str, Any], config: Mapping[str, Any], policy
                 },
                 "value": {
                     "name": key,
-                    "value": config.get(key),
+                    "value": mask_secrets({key: config.get(key)})[key],
                     "recommended_values": [],
                     "errors": [],
                     "visible": True,
