@@ -531,9 +531,9 @@ def _literal_predicate(task: ChunkTask) -> str:
 
 
 def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> Any:
-    """The chunk as a one-partition DataFrame of (key bytes, ``after`` bytes), rows in primary-key order.
-    Nothing in its expressions depends on the chunk: Spark compiles them once per table."""
-
+    """The chunk as a one-partition DataFrame of one string a row (the key's JSON, a newline, the
+    ``after`` payload's), rows in primary-key order. Nothing in its expressions depends on the chunk:
+    Spark compiles them once per table."""
     from pyspark.sql import functions as F
 
     from cdc.mysql.config import MySqlSettings

@@ -12,7 +12,8 @@ Spark's retries of failed tasks and chunks done before a resumed run, reads afte
 watermark is the end position ``E``. That is all this module assumes of a chunk's read, on either path:
 the Python path reads on the task's own connection, the JVM path (:mod:`cdc.snapshot.jvm`) on the
 connection of Spark's JDBC reader in the executor, with the chunk's own watermarks taken on the driver
-before its job is submitted and after it finished; both reads lie after ``S`` and before ``E``. ``E`` is a consistent snapshot point: on MariaDB the position of
+before its job is submitted and after it finished; both reads lie after ``S`` and before ``E``.
+``E`` is a consistent snapshot point: on MariaDB the position of
 ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` itself (``binlog_snapshot_file/position``, no lock); on
 MySQL taken under a brief ``FLUSH TABLES WITH READ LOCK`` as the single reader does. Reconciliation:
 
