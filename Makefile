@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install spark up down status test lint demo bench fuzz clean-stack
+.PHONY: help install spark up down status test test-all lint demo bench fuzz clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,7 +41,11 @@ down: ## stop the processes of the stack that this checkout started; the data st
 status: ## show whether each service of the stack runs and answers
 	@scripts/stack.sh status
 
-test: install spark up ## unit and integration tests against the local stack (installs all it needs)
+test: install spark up ## unit and integration tests against the local stack, the long Spark runs aside (CI)
+	@set +e; $(BIN)/pytest tests -m "not slow" $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: nothing failed"; rc=0; fi; exit $$rc
+
+test-all: install spark up ## every test, the `slow` ones (long Spark snapshot runs) included
 	@set +e; $(BIN)/pytest tests $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: nothing failed"; rc=0; fi; exit $$rc
 
