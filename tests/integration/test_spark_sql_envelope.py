@@ -189,7 +189,11 @@ def _configs(tmp: Path, kafka: Any, mysql_db: Any, suffix: str, extra: dict[str,
         "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
         "transforms.route.regex": "(.*)",
         "transforms.route.replacement": "$1." + suffix,
-        **{k: v for k, v in extra.items() if not k.startswith(("key.converter.", "value.converter."))},
+        **{
+            k: v.replace("{db}", mysql_db.name)
+            for k, v in extra.items()
+            if not k.startswith(("key.converter.", "value.converter."))
+        },
     }
     return config, worker
 
@@ -252,6 +256,9 @@ MODES = {
         "value.converter.replace.null.with.default": "false",
         "decimal.handling.mode": "double",
         "binary.handling.mode": "base64-url-safe",
+        # a key that is not the primary key, and a column left out
+        "message.key.columns": "{db}.plain:name",
+        "column.exclude.list": "{db}.types.tx",
     },
 }
 
@@ -325,6 +332,8 @@ def test_jvm_records_are_byte_identical(
             assert a == b, f"{table}: the JVM record differs from the Python one: {_diff(a, b)}"
         if table != "geo":
             assert len({p for p, *_ in records["jvm"]}) > 1  # keys spread over the partitions
+        if table == "plain" and "message.key.columns" in extra:
+            assert all(key.startswith(b'{"name":') for _p, key, _v, _h in records["jvm"])
         import json
 
         for _p, _k, value, _h in records["jvm"]:
