@@ -48,7 +48,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +61,11 @@ __all__ = [
     "JDBC_DRIVER",
     "JDBC_PACKAGE",
     "TableEncoding",
+    "TableLines",
     "Unsupported",
     "run_chunk_jvm",
     "table_encoding",
+    "table_lines",
 ]
 
 log = logging.getLogger(__name__)
@@ -530,10 +532,21 @@ def _literal_predicate(task: ChunkTask) -> str:
     return clause % tuple(escape_item(p, "utf8mb4") for p in params)
 
 
-def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> Any:
-    """The chunk as a one-partition DataFrame of one string a row (the key's JSON, a newline, the
-    ``after`` payload's), rows in primary-key order. Nothing in its expressions depends on the chunk:
-    Spark compiles them once per table."""
+@dataclass
+class TableLines:
+    """The chunks of one table in this run as one RDD of lines, one partition a chunk: Spark analyses,
+    plans and resolves the JDBC schema once for the table; each chunk is then a job on its partition."""
+
+    rdd: Any
+    partition: dict[str, int]  # chunk id → partition
+
+
+def table_lines(session: Any, enc: TableEncoding, tasks: Sequence[ChunkTask], ctx: RunContext) -> TableLines:
+    """The chunks' rows as lines (the key's JSON, a newline — never in compact JSON, control characters
+    are escaped — the ``after`` payload's JSON), each chunk's in primary-key order. Nothing in the
+    expressions depends on a chunk: Spark compiles them once per table."""
+    from pyspark import RDD
+    from pyspark.serializers import UTF8Deserializer
     from pyspark.sql import functions as F
 
     from cdc.mysql.config import MySqlSettings
@@ -541,10 +554,10 @@ def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunConte
     settings = MySqlSettings.parse(ctx.connector_config)
     init, multi = _session_init(settings)
     url = _jdbc_url(settings) + ("&allowMultiQueries=true" if multi else "")
-    query = f"(SELECT {', '.join(enc.select_list)} FROM {task.table.id.sql()}) AS cdc_chunk"
-    # Spark writes "SELECT <columns> FROM <query> WHERE <predicate>": the ORDER BY rides on the predicate
-    # (an ORDER BY inside the derived table would be dropped by MariaDB's optimizer).
-    predicate = f"{_literal_predicate(task)} ORDER BY {enc.order_by}"
+    query = f"(SELECT {', '.join(enc.select_list)} FROM {enc.table.id.sql()}) AS cdc_chunk"
+    # Spark writes "SELECT <columns> FROM <query> WHERE <predicate>": the ORDER BY rides on each chunk's
+    # predicate (an ORDER BY inside the derived table would be dropped by MariaDB's optimizer).
+    predicates = [f"{_literal_predicate(t)} ORDER BY {enc.order_by}" for t in tasks]
     frame = (
         session.read.option("driver", JDBC_DRIVER)
         .option("user", str(settings["database.user"]))
@@ -552,15 +565,22 @@ def chunk_frame(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunConte
         .option("sessionInitStatement", init)
         .option("fetchsize", "5000")
         .option("customSchema", enc.custom_schema)
-        .jdbc(url, query, predicates=[predicate])
+        .jdbc(url, query, predicates=predicates)
     )
-    # One string a row: the key, a newline (never in compact JSON: control characters are escaped), the
-    # ``after`` payload. Strings cross to Python as bare UTF-8, without pickling or Row objects.
-    return frame.select(F.concat(enc.key_sql, F.lit("\n"), enc.after_sql).alias("line"))
+    lines = frame.select(F.concat(enc.key_sql, F.lit("\n"), enc.after_sql).alias("line"))
+    # Strings cross to Python as bare UTF-8 bytes (as textFile lines do): no pickling, no Row objects, no
+    # decoding. (mapInArrow would need pandas and pyarrow, which cdc does not depend on.)
+    sc = session.sparkContext
+    strings = getattr(lines._jdf, "as")(sc._jvm.org.apache.spark.sql.Encoders.STRING())
+    rdd: Any = RDD(strings.javaRDD(), sc, UTF8Deserializer(use_unicode=False))
+    return TableLines(rdd, {t.chunk.id: i for i, t in enumerate(tasks)})
 
 
-def run_chunk_jvm(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext) -> ChunkResult:
-    """Read, encode and produce one chunk as a Spark job; returns once Kafka acknowledged every record."""
+def run_chunk_jvm(
+    session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunContext, lines: TableLines | None = None
+) -> ChunkResult:
+    """Read, encode and produce one chunk as a Spark job; returns once Kafka acknowledged every record.
+    ``lines``: the table's lines with this chunk's partition (else made for this chunk alone)."""
     from cdc.mysql.config import MySqlSettings
     from cdc.mysql.connection import connect
 
@@ -568,7 +588,8 @@ def run_chunk_jvm(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunCon
     settings = MySqlSettings.parse(ctx.connector_config)
     now_ns = time.time_ns()
     prefix, suffixes = enc.value_pieces(ctx, now_ns)
-    frame = chunk_frame(session, enc, task, ctx)
+    if lines is None or task.chunk.id not in lines.partition:
+        lines = table_lines(session, enc, [task], ctx)
     envelope = _Envelope(
         prefix,
         suffixes["true"],
@@ -581,7 +602,7 @@ def run_chunk_jvm(session: Any, enc: TableEncoding, task: ChunkTask, ctx: RunCon
     try:
         with conn.cursor() as meta:
             low = _master_position(meta)
-        counts = _run_frame(frame, produce)
+        counts = _run_partition(session.sparkContext, lines, task.chunk.id, produce)
         with conn.cursor() as meta:
             high = _master_position(meta)
     finally:
@@ -602,17 +623,10 @@ class _Envelope:
     only: bytes
 
 
-def _run_frame(frame: Any, produce: Callable[[Iterator[tuple[Any, Any]]], int]) -> list[int]:
-    """Run the frame's one partition through ``produce`` in the executor's Python worker. Its rows are
-    strings and cross as bare UTF-8 bytes (``UTF8Deserializer``, as ``textFile`` lines do): no pickling,
-    no Row objects, no decoding. (``mapInArrow`` would need pandas and pyarrow, which cdc does not
-    depend on.)"""
-    from pyspark import RDD
-    from pyspark.serializers import UTF8Deserializer
-
-    sc = frame.sparkSession.sparkContext
-    strings = getattr(frame._jdf, "as")(sc._jvm.org.apache.spark.sql.Encoders.STRING())
-    lines: Any = RDD(strings.javaRDD(), sc, UTF8Deserializer(use_unicode=False))
+def _run_partition(
+    sc: Any, lines: TableLines, chunk_id: str, produce: Callable[[Iterator[tuple[Any, Any]]], int]
+) -> list[int]:
+    """Run the chunk's partition through ``produce`` in an executor's Python worker (one job)."""
 
     def on_lines(rows: Iterable[bytes]) -> Iterator[int]:
         def pairs() -> Iterator[tuple[bytes, bytes]]:
@@ -624,7 +638,7 @@ def _run_frame(frame: Any, produce: Callable[[Iterator[tuple[Any, Any]]], int]) 
 
         yield produce(pairs())
 
-    return [int(n) for n in lines.mapPartitions(on_lines).collect()]
+    return [int(n) for n in sc.runJob(lines.rdd, on_lines, [lines.partition[chunk_id]])]
 
 
 def _partition_producer(

@@ -174,6 +174,8 @@ class SparkRunner:
         self._encodings: dict[Any, Any] = {}
         self._encodings_lock = threading.Lock()
         self._classes_ok: bool | None = None
+        self._table_lines: dict[Any, Any] = {}
+        self._run_tasks: list[ChunkTask] = []
         self.paths: dict[str, str] = {}
         """The path each chunk took (chunk id → ``sql`` or ``python``): for tests and the log."""
 
@@ -232,9 +234,26 @@ class SparkRunner:
                         f"snapshot.spark.encoder=sql: {task.table.id} cannot be encoded in SQL ({exc})"
                     ) from exc
                 log.info("%s: chunks on the Python path (%s)", task.table.id, exc)
-            # the key holds the table and context objects alive, so their ids stay theirs
+            # the value holds the table and context objects alive, so their ids stay theirs
             self._encodings[key] = ((task.table, ctx), encoding)
             return encoding
+
+    def _lines(self, task: ChunkTask, ctx: RunContext, encoding: Any) -> Any:
+        """The table's lines over its chunks in this run (one JDBC frame a table, one partition a chunk)."""
+        from cdc.snapshot.jvm import table_lines
+
+        key = (task.table.id, id(task.table), id(ctx))
+        with self._encodings_lock:
+            lines = self._table_lines.get(key)
+            if lines is None or task.chunk.id not in lines[1].partition:
+                same = [t for t in self._run_tasks if t.table is task.table] or [task]
+                if task not in same:
+                    same.append(task)
+                lines = self._table_lines[key] = (
+                    (task.table, ctx),
+                    table_lines(self.session, encoding, same, ctx),
+                )
+            return lines[1]
 
     def _jvm_classes(self) -> bool:
         """Whether the JVM has the JDBC driver and Jackson's double writer (a session started in a process
@@ -259,7 +278,7 @@ class SparkRunner:
             from cdc.snapshot.jvm import run_chunk_jvm
 
             self.paths[task.chunk.id] = "sql"
-            return run_chunk_jvm(self.session, encoding, task, ctx)
+            return run_chunk_jvm(self.session, encoding, task, ctx, self._lines(task, ctx, encoding))
         self.paths[task.chunk.id] = "python"
         result: list[Any] = self.sc.parallelize([(task, ctx)], 1).map(_run_one).collect()
         done: ChunkResult = result[0]
@@ -268,6 +287,9 @@ class SparkRunner:
     def run(
         self, tasks: Sequence[ChunkTask], ctx: RunContext, on_done: OnDone, stopping: threading.Event
     ) -> None:
+        with self._encodings_lock:
+            self._run_tasks = list(tasks)
+            self._table_lines.clear()
         _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
 
     def close(self) -> None:
