@@ -233,6 +233,17 @@ def _def() -> ConfigDef:
         **s,
     )
     d.define(
+        "snapshot.spark.encoder",
+        S,
+        "auto",
+        v.case_insensitive_one_of("auto", "sql", "python"),
+        LO,
+        "snapshot.engine=spark: how chunks become records. auto: the JVM path (Spark JDBC reader, values "
+        "encoded by SQL) for every table it can encode byte-identically, the Python path for the others; "
+        "sql: the JVM path or fail; python: always the Python path (see docs/snapshots.md).",
+        **s,
+    )
+    d.define(
         "snapshot.spark.state.dir",
         S,
         None,
