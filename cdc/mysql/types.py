@@ -25,7 +25,7 @@ from cdc.api.struct import Struct
 from cdc.history.model import Column
 from cdc.mysql.config import MySqlSettings
 
-__all__ = ["ColumnMapping", "TypeMapper"]
+__all__ = ["BINARY_TYPES", "TEXT_TYPES", "ColumnMapping", "TypeMapper"]
 
 Converter = Callable[[Any], Any]
 
@@ -337,6 +337,7 @@ _TEXT_TYPES = (
     "LONG",
 )
 _BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
+TEXT_TYPES, BINARY_TYPES = _TEXT_TYPES, _BINARY_TYPES  # for other encoders of the same mapping
 _GEOMETRY_TYPES = (
     "GEOMETRY",
     "LINESTRING",

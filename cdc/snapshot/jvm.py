@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.history.model import Table
+from cdc.mysql.types import BINARY_TYPES, TEXT_TYPES
 from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
 
 __all__ = [
@@ -271,20 +272,7 @@ def _column(m: Any, mapper: Any, numeric: bool) -> _Column:
     raise Unsupported(f"column {c.name} of type {c.type_name}")
 
 
-_TEXT_TYPES = (
-    "CHAR",
-    "VARCHAR",
-    "TINYTEXT",
-    "TEXT",
-    "MEDIUMTEXT",
-    "LONGTEXT",
-    "NCHAR",
-    "NVARCHAR",
-    "CHARACTER",
-    "LONG VARCHAR",
-    "LONG",
-)
-_BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
+_TEXT_TYPES, _BINARY_TYPES = TEXT_TYPES, BINARY_TYPES  # the type mapping's own lists
 
 # ----------------------------------------------------------------------------------- the table
 
