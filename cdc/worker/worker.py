@@ -408,6 +408,19 @@ class Worker:
         header_conv: HeaderConverter = self._converter("header.converter", connector_config, False)
         chain = self._chain(connector_config)
         errors = ErrorHandler.from_config(str(task_id), parsed, threading.Event())
+        # what every worker task takes first, source or sink
+        common = (
+            task_id,
+            task,
+            task_config,
+            self.task_listener,
+            target,
+            key_conv,
+            value_conv,
+            header_conv,
+            chain,
+            errors,
+        )
         name = task_id.connector
         worker = self.settings.parsed
 
@@ -435,21 +448,7 @@ class Worker:
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
-            args = (
-                task_id,
-                task,
-                task_config,
-                self.task_listener,
-                target,
-                key_conv,
-                value_conv,
-                header_conv,
-                chain,
-                errors,
-                reader,
-                writer,
-                settings,
-            )
+            args = (*common, reader, writer, settings)
             eos = self._exactly_once(task_id, parsed)
             if eos is None:
                 return WorkerSourceTask(*args)
@@ -480,19 +479,7 @@ class Worker:
             topics_regex=str(parsed.get("topics.regex") or ""),
             flush_interval_ms=int(worker["offset.flush.interval.ms"]),
         )
-        return WorkerSinkTask(
-            task_id,
-            task,
-            task_config,
-            self.task_listener,
-            target,
-            key_conv,
-            value_conv,
-            header_conv,
-            chain,
-            errors,
-            sink_settings,
-        )
+        return WorkerSinkTask(*common, sink_settings)
 
     def _exactly_once(self, task_id: TaskId, parsed: Mapping[str, Any]) -> ExactlyOnceSettings | None:
         """The exactly-once settings of a source task, or None when the worker delivers at least once.
