@@ -27,9 +27,11 @@ from cdc.worker.stores.file import read_offset_file
 
 pytestmark = pytest.mark.integration
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "seed-configs"
-if not SEEDS.is_dir():
-    SEEDS = Path("/work/shared/reference/seed-configs")
+REPO = Path(__file__).resolve().parents[2]
+# the repo's byte-identical copies of ../shared/reference/seed-configs (tests/unit/test_properties.py
+# compares them with the originals when those are beside the clone)
+SEEDS = REPO / "tests" / "fixtures" / "seed-configs"
+KAFKADB_SQL = REPO / "scripts" / "sql" / "kafkadb.sql"
 SEED_TOPICS = [
     "mysql-customers",
     "mysql-products",
@@ -49,7 +51,7 @@ def _admin() -> Any:
 def seed_tables(stack: Any, kafka: Any) -> None:
     statements = [
         s.strip()
-        for s in re.split(r";\s*\n", (SEEDS / "kafkadb.sql").read_text())
+        for s in re.split(r";\s*\n", KAFKADB_SQL.read_text())
         if s.strip() and not all(line.startswith("--") for line in s.strip().splitlines())
     ]
     statements = ["\n".join(line for line in s.splitlines() if not line.startswith("--")) for s in statements]

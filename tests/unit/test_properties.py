@@ -10,8 +10,13 @@ from cdc.api.errors import ConfigError
 from cdc.worker.properties import decode_properties_bytes, load_properties, parse_properties
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "seed-configs"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "seed-configs"
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "reference" / "seed-configs"
+if not SHARED.is_dir():
+    SHARED = Path("/work/shared/reference/seed-configs")
 SEED_FILES = sorted(FIXTURES.glob("*.properties"))
+# every copy the tests read instead of ../shared (so they run from a bare clone)
+COPIES = [*sorted(FIXTURES.iterdir()), REPO / "scripts" / "sql" / "kafkadb.sql"]
 
 
 def test_fixtures_present() -> None:
@@ -39,11 +44,11 @@ def test_seed_file_parses_like_naive_split(path: Path) -> None:
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared/ not beside the clone")
-@pytest.mark.parametrize("path", SEED_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", COPIES, ids=lambda p: p.name)
 def test_fixture_copies_match_shared(path: Path) -> None:
     shared = SHARED / path.name
-    if shared.exists():
-        assert shared.read_bytes() == path.read_bytes()
+    assert shared.exists(), f"{path.name}: no original in {SHARED}"
+    assert shared.read_bytes() == path.read_bytes()
 
 
 def test_seed_values() -> None:

@@ -25,7 +25,7 @@ from cdc.worker.herder import Herder, PutResult
 from cdc.worker.rest import OPENAPI, Loggers, RequestSignature, RestServer, RestSettings, create_app, sign
 from cdc.worker.stores.base import TargetState, TaskId
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "seed-configs"
+SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seed-configs"
 
 WORKER_ID = "127.0.1.1:8083"
 
@@ -383,10 +383,7 @@ def test_invalid_config_message_from_herder(client: TestClient) -> None:
 
 
 def test_seed_ints_are_stringified(client: TestClient, herder: FakeHerder) -> None:
-    seed = SEEDS / "jdbc-incrementing-multitask.json"
-    if not seed.exists():
-        pytest.skip("shared/ seed configs not beside the repo")
-    raw = seed.read_bytes()
+    raw = (SEEDS / "jdbc-incrementing-multitask.json").read_bytes()
     response = client.post("/connectors", content=raw, headers={"Content-Type": "application/json"})
     assert response.status_code == 201, response.text
     config = response.json()["config"]
