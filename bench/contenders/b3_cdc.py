@@ -39,4 +39,4 @@ class CdcMySql(ConnectBinlogContender):
 
     def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
         # exactly the peer's configuration, connector class aside
-        return connector_config(CONNECTOR, rng, prefix, stack, random.randrange(6400, 7400), "disabled")
+        return connector_config(CONNECTOR, rng.table, prefix, stack, random.randrange(6400, 7400), "disabled")

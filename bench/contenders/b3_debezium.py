@@ -49,7 +49,7 @@ class Debezium(ConnectBinlogContender):
     def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
         ssl_mode = "disable" if self.flavour == "mariadb" else "disabled"
         return connector_config(
-            _CLASSES[self.flavour], rng, prefix, stack, random.randrange(5400, 6400), ssl_mode
+            _CLASSES[self.flavour], rng.table, prefix, stack, random.randrange(5400, 6400), ssl_mode
         )
 
     def versions(self) -> dict[str, str]:

@@ -35,7 +35,16 @@ from bench.stack import Stack, unique
 from bench.verify import Watermarks, read_back
 from bench.workers import WorkerProcess, WorkerSpec, free_port, worker_properties
 
-__all__ = ["RUNNING", "B3Binlog", "BinlogRange", "ConnectBinlogContender", "connector_config", "failure"]
+__all__ = [
+    "RUNNING",
+    "B3Binlog",
+    "BinlogRange",
+    "ConnectBinlogContender",
+    "connector_config",
+    "failure",
+    "settle",
+    "wait_drained",
+]
 
 DATABASE = "bench"
 # every Connect contender's sample has it; B3's table leaves it out, B4 and B8 show it
@@ -181,7 +190,7 @@ def failure(status: dict[str, Any]) -> str:
 
 
 def connector_config(
-    connector_class: str, rng: BinlogRange, prefix: str, stack: Stack, server_id: int, ssl_mode: str
+    connector_class: str, table: str, prefix: str, stack: Stack, server_id: int, ssl_mode: str
 ) -> dict[str, str]:
     """The configuration both ours and Debezium run with: what a Debezium user writes for this capture.
 
@@ -198,8 +207,8 @@ def connector_config(
         "database.server.id": str(server_id),
         "database.ssl.mode": ssl_mode,
         "topic.prefix": prefix,
-        "database.include.list": rng.table.split(".")[0],
-        "table.include.list": rng.table,
+        "database.include.list": table.split(".")[0],
+        "table.include.list": table,
         "snapshot.mode": "recovery",
         "snapshot.locking.mode": "none",
         "include.schema.changes": "false",
@@ -263,14 +272,15 @@ class ConnectBinlogContender(BinlogContender):
                 broker0 = cpu_seconds(broker) if broker else 0.0
                 resumed = time.monotonic()
                 worker.request("PUT", f"/connectors/{name}/resume")
-                drained = self._wait_drained(worker, name, watermarks, rng.events)
+                stall = float(self.ctx.options.get("stall", "120"))
+                drained = wait_drained(self.name, worker, name, watermarks, rng.events, stall)
                 cpu = cpu_seconds(worker.pid) - cpu0
                 mysqld_cpu = cpu_seconds(mysqld) - mysqld0 if mysqld else None
                 broker_cpu = cpu_seconds(broker) - broker0 if broker else None
                 drain_s = drained - resumed
                 snap = worker.snap()
                 # records still coming after the expected count (duplicates) must be in the read-back
-                self._settle(watermarks)
+                settle(watermarks)
                 status = worker.status(name)
             back = read_back(stack.bootstrap, topic, rng.rows)
             events = back.records
@@ -311,38 +321,40 @@ class ConnectBinlogContender(BinlogContender):
         shown["database.server.id"] = "<random per run>"
         return {k: ("***" if "password" in k else v) for k, v in shown.items()}
 
-    @staticmethod
-    def _settle(watermarks: Watermarks, quiet: float = 3.0, limit: float = 60.0) -> None:
-        """Wait until the topic's end offset has not moved for ``quiet`` seconds (at most ``limit``)."""
-        last, since, deadline = watermarks.high(), time.monotonic(), time.monotonic() + limit
-        while time.monotonic() - since < quiet and time.monotonic() < deadline:
-            time.sleep(0.5)
-            high = watermarks.high()
-            if high != last:
-                last, since = high, time.monotonic()
 
-    def _wait_drained(self, worker: WorkerProcess, name: str, watermarks: Watermarks, expected: int) -> float:
-        """When the topic's end offset reached ``expected``; fails on a stall or a FAILED task."""
-        stall = float(self.ctx.options.get("stall", "120"))
-        last, last_change = -1, time.monotonic()
-        checked = time.monotonic()
-        while True:
-            high = watermarks.high()
-            now = time.monotonic()
-            if high >= expected:
-                return now
-            if high != last:
-                last, last_change = high, now
-            elif now - last_change > stall:
-                raise TimeoutError(
-                    f"{self.name}: stalled at {high:,} of {expected:,} records for {stall:.0f} s; "
-                    f"see {worker.spec.log}"
-                )
-            if now - checked > 5:
-                checked = now
-                if not worker.alive():
-                    raise RuntimeError(f"{self.name}: the worker died; see {worker.spec.log}")
-                status = worker.status(name)
-                if "FAILED" in json.dumps(status):
-                    raise RuntimeError(f"{self.name}: connector failed: {failure(status)}")
-            time.sleep(0.2)
+def settle(watermarks: Watermarks, quiet: float = 3.0, limit: float = 60.0) -> None:
+    """Wait until the topic's end offset has not moved for ``quiet`` seconds (at most ``limit``)."""
+    last, since, deadline = watermarks.high(), time.monotonic(), time.monotonic() + limit
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        time.sleep(0.5)
+        high = watermarks.high()
+        if high != last:
+            last, since = high, time.monotonic()
+
+
+def wait_drained(
+    label: str, worker: WorkerProcess, name: str, watermarks: Watermarks, expected: int, stall: float = 120.0
+) -> float:
+    """When the topic's end offset reached ``expected``; fails on a stall or a FAILED connector or task."""
+    last, last_change = -1, time.monotonic()
+    checked = time.monotonic()
+    while True:
+        high = watermarks.high()
+        now = time.monotonic()
+        if high >= expected:
+            return now
+        if high != last:
+            last, last_change = high, now
+        elif now - last_change > stall:
+            raise TimeoutError(
+                f"{label}: stalled at {high:,} of {expected:,} records for {stall:.0f} s; "
+                f"see {worker.spec.log}"
+            )
+        if now - checked > 5:
+            checked = now
+            if not worker.alive():
+                raise RuntimeError(f"{label}: the worker died; see {worker.spec.log}")
+            status = worker.status(name)
+            if "FAILED" in json.dumps(status):
+                raise RuntimeError(f"{label}: connector failed: {failure(status)}")
+        time.sleep(0.2)

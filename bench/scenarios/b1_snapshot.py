@@ -1,0 +1,308 @@
+"""B1: an initial snapshot of dataset A on an idle database; B2: the same snapshot while writers run.
+
+**B1.** Dataset A (1 M rows by default, ``--rows``) is loaded once into ``bench.b1_a_<rows>`` without
+binlogging and kept between invocations. Every contender reads the whole table into a fresh topic
+``<prefix>.bench.b1_a_<rows>`` (JsonConverter, ``schemas.enable=false``, one partition, as the topic is
+auto-created), and the topic is read back for missing and duplicated ids:
+
+* ``cdc-spark-<N>`` (ours): ``cdc snapshot`` with ``--master local[N] --partitions N`` (N parallel JDBC
+  readers; ``--set spark=1,2,4`` picks the N), its default encoder (``auto``: the JVM path), the worker
+  properties a ``cdc distributed`` worker runs with; process start (Spark's start-up included) to exit.
+* ``cdc-single`` (ours): cdc's MySQL connector with ``snapshot.mode=initial`` and its default
+  ``snapshot.engine=local`` in a ``cdc distributed`` worker: one reader, as Debezium's.
+* ``debezium`` (peer): Debezium's MariaDB connector with ``snapshot.mode=initial`` in Kafka Connect.
+* ``mariadb-dump`` (ceiling): ``mariadb-dump --single-transaction`` of the table to ``/dev/null``.
+
+For the two connectors the clock starts at ``POST /connectors`` on a worker already up and stops when the
+topic's end offset reaches the row count. CPU-seconds are the contender's whole process tree, sampled from
+``/proc`` (Spark's JVM and its Python workers are children of ``cdc snapshot``).
+
+**B2** is B1 with writers: from the contender's start, three open-loop writer threads send 500 single-row
+UPDATEs (``k = k + 1``), 200 INSERTs and 50 DELETEs per second (ids drawn from the table's range, seeded)
+for ``--set write_s=`` seconds (default 60), each in autocommit. Each run starts from a fresh copy of the
+table. When the writers stop, ours (``cdc snapshot``) is followed by the connector in a ``cdc distributed``
+worker with the same name and offsets topic, which streams from where the snapshot's data ends; Debezium
+simply goes on streaming. Once the topic has been quiet for 10 s it is read back and reduced by key, and
+compared with the final table by version ``(k, updated_at)``: **missing** counts the table's rows whose
+latest record in the topic is absent or older, **extra** the keys whose row is gone from the table but
+whose latest record is not a delete, **duplicated** the (key, version) pairs written more than once, and
+**overlap** those duplicates in which a streamed change event (not a snapshot read, ``op=r``) took part:
+the snapshot and the streaming after it covering the same change.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bench import datagen
+from bench.core import Case, Metric, Scenario, scenario
+from bench.stack import Stack
+from bench.verify import records
+
+__all__ = ["B1Snapshot", "B2SnapshotUnderWrites", "Reduced", "Writers", "reduce_topic"]
+
+DATABASE = "bench"
+
+
+@scenario
+class B1Snapshot(Scenario):
+    id = "B1"
+    title = "initial snapshot of dataset A (idle database)"
+    measures = (
+        "Rows per second of an initial snapshot of dataset A into Kafka: first to last record by their "
+        "Kafka timestamps, and from the contender's start (Spark's start-up, or `POST /connectors`) to the "
+        "last record; CPU-seconds per million rows of the contender's process tree, of mysqld and of the "
+        "broker; the tree's peak RSS; the consumer's missing and duplicated ids. The ceiling is "
+        "`mariadb-dump --single-transaction` to /dev/null."
+    )
+    default_rows = 1_000_000
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        Metric("rows_per_s", "rows/s, first to last record in Kafka", "rows/s", "higher", 0),
+        Metric("rows_per_s_wall", "rows/s, start to last record (start-up included)", "rows/s", "higher", 0),
+        Metric("wall_s", "seconds, start to last record", "s", "lower", 1),
+        Metric("cpu_s_per_m", "contender CPU-seconds per million rows", "s", "lower", 1),
+        Metric("mysqld_cpu_s_per_m", "mysqld CPU-seconds per million rows", "s", "lower", 2),
+        Metric("broker_cpu_s_per_m", "broker CPU-seconds per million rows", "s", "lower", 2),
+        Metric("peak_rss_mb", "contender peak RSS (process tree)", "MB", "lower", 0),
+        Metric("records", "records read back", "", "higher", 0, ratio=False),
+        Metric("missing", "missing ids", "", "lower", 0, ratio=False),
+        Metric("duplicates", "duplicated ids", "", "lower", 0, ratio=False),
+    )
+
+    def seed(self) -> int:
+        return int(self.ctx.options.get("seed", "42"))
+
+    @property
+    def source_table(self) -> str:
+        return f"{DATABASE}.b1_a_{self.rows()}"
+
+    def table_for(self, case: Case) -> str:
+        """The table a contender snapshots (B2 copies the pristine one per run)."""
+        return self.source_table
+
+    def cases(self) -> list[Case]:
+        return [Case("snapshot", f"snapshot of {self.rows():,} rows", {})]
+
+    def setup(self) -> None:
+        self.stack = Stack(self.ctx.repo)
+
+    def prepare(self, case: Case) -> None:
+        table, n = self.source_table, self.rows()
+        try:
+            count = self.stack.sql(f"SELECT COUNT(*), MAX(id) FROM {table};").split()
+        except RuntimeError:
+            count = []
+        if count == [str(n), str(n)] and self.ctx.options.get("fresh") != "1":
+            self.ctx.log(f"[bench]   reusing {table} ({n:,} rows)")
+            self.ctx.info[case.key] = {"table": table, "reused": True}
+            return
+        self.ctx.log(f"[bench]   loading {table}: {n:,} rows of dataset A, seed {self.seed()}")
+        took = datagen.load(self.stack, "A", table, n, self.seed(), self.ctx.workdir)
+        self.stack.sql(f"ANALYZE TABLE {table};", binlog=False)
+        self.ctx.log(f"[bench]   loaded in {took:.0f} s")
+        self.ctx.info[case.key] = {"table": table, "reused": False, "load_s": round(took, 1)}
+
+    # hooks B2 fills in: writers around the contender's run, and the final-state audit
+    def writing(self) -> bool:
+        return False
+
+
+@scenario
+class B2SnapshotUnderWrites(B1Snapshot):
+    id = "B2"
+    title = "initial snapshot of dataset A while writers run"
+    measures = (
+        "B1's snapshot while three writers send 500 UPDATEs + 200 INSERTs + 50 DELETEs per second for "
+        "`write_s` seconds from the contender's start; then the connector streams the rest. The topic, "
+        "reduced by key, is compared with the final table by version (k, updated_at): missing, extra "
+        "(deleted rows still present) and duplicated (key, version) pairs; rows/s are B1's."
+    )
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        Metric("wall_s", "seconds, start to the snapshot's end", "s", "lower", 1),
+        Metric("cpu_s_per_m", "contender CPU-seconds per million rows (snapshot)", "s", "lower", 1),
+        Metric("writes", "changes the writers committed", "", "higher", 0, ratio=False),
+        Metric("write_rate", "writers' achieved changes/s", "changes/s", "higher", 0, ratio=False),
+        Metric("records", "records read back", "", "higher", 0, ratio=False),
+        Metric("missing", "missing (key, version): final rows not last in the topic", "", "lower", 0, False),
+        Metric("extra", "deleted rows whose last record is not a delete", "", "lower", 0, ratio=False),
+        Metric("duplicates", "duplicated (key, version) pairs", "", "lower", 0, ratio=False),
+        Metric("overlap", "of which a streamed change took part in (overlap)", "", "lower", 0, ratio=False),
+    )
+
+    def writing(self) -> bool:
+        return True
+
+    def write_seconds(self) -> float:
+        return float(self.ctx.options.get("write_s", "60"))
+
+    def table_for(self, case: Case) -> str:
+        return f"{DATABASE}.b2_a_{self.rows()}"
+
+    def fresh_copy(self, case: Case) -> str:
+        """A fresh copy of the pristine table for one run (not binlogged: set-up, not a workload)."""
+        table = self.table_for(case)
+        self.stack.sql(
+            f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} LIKE {self.source_table}; "
+            f"INSERT INTO {table} SELECT * FROM {self.source_table}; ANALYZE TABLE {table};",
+            binlog=False,
+        )
+        return table
+
+
+# ------------------------------------------------------------------------------------------------ writers
+
+
+@dataclass
+class _Stream:
+    kind: str
+    rate: float
+    done: int = 0
+    errors: int = 0
+    finished: float = 0.0  # monotonic time of its last statement
+
+
+class Writers:
+    """Open-loop writer threads (one connection each): UPDATE ``k = k + 1``, INSERT, DELETE by random id."""
+
+    RATES: ClassVar[dict[str, float]] = {"update": 500.0, "insert": 200.0, "delete": 50.0}
+
+    def __init__(self, stack: Stack, table: str, ids: int, seconds: float, seed: int) -> None:
+        self.stack, self.table, self.ids, self.seconds, self.seed = stack, table, ids, seconds, seed
+        self.streams = [_Stream(kind, rate) for kind, rate in self.RATES.items()]
+        self._threads: list[threading.Thread] = []
+        self.started = 0.0
+        self.elapsed = 0.0
+        self.failure: BaseException | None = None
+
+    def _connect(self) -> Any:
+        import MySQLdb
+
+        return MySQLdb.connect(
+            host=self.stack.mysql_host,
+            port=self.stack.mysql_port,
+            user="cdc",
+            passwd="cdc",
+            db=DATABASE,
+            autocommit=True,
+        )
+
+    def _run(self, stream: _Stream, index: int) -> None:
+        rng = random.Random(self.seed * 31 + index)
+        try:
+            conn = self._connect()
+            cur = conn.cursor()
+            table = self.table
+            t0 = self.started
+            i = 0
+            while True:
+                due = t0 + i / stream.rate
+                now = time.monotonic()
+                if due - t0 >= self.seconds:
+                    break
+                if due > now:
+                    time.sleep(due - now)
+                ident = rng.randint(1, self.ids)
+                try:
+                    if stream.kind == "update":
+                        cur.execute(f"UPDATE {table} SET k = k + 1 WHERE id = %s", (ident,))
+                    elif stream.kind == "insert":
+                        cur.execute(
+                            f"INSERT INTO {table} (k, c, pad) VALUES (%s, %s, %s)",
+                            (ident, f"b2 insert {i}", "pad"),
+                        )
+                    else:
+                        cur.execute(f"DELETE FROM {table} WHERE id = %s", (ident,))
+                    stream.done += 1
+                except Exception:
+                    stream.errors += 1
+                i += 1
+            stream.finished = time.monotonic()
+            conn.close()
+        except BaseException as exc:
+            self.failure = exc
+
+    def start(self) -> Writers:
+        self.started = time.monotonic()
+        for index, stream in enumerate(self.streams):
+            thread = threading.Thread(target=self._run, args=(stream, index), name=f"b2-{stream.kind}")
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def join(self) -> None:
+        for thread in self._threads:
+            thread.join()
+        ends = [s.finished for s in self.streams if s.finished]
+        self.elapsed = (max(ends) if ends else time.monotonic()) - self.started
+        if self.failure is not None:
+            raise RuntimeError(f"a B2 writer failed: {self.failure}")
+
+    @property
+    def done(self) -> int:
+        return sum(s.done for s in self.streams)
+
+    def summary(self) -> str:
+        parts = [f"{s.kind} {s.done:,} ({s.done / max(self.elapsed, 1e-9):.0f}/s)" for s in self.streams]
+        errors = sum(s.errors for s in self.streams)
+        return ", ".join(parts) + (f", {errors} statements failed" if errors else "")
+
+
+# ------------------------------------------------------------------------------------------------- audit
+
+
+@dataclass
+class Reduced:
+    records: int
+    missing: int
+    extra: int
+    duplicates: int
+    overlap: int  # duplicates in which a streamed event (not a snapshot read) took part
+
+
+def _change_events(bootstrap: str, topic: str) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
+    """(id, op, after) per change event of a schemas-off JSON topic; tombstones are skipped."""
+    for msg in records(bootstrap, topic):
+        value = msg.value()
+        if value is None:
+            continue
+        envelope = json.loads(value)
+        key = json.loads(msg.key() or b"{}")
+        yield int(key["id"]), envelope["op"], envelope.get("after")
+
+
+def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str) -> Reduced:
+    """Compare ``topic`` reduced by key with ``table`` now, by version ``(k, updated_at)`` in epoch µs."""
+    last: dict[int, tuple[int, int] | None] = {}
+    streamed: dict[tuple[int, int, int], bool] = {}  # each version seen: was one of its records streamed
+    count = duplicates = overlap = 0
+    for ident, op, after in _change_events(bootstrap, topic):
+        count += 1
+        if op == "d" or after is None:
+            last[ident] = None
+            continue
+        version = (int(after["k"]), int(after["updated_at"]))
+        last[ident] = version
+        seen = streamed.get((ident, *version))
+        if seen is not None:
+            duplicates += 1
+            overlap += seen or op != "r"
+        streamed[(ident, *version)] = bool(seen) or op != "r"
+    rows = stack.sql(
+        f"SELECT id, k, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', updated_at) FROM {table};"
+    )
+    present: set[int] = set()
+    missing = 0
+    for line in rows.splitlines():
+        ident_s, k, at = line.split("\t")
+        ident = int(ident_s)
+        present.add(ident)
+        if last.get(ident) != (int(k), int(at)):
+            missing += 1
+    extra = sum(1 for ident, version in last.items() if version is not None and ident not in present)
+    return Reduced(count, missing, extra, duplicates, overlap)
