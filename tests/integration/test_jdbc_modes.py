@@ -4,7 +4,9 @@ Each test gets a database of its own. The scenario per mode: three rows with one
 batches of two (an equal-timestamp group across a batch boundary); a row inserted and one updated
 between polls; a restart from the last record's offset (as the worker would have committed it) with
 one more row and one whose timestamp lies in the future; and, per database, a table created while the
-connector runs.
+connector runs. Query mode runs the same scenario, incrementing and timestamp+incrementing, over a custom
+``query`` (a sub-select, the form Confluent's docs give for appending its WHERE clause): one task, topic
+``topic.prefix`` alone, partition ``{"query": "query"}``, an unnamed value struct.
 """
 
 from __future__ import annotations
@@ -153,8 +155,23 @@ def _names(records: list[Any]) -> list[str]:
     return [r.value.get("name") for r in records]
 
 
-@pytest.mark.parametrize("mode", ["incrementing", "timestamp", "timestamp+incrementing", "bulk"])
+QUERY = "SELECT * FROM (SELECT id, name, modified FROM items) AS q"
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "incrementing",
+        "timestamp",
+        "timestamp+incrementing",
+        "bulk",
+        "query:incrementing",
+        "query:timestamp+incrementing",
+    ],
+)
 def test_mode(db: Db, mode: str) -> None:
+    query = mode.startswith("query:")
+    mode = mode.removeprefix("query:")
     db.run(DDL[db.flavour].format(t="items"))
     for name in "abc":
         db.run(f"INSERT INTO items(name, modified) VALUES ('{name}', '2020-01-01 00:00:01.000')")
@@ -173,6 +190,8 @@ def test_mode(db: Db, mode: str) -> None:
         )
     if mode == "timestamp+incrementing":
         props["incrementing.column.name"] = "id"
+    if query:
+        props["query"] = QUERY
     connector = JdbcSourceConnector()
     connector.initialize(_Ctx())  # type: ignore[arg-type]
     connector.start(props)
@@ -181,16 +200,21 @@ def test_mode(db: Db, mode: str) -> None:
     finally:
         connector.stop()
     quote = "`" if db.flavour == "mysql" else '"'
-    assert config["tables"].endswith(f"{quote}items{quote}")
+    assert config["tables"] == "" if query else config["tables"].endswith(f"{quote}items{quote}")
 
     task = _start_task(config)
     first = _poll(task, 3, exact=mode == "bulk")
-    assert first[0].value_schema.name == "items" and first[0].topic == "p-items"
+    if query:
+        assert first[0].value_schema.name is None and first[0].topic == "p-"
+        assert first[0].source_partition == {"query": "query"}
+    else:
+        assert first[0].value_schema.name == "items" and first[0].topic == "p-items"
     if mode == "bulk":
         assert sorted(_names(first)) == ["a", "b", "c"]
         assert first[0].source_partition == {"table": "items"} and first[0].source_offset is None
     else:
         assert _names(first) == ["a", "b", "c"]
+    if not query and mode != "bulk":
         assert first[0].source_partition["protocol"] == "1"
         assert first[0].source_partition["table"].endswith("items")
     if mode == "timestamp":  # the T1 group completes only with the last row (batch boundary after b)
