@@ -33,7 +33,9 @@ the policy's class names are accepted too. :func:`override_violations` gives the
 
 :func:`lookup_cluster_id` is Connect's ``ConnectUtils.lookupKafkaClusterId``: the first request a worker
 makes, failing at once, with a message naming the cause, when the credentials are wrong (librdkafka itself
-only retries, and an admin request then times out without saying why).
+only retries, and an admin request then times out without saying why). A task's clients report to an
+``error_cb`` too: :func:`client_failure` tells which errors fail the task (refused credentials, fatal
+errors) from those librdkafka retries (a broker down), :func:`client_failure_message` words the failure.
 """
 
 from __future__ import annotations
@@ -48,7 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OVERRIDE_PREFIXES",
+    "ClientErrors",
     "JaasEntry",
+    "client_failure",
+    "client_failure_message",
     "connector_client_settings",
     "history_client_defaults",
     "lookup_cluster_id",
@@ -453,11 +458,62 @@ _CONNECT_FAILED = "Failed to connect to and describe Kafka cluster. " + (
 )
 
 
+# librdkafka reports a connection lost in the middle of a SASL or SSL handshake (a broker stopping) with the
+# handshake's code too: "SASL authentication error: SaslAuthenticateRequest failed: Local: Broker transport
+# failure", "SSL handshake failed: Disconnected". Those are retried like any lost connection.
+_TRANSIENT_HANDSHAKE = (
+    "Local: Broker transport failure",
+    "Local: Broker handle destroyed",
+    "Local: Timed out",
+    "Disconnected",
+    "Connection reset",
+    "Connection refused",
+    "Broken pipe",
+    "timed out",
+)
+
+
 def _authentication_failure(error: Any) -> bool:
+    """Whether a librdkafka error (``error_cb``) is the brokers refusing the client's credentials: a SASL
+    or SSL handshake that failed for another reason than a lost connection."""
     from confluent_kafka import KafkaError
 
     codes = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._SSL}
-    return bool(error.code() in codes)
+    if error.code() not in codes:
+        return False
+    text = str(error.str())
+    return not any(marker in text for marker in _TRANSIENT_HANDSHAKE)
+
+
+def client_failure(error: Any) -> bool:
+    """Whether an error a task's Kafka client reports to ``error_cb`` must fail the task.
+
+    Kafka Connect fails a task whose client throws ``SaslAuthenticationException`` /
+    ``SslAuthenticationException`` or a fatal error; librdkafka only reports them to ``error_cb`` and
+    retries for ever. An authentication failure (:func:`_authentication_failure`) or a fatal error
+    (``error.fatal()``: e.g. an idempotent producer's fatal sequence error) fails the task; a broker
+    down (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``, ``_RESOLVE`` …) or a handshake cut by a stopping broker
+    does not: librdkafka reconnects.
+    """
+    try:
+        fatal = bool(error.fatal())
+    except (AttributeError, TypeError):
+        fatal = False
+    return fatal or _authentication_failure(error)
+
+
+def client_failure_message(client: str, error: Any) -> str:
+    """The task's failure for a :func:`client_failure` ``error`` of its ``client`` (``producer`` …):
+    names the authentication failure, with librdkafka's reason (which never holds the password)."""
+    reason = str(error.str())
+    if _authentication_failure(error):
+        return (
+            f"The task's {client} failed to authenticate to Kafka (SaslAuthenticationException / "
+            f"SslAuthenticationException): {reason}. Check the {client}'s security.protocol, "
+            "sasl.mechanism, sasl.jaas.config and ssl.* settings (and the connector's "
+            f"{client}.override.* ones)"
+        )
+    return f"Unrecoverable error from the task's {client}: {reason}"
 
 
 def lookup_cluster_id(settings: Mapping[str, Any], timeout: float = 30.0) -> str:
@@ -490,6 +546,41 @@ def lookup_cluster_id(settings: Mapping[str, Any], timeout: float = 30.0) -> str
     except Exception as exc:
         last = f" Last error: {errors[-1].str()}" if errors else ""
         raise ConnectError(f"{_CONNECT_FAILED} {exc}{last}") from exc
+
+
+class ClientErrors:
+    """The ``error_cb`` of one of a task's clients (``producer``, ``consumer``): keeps the first
+    :func:`client_failure` for :meth:`check` to raise in the task's thread, and logs the errors librdkafka
+    retries (a broker down) at WARNING once a minute per error code, at DEBUG otherwise (librdkafka logs
+    each failed connection itself; during an outage they come several times a second)."""
+
+    def __init__(self, owner: object, client: str, interval: float = 60.0) -> None:
+        self.owner = owner
+        self.client = client
+        self.interval = interval
+        self.failure: Any = None
+        self._logged: dict[int, float] = {}
+
+    def __call__(self, error: Any) -> None:
+        import time
+
+        if client_failure(error):
+            if self.failure is None:
+                self.failure = error
+            return
+        now, code = time.monotonic(), int(error.code())
+        if now - self._logged.get(code, -self.interval) >= self.interval:
+            self._logged[code] = now
+            log.warning("%s %s error (retried): %s", self.owner, self.client.capitalize(), error.str())
+        else:
+            log.debug("%s %s error (retried): %s", self.owner, self.client.capitalize(), error.str())
+
+    def check(self) -> None:
+        """Raise the task's failure (a :class:`~cdc.api.errors.ConnectError`) if the client reported one."""
+        if self.failure is not None:
+            from cdc.api.errors import ConnectError
+
+            raise ConnectError(client_failure_message(self.client, self.failure))
 
 
 # -- connector client overrides --------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Offsets are committed to Kafka only after the task's ``pre_commit`` (which flushes by default)
 returns them, every ``offset.flush.interval.ms`` and when partitions are revoked or the task stops.
-Records the error handler skips go to the dead-letter queue when one is configured.
+Records the error handler skips go to the dead-letter queue when one is configured. The consumer's
+``error_cb`` fails the task when the brokers refuse its credentials or it hits a fatal error
+(:func:`cdc.worker.kafka_clients.client_failure`); a broker away is only logged.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from cdc.api.connector import SinkTask, SinkTaskContext
+from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
+from cdc.worker.kafka_clients import ClientErrors, client_failure, client_failure_message
 from cdc.worker.source_task import Chain
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -137,9 +141,10 @@ class WorkerSinkTask(WorkerTask):
         self.rewind: dict[tuple[str, int], int] = {}
         self.commit_requested = False
         self._started = False
+        self._client_errors = ClientErrors(self, "consumer")  # error_cb: refused credentials fail the task
 
     def initialize(self) -> None:
-        self.consumer = Consumer(self.settings.consumer)
+        self.consumer = Consumer({**self.settings.consumer, "error_cb": self._client_errors})
         self.task.initialize(_Context(self, self.task_config))
         self.task.start(self.task_config)
         self._started = True
@@ -172,12 +177,15 @@ class WorkerSinkTask(WorkerTask):
                 break
             self._apply_rewind()
             messages = consumer.consume(self.settings.batch_size, 1.0)
+            self._client_errors.check()  # error_cb is served by consume
             records: list[SinkRecord] = []
             for msg in messages:
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         continue
+                    if client_failure(err):
+                        raise ConnectError(client_failure_message("consumer", err))
                     log.warning("%s Consumer error: %s", self, err)
                     continue
                 record = self._convert(msg)

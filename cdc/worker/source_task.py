@@ -10,6 +10,13 @@ commits on schedule, but only while the task thread is inside ``poll`` or paused
 that the task thread holds from the end of a poll through sending its records, so the producer is never
 flushed while it is being fed. Without it, records sent just after a commit waited for the next poll to
 return (a second later) before their offsets were committed, and a kill -9 replayed a second's worth.
+The producer's ``error_cb`` fails the task when the brokers refuse its credentials or it hits a fatal error
+(:func:`cdc.worker.kafka_clients.client_failure`), as Connect's task fails with
+``SaslAuthenticationException``: librdkafka alone retries a refused SASL handshake for ever, and the task
+would stay RUNNING delivering nothing. A broker away (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``) is only logged.
+While the producer's queue is full the send loop waits for room, but not past a stop: the records not yet
+handed over are dropped with their offsets (a restarted task polls them again).
+
 The exactly-once variant (:class:`cdc.worker.exactly_once.ExactlyOnceWorkerSourceTask`) changes only the
 hooks: ``uses_committer`` (no committer thread: offsets ride in the transactions), ``_begin_batch``
 (open a transaction), ``_batch_dispatched`` (commit it at the transaction boundary), ``_final_commit``
@@ -31,6 +38,7 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
+from cdc.worker.kafka_clients import ClientErrors
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -39,6 +47,10 @@ from cdc.worker.tolerance import ErrorHandler, Stage
 __all__ = ["SourceTaskSettings", "WorkerSourceTask"]
 
 log = logging.getLogger(__name__)
+
+
+class _StoppedWhileQueueFull(Exception):
+    """The task was asked to stop while its send loop waited for room in the producer's queue."""
 
 
 class Chain(Protocol):
@@ -106,6 +118,7 @@ class WorkerSourceTask(WorkerTask):
         self.settings = settings
         self.producer: Producer | None = None
         self._delivery_error: KafkaError | None = None
+        self._client_errors = ClientErrors(self, "producer")  # error_cb: refused credentials fail the task
         self._topics_seen: set[str] = set()
         self._task_started = False
         self._stop_lock = threading.Lock()
@@ -127,7 +140,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _new_producer(self) -> Producer:
         """Hook: the task's producer (the exactly-once variant fences its zombies here)."""
-        return Producer(self.settings.producer)
+        # error_cb is served by the producer's poll/flush: a refused login fails the task at the next
+        # delivery check; a broker down is only logged (librdkafka reconnects).
+        return Producer({**self.settings.producer, "error_cb": self._client_errors})
 
     def _transaction_context(self) -> TransactionContext | None:
         """Hook: what ``SourceTaskContext.transaction_context`` answers (None: no connector boundaries)."""
@@ -172,7 +187,13 @@ class WorkerSourceTask(WorkerTask):
                         raise self._commit_error
                     if records:
                         self._begin_batch()
-                        self._send(records)
+                        try:
+                            self._send(records)
+                        except _StoppedWhileQueueFull:
+                            # The rest of the batch is not sent and its offsets not recorded: a restarted
+                            # task polls them again (as Connect drops its unsent records on stop).
+                            log.info("%s Stopped while waiting for room in the producer's queue", self)
+                            break
                     assert self.producer is not None
                     self.producer.poll(0)
                     self._check_delivery()
@@ -322,9 +343,11 @@ class WorkerSourceTask(WorkerTask):
             try:
                 producer.produce(topic, **kwargs)
                 break
-            except BufferError:
+            except BufferError:  # the queue is full (the brokers away): wait for room, but not past a stop
                 producer.poll(0.05)
                 self._check_delivery()
+                if self.stopping.is_set():
+                    raise _StoppedWhileQueueFull() from None
         self._offset(original)
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
@@ -352,6 +375,7 @@ class WorkerSourceTask(WorkerTask):
             self.offset_writer.offset(record.source_partition, record.source_offset)
 
     def _check_delivery(self) -> None:
+        self._client_errors.check()
         if self._delivery_error is not None:
             err = self._delivery_error
             raise ConnectError(f"Unrecoverable exception from producer send callback: {err.str()}")

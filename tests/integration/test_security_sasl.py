@@ -20,9 +20,11 @@ allowed where a resource has no ACL) under which only ``bob`` may write the topi
 
 * A worker with a wrong password stops at start naming the authentication failure; validate under policy
   None does not echo the forbidden override's value.
-
-Known gap, as a strict xfail (it names the file to fix; an XPASS means it was fixed: drop the mark): a
-connector whose override password is wrong should fail its task (it stays RUNNING).
+* A connector whose ``producer.override.sasl.jaas.config`` holds a wrong password has its task FAILED, as
+  Connect's fails with ``SaslAuthenticationException``: the task's producer reports the refused handshake
+  to its ``error_cb`` (librdkafka itself retries it for ever), and the trace names the authentication
+  failure without the password. The distributed worker's group client (kafka-python) reads the same
+  ``sasl.jaas.config`` with Kafka's grammar (:func:`cdc.worker.kafka_clients.parse_jaas`).
 
 Runtime: 60-75 s on a loaded 2-core machine, ~20 s of it the broker's JVM. Skips only when the broker's
 jars (or ``java``) are missing.
@@ -390,12 +392,6 @@ def test_worker_authenticates_every_client_and_honours_the_producer_override(
         assert [t["state"] for t in status["tasks"]] == ["RUNNING"], status
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the source task's producer retries a refused SASL handshake for ever (delivery.timeout.ms is "
-    "unbounded, librdkafka reports it only to error_cb, which cdc/worker/source_task.py does not set): the "
-    "task stays RUNNING and delivers nothing. Connect's task fails (SaslAuthenticationException)",
-)
 @pytest.mark.timeout(120)
 def test_a_wrong_override_password_fails_the_task(main: MainWorker) -> None:
     def failed() -> Any:
