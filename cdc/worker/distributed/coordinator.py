@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
+from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from cdc.worker.distributed.assignor import AssignmentRound, IncrementalCooperativeAssignor, eager_assign
 from cdc.worker.distributed.protocol import (
@@ -41,7 +42,14 @@ from cdc.worker.distributed.protocol import (
     protocols_up_to,
 )
 
-__all__ = ["JoinResult", "WorkerCoordinator", "WorkerState", "kafka_python_client"]
+__all__ = [
+    "JoinResult",
+    "UnsecuredTokenProvider",
+    "WorkerCoordinator",
+    "WorkerState",
+    "kafka_python_client",
+    "kafka_python_sasl",
+]
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +97,6 @@ def kafka_python_client(
     }
     simple = {
         "security.protocol": "security_protocol",
-        "sasl.mechanism": "sasl_mechanism",
         "ssl.truststore.location": "ssl_cafile",
         "ssl.ca.location": "ssl_cafile",
         "request.timeout.ms": "request_timeout_ms",
@@ -100,19 +107,140 @@ def kafka_python_client(
         if key in settings:
             value = settings[key]
             configs[name] = int(value) if name.endswith("_ms") else str(value)
-    jaas = str(settings.get("sasl.jaas.config", ""))
-    if jaas:
-        import re
-
-        fields = dict(re.findall(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"', jaas))
-        if "username" in fields:
-            configs["sasl_plain_username"] = fields["username"]
-        if "password" in fields:
-            configs["sasl_plain_password"] = fields["password"]
+    configs.update(kafka_python_sasl(settings))  # sasl.mechanism and sasl.jaas.config
     client = KafkaNetClient(**configs)
     client._net.start()  # heartbeats run on this thread: without it the member is dropped
     client._manager.bootstrap(bootstrap_timeout_ms)
     return client
+
+
+_PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def kafka_python_sasl(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """kafka-python's SASL settings for Java-style client ``settings``, ``sasl.jaas.config`` read with
+    :func:`cdc.worker.kafka_clients.parse_jaas` (Kafka's grammar: escapes, either quote, the control flag),
+    so the group member reads it as the worker's librdkafka clients do.
+
+    * ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``: ``username``/``password`` of the login module →
+      ``sasl_plain_username``/``sasl_plain_password`` (kafka-python's names for both mechanisms).
+    * ``OAUTHBEARER`` with ``OAuthBearerLoginModule``'s unsecured-token options (``unsecuredLogin*``):
+      an unsecured JWS as Java's ``OAuthBearerUnsecuredLoginCallbackHandler`` makes it
+      (:class:`UnsecuredTokenProvider`). OIDC (``sasl.oauthbearer.token.endpoint.url``, KIP-768) is
+      refused with a :class:`~cdc.api.errors.ConfigError`: this client has no token endpoint support.
+    * ``GSSAPI`` (Java's default mechanism): ``serviceName`` or ``sasl.kerberos.service.name`` →
+      ``sasl_kerberos_service_name``; the ticket comes from the process's Kerberos environment
+      (``KRB5CCNAME`` / ``KRB5_CLIENT_KTNAME``): a ``keyTab`` in the JAAS line is not read by kafka-python.
+
+    A mechanism kafka-python does not have, or a login module without what its mechanism needs, is refused
+    naming the key, never the value.
+    """
+    from cdc.api.errors import ConfigError
+    from cdc.worker.kafka_clients import parse_jaas
+
+    protocol = str(settings.get("security.protocol") or "PLAINTEXT").strip().upper()
+    if not protocol.startswith("SASL"):
+        return {}
+    mechanism = str(settings.get("sasl.mechanism") or "GSSAPI").strip().upper()
+    jaas = str(settings.get("sasl.jaas.config") or "")
+    entry = parse_jaas(jaas) if jaas.strip() else None
+    options = entry.options if entry is not None else {}
+    out: dict[str, Any] = {"sasl_mechanism": mechanism}
+    if mechanism in _PASSWORD_MECHANISMS:
+        if "username" not in options or "password" not in options:
+            raise ConfigError(
+                f"{mechanism} needs a login module with username and password "
+                "(PlainLoginModule or ScramLoginModule)",
+                "sasl.jaas.config",
+                "[hidden]",
+            )
+        out["sasl_plain_username"] = options["username"]
+        out["sasl_plain_password"] = options["password"]
+    elif mechanism == "OAUTHBEARER":
+        if settings.get("sasl.oauthbearer.token.endpoint.url") or not any(
+            k.startswith("unsecuredLogin") for k in options
+        ):
+            raise ConfigError(
+                "OAUTHBEARER with a token endpoint (OIDC) is not supported by the distributed worker's group "
+                "client (kafka-python): only OAuthBearerLoginModule's unsecuredLogin* options are",
+                "sasl.jaas.config",
+                "[hidden]",
+            )
+        out["sasl_oauth_token_provider"] = UnsecuredTokenProvider(options)
+    elif mechanism == "GSSAPI":
+        service = settings.get("sasl.kerberos.service.name") or options.get("serviceName")
+        if service:
+            out["sasl_kerberos_service_name"] = str(service)
+        if "keyTab" in options:
+            log.warning(
+                "The group client (kafka-python) does not read keyTab from sasl.jaas.config: it uses the "
+                "process's Kerberos credentials (KRB5CCNAME, KRB5_CLIENT_KTNAME)"
+            )
+    else:
+        raise ConfigError(
+            "not supported by the distributed worker's group client (kafka-python): use PLAIN, "
+            "SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (unsecured tokens) or GSSAPI",
+            "sasl.mechanism",
+            mechanism,
+        )
+    return out
+
+
+class UnsecuredTokenProvider(AbstractTokenProvider):
+    """Unsecured OAUTHBEARER tokens (``{"alg":"none"}``) from ``OAuthBearerLoginModule``'s options, as
+    Java's ``OAuthBearerUnsecuredLoginCallbackHandler`` builds them: the principal claim
+    (``unsecuredLoginPrincipalClaimName``, ``sub``) from ``unsecuredLoginStringClaim_<name>``, the scope
+    claim from ``unsecuredLoginListClaim_<name>`` (its first character the delimiter), ``iat``/``exp``
+    (``unsecuredLoginLifetimeSeconds``, 3600), extensions from ``unsecuredLoginExtension_<name>``. A new
+    token is made when the last one is past half its life."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        super().__init__()
+        self.options = dict(options)
+        self.lifetime = float(self.options.get("unsecuredLoginLifetimeSeconds") or 3600)
+        self._token = ""
+        self._refresh_at = 0.0
+
+    def token(self) -> str:
+        import time
+
+        now = time.time()
+        if not self._token or now >= self._refresh_at:
+            self._token = self._make(now)
+            self._refresh_at = now + self.lifetime / 2
+        return self._token
+
+    def _make(self, now: float) -> str:
+        import base64
+        import json
+
+        def part(obj: Any) -> str:
+            raw = json.dumps(obj, separators=(",", ":")).encode()
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        prefix = "unsecuredLogin"
+        principal_claim = self.options.get(prefix + "PrincipalClaimName", "sub")
+        claims: dict[str, Any] = {"iat": now, "exp": now + self.lifetime}
+        for key, value in self.options.items():
+            if key.startswith(prefix + "StringClaim_"):
+                claims[key[len(prefix + "StringClaim_") :]] = value
+            elif key.startswith(prefix + "NumberClaim_"):
+                claims[key[len(prefix + "NumberClaim_") :]] = float(value)
+            elif key.startswith(prefix + "ListClaim_") and value:
+                claims[key[len(prefix + "ListClaim_") :]] = [v for v in value[1:].split(value[0]) if v]
+        if principal_claim not in claims:
+            from cdc.api.errors import ConfigError
+
+            raise ConfigError(
+                f"OAuthBearerLoginModule needs {prefix}StringClaim_{principal_claim} (the principal)",
+                "sasl.jaas.config",
+                "[hidden]",
+            )
+        return f"{part({'alg': 'none'})}.{part(claims)}."
+
+    def extensions(self) -> dict[str, str]:
+        prefix = "unsecuredLoginExtension_"
+        return {k[len(prefix) :]: v for k, v in self.options.items() if k.startswith(prefix)}
 
 
 class WorkerCoordinator(BaseCoordinator):
