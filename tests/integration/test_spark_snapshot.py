@@ -4,6 +4,9 @@
   ``cdc snapshot`` with ``local[2]``: exactly one ``op=r`` record per row, byte-identical to the record
   the single-reader snapshot builds for the same row; then the MySQL connector, started with the worker
   file, streams later changes from the stored offset with no gap and no overlap.
+- ``test_cdc_snapshot_killed_with_sigkill_resumes_from_done_chunks`` (needs pyspark; ~1 min): the
+  command's whole process group killed with SIGKILL after five chunks, then run again: only the chunks
+  not done are read, and the chunk in flight at the kill is the only one written twice.
 - The others run the same engine on threads (no Spark) to check the parts Spark does not change:
   reconciliation of concurrent writes and resuming a killed run.
 """
@@ -357,3 +360,67 @@ def test_killed_run_resumes_without_rereading_done_chunks(tmp_path: Path, kafka:
     assert _as_rows(_reduced(messages)) == _table(mysql_db)
     where = write_offsets(worker, "spark-snap", config["topic.prefix"], summary.end)
     assert "offsets file" in where
+
+
+def test_cdc_snapshot_killed_with_sigkill_resumes_from_done_chunks(
+    tmp_path: Path, kafka: Any, mysql_db: Any
+) -> None:
+    """``kill -9`` of the whole ``cdc snapshot`` process group (driver, Spark's JVM, its Python workers)
+    half-way, then the same command again: it reads only the chunks not done, and the topic reduced by key
+    equals the table, with at most the chunk in flight at the kill written twice."""
+    pytest.importorskip("pyspark")
+    import os
+    import signal
+
+    rows, chunk_rows = 24_000, 1_000
+    _dataset_a(mysql_db, rows)
+    config, _worker, worker_file, connector_file = _configs(tmp_path, kafka, mysql_db)
+    topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
+    state_dir = tmp_path / "state"
+    argv = [
+        sys.executable, "-m", "cdc.cli", "snapshot", str(connector_file), "--worker-config", str(worker_file),
+        "--master", "local[1]", "--partitions", "1", "--chunk-rows", str(chunk_rows),
+        "--state-dir", str(state_dir), "--quiet",
+    ]  # fmt: skip
+
+    def done_chunks() -> dict[str, Any]:
+        files = list(state_dir.glob("*.json"))
+        if not files:
+            return {}
+        try:
+            return dict(json.loads(files[0].read_text()).get("done", {}))
+        except (OSError, ValueError):
+            return {}  # caught mid-write
+
+    first_log = (tmp_path / "first.log").open("wb")
+    first = subprocess.Popen(
+        argv, cwd=REPO, stdout=first_log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while len(done_chunks()) < 5:
+            assert first.poll() is None, (tmp_path / "first.log").read_text()
+            assert time.monotonic() < deadline, "the first run did not finish 5 chunks in 240 s"
+            time.sleep(0.1)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)
+        first_log.close()
+    done_before = done_chunks()
+    total_chunks = rows // chunk_rows
+    assert 5 <= len(done_before) < total_chunks, f"killed too late to test a resume: {len(done_before)}"
+    in_kafka_at_kill = len(_messages(kafka, topic))
+
+    second = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert f"{len(done_before)} already done in an earlier run" in second.stdout, second.stdout
+    assert f"{total_chunks - len(done_before)} chunks read" in second.stdout, second.stdout
+    messages = _messages(kafka, topic)
+    # every row once, plus at most what the killed run had written of chunks it had not finished
+    assert (
+        rows
+        <= len(messages)
+        <= rows + max(0, in_kafka_at_kill - sum(d["rows"] for d in done_before.values()))
+    )
+    assert len(messages) - rows <= chunk_rows
+    assert _as_rows(_reduced(messages)) == _table(mysql_db)
