@@ -6,6 +6,11 @@ their records show it non-optional. (MariaDB 10.11 defaults to on, which makes t
 ``validate.non.null`` refuses the timestamp seeds, as Confluent's connector would.) The one substitution
 is the password of ``jdbc-incrementing-multitask.json``: its misspelt ``connecftion.password`` is ignored
 (kept in the config to show it), so ``connection.password`` is added for the stack's ``connect_dev``.
+
+The standalone worker's offsets are read from its file; ``test_seed_offsets_in_connect_offsets`` runs two
+seeds on a distributed worker and reads the connect-offsets topic (25 partitions, the default): the key
+``["<connector>",{"protocol":"1","table":"<db>.<table>"}]`` on the partition Java's murmur2 picks (8
+for ``mysql_jdbc_om_source_00``, as the seed's users saw), the value in Confluent's shape.
 """
 
 from __future__ import annotations
@@ -13,16 +18,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pymysql
 import pytest
 import requests
+from confluent_kafka import Consumer, TopicPartition
 
+from cdc.worker.murmur2 import partition_for
 from cdc.worker.properties import load_properties
-from cdc.worker.runtime import ConnectRuntime, build_standalone
+from cdc.worker.runtime import ConnectRuntime, build_distributed, build_standalone
 from cdc.worker.stores.file import read_offset_file
 
 pytestmark = pytest.mark.integration
@@ -85,6 +92,12 @@ def seed_tables(stack: Any, kafka: Any) -> None:
             time.sleep(0.2)
 
 
+def _delete_seed_topics(kafka: Any) -> None:
+    for topic in SEED_TOPICS:  # the seed topics are not under the test's prefix
+        if topic in kafka.admin.list_topics(timeout=10).topics:
+            kafka.admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=30)
+
+
 @pytest.fixture
 def worker(tmp_path: Path, kafka: Any, seed_tables: None) -> Iterator[ConnectRuntime]:
     runtime = build_standalone(
@@ -113,9 +126,7 @@ def worker(tmp_path: Path, kafka: Any, seed_tables: None) -> Iterator[ConnectRun
         yield runtime
     finally:
         stop()
-        for topic in SEED_TOPICS:  # the seed topics are not under the test's prefix
-            if topic in kafka.admin.list_topics(timeout=10).topics:
-                kafka.admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=30)
+        _delete_seed_topics(kafka)
 
 
 def _messages(kafka: Any, topic: str, count: int, timeout: float = 60) -> list[Any]:
@@ -247,3 +258,95 @@ def test_multitask_json_seed(worker: ConnectRuntime, kafka: Any, tmp_path: Path)
     worker.stop_once()  # type: ignore[attr-defined]
     key = b'["mysql_jdbc_om_source_00",{"protocol":"1","table":"om.customers"}]'
     assert _offsets(worker, tmp_path / "offsets", key) == {"incrementing": 2}
+
+
+@pytest.fixture
+def distributed_worker(kafka: Any, seed_tables: None) -> Iterator[ConnectRuntime]:
+    prefix = kafka.prefix
+    runtime = build_distributed(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "group.id": prefix + "group",
+            "config.storage.topic": prefix + "configs",
+            "offset.storage.topic": prefix + "offsets",  # 25 partitions, the default
+            "status.storage.topic": prefix + "status",
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "offset.flush.interval.ms": "500",
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
+    runtime.start()
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+        _delete_seed_topics(kafka)
+
+
+def _offset_records(
+    kafka: Any, topic: str, key: bytes, until: Callable[[Any], bool], timeout: float = 30
+) -> list[Any]:
+    """The records of ``key`` in the offsets topic, each as (partition, value), once the last one's value
+    satisfies ``until`` (or after ``timeout``)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "group.id": kafka.prefix + "r",
+            "enable.auto.commit": False,
+        }
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            found = []
+            for partition in sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions):
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+                if high <= low:
+                    continue
+                consumer.assign([TopicPartition(topic, partition, low)])
+                got = 0
+                while got < high - low and time.monotonic() < deadline:
+                    msg = consumer.poll(0.5)
+                    if msg is not None and not msg.error():
+                        got += 1
+                        if msg.key() == key:
+                            found.append((msg.partition(), json.loads(msg.value())))
+            if (found and until(found[-1][1])) or time.monotonic() > deadline:
+                return found
+            time.sleep(0.5)
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize(
+    "seed", ["jdbc-incrementing-multitask.json", "jdbc-timestamp-incrementing.properties"]
+)
+def test_seed_offsets_in_connect_offsets(distributed_worker: ConnectRuntime, kafka: Any, seed: str) -> None:
+    if seed.endswith(".json"):
+        body = json.loads((SEEDS / seed).read_text())
+        name, config = body["name"], {**body["config"], "connection.password": "connect_dev"}
+        topic, table, rows = "mysql_om_customers", "om.customers", 2
+    else:
+        config = load_properties(SEEDS / seed)
+        name = config.pop("name")
+        topic, table, rows = "mysql-customers", "kafkadb.customers", 1
+    _create(distributed_worker, name, config)
+    messages = _messages(kafka, topic, rows)
+
+    key = json.dumps([name, {"protocol": "1", "table": table}], separators=(",", ":")).encode()
+    records = _offset_records(
+        kafka, kafka.prefix + "offsets", key, lambda value: value.get("incrementing") == rows
+    )
+    assert records, f"no record of {key!r} in connect-offsets"
+    assert {partition for partition, _ in records} == {partition_for(key, 25)}
+    value = records[-1][1]
+    if name == "mysql_jdbc_om_source_00":
+        assert partition_for(key, 25) == 8  # where the seed's users saw it
+        assert value == {"incrementing": 2}
+    else:
+        assert list(value) == ["timestamp_nanos", "incrementing", "timestamp"]
+        assert value["incrementing"] == 1 and value["timestamp"] == messages[-1]["payload"]["modified"]
