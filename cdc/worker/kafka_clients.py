@@ -24,6 +24,9 @@ Security settings map as follows (Java → librdkafka):
   ``ssl.keystore.key`` → ``ssl.certificate.pem`` / ``ssl.key.pem``; ``ssl.key.password`` passes. JKS is
   dropped with a warning.
 * ``ssl.endpoint.identification.algorithm`` empty (Java's "off") → ``none``.
+* ``metadata.max.age.ms`` (Java: refresh the metadata at least this often, 5 min) →
+  ``topic.metadata.refresh.interval.ms`` (the same meaning and default in librdkafka, whose own
+  ``metadata.max.age.ms`` is the metadata cache's expiry instead).
 
 Connector-level client overrides (``producer.override.*``, ``consumer.override.*``, ``admin.override.*``)
 are allowed by the worker's ``connector.client.config.override.policy``, as in Connect: ``All`` (default),
@@ -120,7 +123,6 @@ _PASS = {
     "socket.keepalive.enable",
     "reconnect.backoff.ms",
     "reconnect.backoff.max.ms",
-    "metadata.max.age.ms",
     "queue.buffering.max.messages",
     "queue.buffering.max.kbytes",
     "queue.buffering.max.ms",
@@ -433,6 +435,11 @@ def to_librdkafka(settings: Mapping[str, Any]) -> dict[str, Any]:
             out.setdefault("sasl.oauthbearer.method", "oidc")
         elif key == "ssl.endpoint.identification.algorithm":
             out[key] = str(value).strip().lower() or "none"
+        elif key == "metadata.max.age.ms":
+            # Java: the period of a forced metadata refresh; librdkafka's key of that name is its cache's
+            # expiry (3x the refresh interval by default). librdkafka's own key wins when both are given.
+            if "topic.metadata.refresh.interval.ms" not in settings:
+                out["topic.metadata.refresh.interval.ms"] = value
         elif key == "buffer.memory":
             out["queue.buffering.max.kbytes"] = max(1, int(value) // 1024)
         elif key in _RENAME:
