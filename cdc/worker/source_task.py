@@ -387,6 +387,9 @@ class WorkerSourceTask(WorkerTask):
             self.settings.topic_seen(topic)
         self._topics_seen.add(topic)
 
+    stall_warning_s = 60.0
+    """How long an offset commit waits for the producer before it logs a warning (then again as often)."""
+
     # -- offsets ------------------------------------------------------------------------------------------
     def commit_offsets(self) -> None:
         """Flush the producer, then store the offsets of everything it acknowledged."""
@@ -395,10 +398,22 @@ class WorkerSourceTask(WorkerTask):
             return
         snapshot = self.offset_writer.snapshot()
         timeout = self.settings.flush_timeout_ms / 1000
-        deadline = time.monotonic() + max(timeout, 1.0)
-        while producer.flush(0.5) > 0:
+        started = time.monotonic()
+        deadline = started + max(timeout, 1.0)
+        warn_at = started + self.stall_warning_s
+        while (outstanding := producer.flush(0.5)) > 0:
             self._check_delivery()
-            if time.monotonic() > deadline and self.stopping.is_set():
+            now = time.monotonic()
+            if now >= warn_at:  # a stalled producer must show in the log, not only as a task "RUNNING"
+                warn_at = now + self.stall_warning_s
+                log.warning(
+                    "%s The producer has not delivered %d outstanding records for %.0f s: the offset "
+                    "commit and the task wait for them (brokers unreachable, or the producer stalled)",
+                    self,
+                    outstanding,
+                    now - started,
+                )
+            if now > deadline and self.stopping.is_set():
                 self.offset_writer.restore(snapshot)
                 log.error(
                     "%s Failed to flush, timed out while waiting for producer to flush outstanding messages",

@@ -250,3 +250,18 @@ def test_a_full_queue_does_not_keep_a_stopping_task_alive() -> None:
     assert worker_task.await_stop(5), "the task is stuck on the full queue"
     assert listener.failures == []
     assert store.snapshot() == {}  # nothing was acknowledged: no offset is stored
+
+
+def test_a_producer_that_delivers_nothing_shows_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """An offset commit waiting on undelivered records warns (then again every ``stall_warning_s``), so a
+    stalled producer is not only a task reported RUNNING (docs/reliability.md)."""
+    worker_task, listener, _ = _task()
+    worker_task.stall_warning_s = 0.1
+    FakeProducer.start_reachable = False
+    with caplog.at_level("WARNING", logger="cdc.worker.source_task"):
+        worker_task.start()
+        assert _wait(lambda: "has not delivered" in caplog.text)
+        worker_task.stop()
+        assert worker_task.await_stop(5)
+    warning = next(r.getMessage() for r in caplog.records if "has not delivered" in r.getMessage())
+    assert "outstanding records for" in warning and listener.failures == []
