@@ -23,6 +23,8 @@ from cdc.worker.errors import (
 )
 from cdc.worker.herder import Herder, PutResult
 from cdc.worker.rest import OPENAPI, Loggers, RequestSignature, RestServer, RestSettings, create_app, sign
+from cdc.worker.rest.errors import RestError
+from cdc.worker.rest.forwarding import TargetUnreachable, forward_request
 from cdc.worker.stores.base import TargetState, TaskId
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seed-configs"
@@ -979,15 +981,121 @@ def test_two_hops_at_most(nodes: tuple[Node, Node]) -> None:
     assert a.seen[-1] == ("DELETE", "/connectors/x", "forward=false")
 
 
+DEAD = "http://127.0.0.1:9/"  # nothing listens on the discard port: connection refused
+
+
+class _Script(dict):  # type: ignore[type-arg]
+    """A FakeHerder ``raises`` whose ``method`` raises ``errors`` in turn (None: the call succeeds), the
+    last one for good."""
+
+    def __init__(self, method: str, *errors: BaseException | None) -> None:
+        super().__init__()
+        self.method = method
+        self.errors = list(errors)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key != self.method:
+            return default
+        return self.errors.pop(0) if len(self.errors) > 1 else self.errors[0]
+
+
+def _short_budget(node: Node, seconds: float) -> None:
+    node.server.app.state.rest.call.timeout_s = seconds
+
+
 def test_forward_to_dead_worker_is_a_retriable_409(nodes: tuple[Node, Node]) -> None:
-    # A leader that just died is a rebalance in the making: 409 (retry), never a 500.
+    # A leader that just died is a rebalance in the making: the request waits for it within its timeout,
+    # asking the herder again and again where to go; still no answer then: 409 (retry), never a 500.
     _, follower = nodes
-    follower.herder.raises["delete_connector"] = NotLeaderError("no", "http://127.0.0.1:9/")
+    _short_budget(follower, 1.5)
+    follower.herder.raises["delete_connector"] = NotLeaderError("no", DEAD)
     response = requests.delete(follower.url + "/connectors/x", timeout=10)
     assert response.status_code == 409
     assert response.json()["message"].startswith(
         "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
     )
+    assert DEAD in response.json()["message"]
+    asked = [c for c in follower.herder.calls if c[0] == "delete_connector"]
+    assert len(asked) >= 3, asked
+
+
+def test_forward_to_dead_leader_goes_to_the_new_one(nodes: tuple[Node, Node]) -> None:
+    # The old leader refuses connections, then the group rebalances (no leader known for a while), then
+    # the herder names the new leader: the create is sent there and succeeds.
+    leader, follower = nodes
+    new_leader = NotLeaderError("no", leader.server.advertised_url)
+    follower.herder.raises = _Script(
+        "put_connector_config",
+        NotLeaderError("no", DEAD),
+        NotLeaderError("no", DEAD),
+        NotLeaderError("no", None),
+        new_leader,
+    )
+    response = requests.post(
+        follower.url + "/connectors", json={"name": "a", "config": FILE_SOURCE}, timeout=10
+    )
+    assert response.status_code == 201, response.text
+    assert "a" in leader.herder.configs and "a" not in follower.herder.configs
+    assert leader.seen[-1] == ("POST", "/connectors", "forward=true")
+    assert [c[0] for c in follower.herder.calls].count("put_connector_config") == 4
+
+
+def test_forward_to_dead_leader_served_here_once_this_worker_leads(nodes: tuple[Node, Node]) -> None:
+    leader, follower = nodes
+    follower.herder.raises = _Script("put_connector_config", NotLeaderError("no", DEAD), None)
+    response = requests.put(follower.url + "/connectors/a/config", json=FILE_SOURCE, timeout=10)
+    assert response.status_code == 201, response.text
+    assert "a" in follower.herder.configs and "a" not in leader.herder.configs
+    assert not leader.seen
+
+
+class _FailingClient:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def request(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "unreachable"),
+    [
+        (requests.ConnectionError("refused"), True),
+        (requests.ConnectTimeout("no SYN-ACK"), True),
+        (requests.ReadTimeout("no answer"), True),
+        (requests.exceptions.ChunkedEncodingError("reset mid-body"), True),
+        (requests.exceptions.SSLError("certificate verify failed"), False),
+        (requests.exceptions.InvalidURL("bad url"), False),
+    ],
+)
+def test_forward_request_silent_target_or_failure(error: BaseException, unreachable: bool) -> None:
+    # A target that did not answer is waited for (TargetUnreachable, a 409 at worst); a request that could
+    # never succeed there is Connect's 500.
+    client: Any = _FailingClient(error)
+    with pytest.raises(RestError) as raised:
+        forward_request(DEAD, "DELETE", "/connectors/x", [], None, {}, 1.0, client)
+    assert isinstance(raised.value, TargetUnreachable) is unreachable
+    if unreachable:
+        assert raised.value.status == 409
+        assert raised.value.message.startswith(
+            "Cannot complete request because of a conflicting operation (e.g. worker rebalance): "
+            f"the worker at {DEAD} did not answer"
+        )
+    else:
+        assert raised.value.status == 500
+        assert raised.value.message.startswith("IO Error trying to forward REST request: ")
+
+
+def test_forward_relays_the_targets_errors_without_retrying(nodes: tuple[Node, Node]) -> None:
+    # Only a target that does not answer is waited for; what it answers, a 500 included, is relayed.
+    leader, follower = nodes
+    follower.herder.raises["delete_connector"] = NotLeaderError("no", leader.server.advertised_url)
+    leader.herder.raises["delete_connector"] = ValueError("boom")
+    response = requests.delete(follower.url + "/connectors/x", timeout=10)
+    assert response.json() == {"error_code": 500, "message": "boom"}
+    assert response.status_code == 500
+    assert [c[0] for c in follower.herder.calls] == ["delete_connector"]
+    assert leader.seen == [("DELETE", "/connectors/x", "forward=true")]
 
 
 # -- server, listeners, middleware -----------------------------------------------------------------------

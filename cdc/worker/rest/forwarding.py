@@ -8,6 +8,14 @@ from a user (no ``forward`` parameter), with ``forward=false`` when it had ``for
 with 409 when it already had ``forward=false``: two hops at most. The target's status and body are relayed.
 The user's ``Authorization`` header goes along (the target checks it again), and ``https`` targets are
 reached with the worker's trust store (:class:`~cdc.worker.rest.client.PeerClient`).
+
+A target that does not answer (connection refused or reset, no answer in time) is most often a leader
+that just died, before the group has noticed: a rebalance in the making. The request then waits for it
+to settle: the herder is asked again (with a backoff) who serves the request now, and the request is
+re-sent there, or served here if this worker took over; that bounded by the request timeout, after which
+the answer is Connect's 409 for a rebalance, never a 500. Errors that a target answers (4xx, 5xx) are
+relayed as they are, never retried. A request re-sent after a connection reset may have taken effect the
+first time: a create then answers 409 "Connector X already exists", a delete 404.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from cdc.worker.rest.errors import (
 )
 from cdc.worker.rest.signature import ALGORITHM_HEADER, SIGNATURE_HEADER
 
-__all__ = ["Forwarded", "HerderCaller", "forward_request"]
+__all__ = ["Forwarded", "HerderCaller", "TargetUnreachable", "forward_request"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +49,21 @@ T = TypeVar("T")
 
 _COPIED_HEADERS = ("Authorization", SIGNATURE_HEADER, ALGORITHM_HEADER)
 _RAW = object()
+_CONNECT_TIMEOUT_S = 5.0  # a peer that does not even accept the connection within this is unreachable
+_FIRST_BACKOFF_S = 0.1
+_MAX_BACKOFF_S = 1.0
+# Errors of the connection itself: the target did not answer (a dead worker), as opposed to its answer.
+_UNREACHABLE = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+
+
+class TargetUnreachable(RestError):
+    """The worker a request was forwarded to did not answer: 409, as Connect answers during a rebalance."""
+
+    def __init__(self, base_url: str, cause: BaseException) -> None:
+        super().__init__(
+            409, f"{CONFLICTING_OPERATION}: the worker at {base_url} did not answer ({type(cause).__name__})"
+        )
+        self.base_url = base_url
 
 
 @dataclass(frozen=True)
@@ -58,24 +81,24 @@ def forward_request(
     query: Sequence[tuple[str, str]],
     body: bytes | None,
     headers: dict[str, str],
-    timeout: float,
+    timeout: float | tuple[float, float],
     client: PeerClient | None = None,
 ) -> Forwarded:
+    """``method path`` on ``base_url``: its 2xx as :class:`Forwarded`, its error as :class:`RestError` with
+    its status and message; :class:`TargetUnreachable` when it did not answer."""
     url = base_url.rstrip("/") + path
     log.debug("Forwarding request %s %s %s", method, url, query)
     try:
         response = (client or PeerClient()).request(
             method, url, params=list(query), data=body, headers=headers, timeout=timeout
         )
-    except (requests.ConnectionError, requests.Timeout) as e:
+    except requests.exceptions.SSLError as e:  # reached, but refused by TLS: no rebalance will cure that
+        raise RestError(500, f"IO Error trying to forward REST request: {e}") from None
+    except _UNREACHABLE as e:
         # The leader (or owner) is unreachable: typically it just died and the group has not yet
-        # noticed. That is a rebalance in the making, so answer what Connect answers during a
-        # rebalance (409, retry later) rather than its 500 for an I/O error.
-        raise RestError(
-            409,
-            "Cannot complete request because of a conflicting operation (e.g. worker rebalance): "
-            f"the worker at {base_url} did not answer ({type(e).__name__})",
-        ) from None
+        # noticed. That is a rebalance in the making: HerderCaller waits for it, then answers what
+        # Connect answers during a rebalance (409, retry later) rather than a 500 for an I/O error.
+        raise TargetUnreachable(base_url, e) from None
     except requests.RequestException as e:
         raise RestError(500, f"IO Error trying to forward REST request: {e}") from None
     parsed: Any = None
@@ -107,19 +130,60 @@ class HerderCaller:
         timeout_s: float | None = None,
     ) -> T | Forwarded:
         """``fn()``'s result, or the forwarded answer. ``body`` is what to forward (default: the raw body)."""
+        budget = self.timeout_s if timeout_s is None else timeout_s
+        deadline = anyio.current_time() + budget
         try:
-            with anyio.fail_after(self.timeout_s if timeout_s is None else timeout_s):
+            with anyio.fail_after(budget):
                 return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
         except TimeoutError:
             raise RestError(500, "Request timed out") from None
         except (NotLeaderError, NotAssignedError) as e:
-            return await self._forward(request, e.url, body)
+            return await self._forward_until_answered(request, fn, e.url, body, write, deadline)
         except RebalanceNeededError:
             if write:
                 raise RestError(409, STALE_CONFIGURATION) from None
             raise
 
-    async def _forward(self, request: Request, url: str | None, body: Any) -> Forwarded:
+    async def _forward_until_answered(
+        self, request: Request, fn: Callable[[], T], url: str | None, body: Any, write: bool, deadline: float
+    ) -> T | Forwarded:
+        """Forward to ``url``; while the target does not answer, wait for the rebalance that its death
+        brings, ask the herder again where the request goes, and go there (or serve it here), until
+        ``deadline``: then 409."""
+        try:
+            return await self._forward(request, url, body, deadline)
+        except TargetUnreachable as e:
+            unreachable = e
+        log.warning(
+            "The worker at %s did not answer %s %s; waiting for the group to settle",
+            unreachable.base_url,
+            request.method,
+            request.url.path,
+        )
+        backoff = _FIRST_BACKOFF_S
+        while deadline - anyio.current_time() > backoff:
+            await anyio.sleep(backoff)
+            backoff = min(2 * backoff, _MAX_BACKOFF_S)
+            try:
+                with anyio.fail_after(max(deadline - anyio.current_time(), 0.001)):
+                    return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+            except TimeoutError:
+                break
+            except (NotLeaderError, NotAssignedError) as e:
+                url = e.url
+            except RebalanceNeededError:
+                if write:
+                    raise RestError(409, STALE_CONFIGURATION) from None
+                raise
+            if url is None:  # the group is rebalancing: no leader known yet
+                continue
+            try:
+                return await self._forward(request, url, body, deadline)
+            except TargetUnreachable as e:
+                unreachable = e
+        raise unreachable
+
+    async def _forward(self, request: Request, url: str | None, body: Any, deadline: float) -> Forwarded:
         incoming = request.query_params.get("forward")
         # Jersey reads a Boolean query parameter as "true" (any case) or false.
         if incoming is not None and incoming.lower() != "true":
@@ -136,6 +200,7 @@ class HerderCaller:
             value = request.headers.get(name)
             if value is not None:
                 headers[name] = value
+        read_s = max(deadline - anyio.current_time(), 1.0)
         return await anyio.to_thread.run_sync(
             forward_request,
             url,
@@ -144,6 +209,6 @@ class HerderCaller:
             query,
             data or None,
             headers,
-            self.timeout_s,
+            (min(_CONNECT_TIMEOUT_S, read_s), read_s),
             self.client,
         )
