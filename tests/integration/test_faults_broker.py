@@ -10,7 +10,9 @@ seconds (10; the long form: 30) ``CDC_FAULT_OUTAGES`` times (1) while a writer c
 * exactly-once (distributed worker, ``exactly.once.source.support=enabled``): nothing missing and no
   duplicates for a ``read_committed`` consumer.
 
-Long form: ``CDC_FAULT_OUTAGE=30 CDC_FAULT_OUTAGES=3``.
+Long form: ``CDC_FAULT_OUTAGE=30 CDC_FAULT_OUTAGES=3``. ``CDC_FAULT_WORKER_PROPS`` adds worker properties
+(``key=value`` pairs separated by ``;``), e.g. ``producer.debug=broker,topic,msg`` to trace the task's
+producer in the worker's log (``--basetemp`` keeps it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from faultkit import (
 OUTAGE = float(os.environ.get("CDC_FAULT_OUTAGE", "10"))
 OUTAGES = int(os.environ.get("CDC_FAULT_OUTAGES", "1"))
 FLUSH_MS = 1000
+EXTRA = dict(
+    item.split("=", 1) for item in os.environ.get("CDC_FAULT_WORKER_PROPS", "").split(";") if "=" in item
+)
 
 
 @pytest.fixture
@@ -73,7 +78,11 @@ def test_broker_stopped_and_restarted_while_changes_flow(
             broker.bootstrap,
             port,
             group="brk",
-            extra={"exactly.once.source.support": "enabled", "offset.flush.interval.ms": str(FLUSH_MS)},
+            extra={
+                "exactly.once.source.support": "enabled",
+                "offset.flush.interval.ms": str(FLUSH_MS),
+                **EXTRA,
+            },
         )
         worker = Worker("distributed", [str(props)], port, tmp_path / "worker.log").start(timeout=120)
         worker.put_connector("brk", {**config, "exactly.once.support": "required"})
@@ -84,7 +93,7 @@ def test_broker_stopped_and_restarted_while_changes_flow(
             broker.bootstrap,
             port,
             offsets_file=tmp_path / "offsets",
-            extra={"offset.flush.interval.ms": str(FLUSH_MS)},
+            extra={"offset.flush.interval.ms": str(FLUSH_MS), **EXTRA},
         )
         connector = tmp_path / "brk.json"
         connector.write_text(json.dumps({"name": "brk", "config": config}))
