@@ -137,13 +137,23 @@ class ConnectHerder(Herder):
         self._wake.set()
 
     # -- config store listener ---------------------------------------------------------------------------
+    def _config_updated(self) -> None:
+        # A group member notes the offset of every change to the configured connectors and tasks: one read
+        # after the snapshot its last assignment was computed from needs another rebalance.
+        updated = getattr(self.membership, "config_updated", None)
+        if callable(updated):
+            updated()
+
     def on_connector_config_update(self, connector: str) -> None:
+        self._config_updated()
         self.wake()
 
     def on_connector_config_remove(self, connector: str) -> None:
+        self._config_updated()
         self.wake()
 
     def on_task_config_update(self, tasks: list[TaskId]) -> None:
+        self._config_updated()
         self.wake()
 
     def on_connector_target_state_change(self, connector: str) -> None:

@@ -14,8 +14,12 @@ acknowledges what the herder has applied and reports changes. The handshake with
 * The herder is woken (``set_listener``) whenever the assignment or leadership changes.
 
 A member rejoins when the assignment says so (``delay``, revocations, ``CONFIG_MISMATCH``) and when the
-connectors or tasks in its config snapshot differ from those of its last assignment (a connector was
-created or deleted, or its task count changed), so the leader can assign the difference.
+connectors or tasks configured changed after the config offset its last assignment was computed at (a
+connector was created or deleted, or its task count changed), so the leader can assign the difference.
+The membership notes the config offset at which it saw the configured work change (each turn, and at each
+config record through :meth:`GroupMembership.config_updated`, which the herder calls); a change noted at an
+offset past the assignment's is not in it, even if it landed while that assignment was being computed or
+sent, and asks for another rebalance (Connect's ``needsReconfigRebalance``).
 
 The leader of a ``sessioned`` group keeps a session key in the config topic (created when missing, rotated
 after ``inter.worker.key.ttl.ms``); :meth:`GroupMembership.session_key` is what requests are signed with.
@@ -118,7 +122,10 @@ class GroupMembership:
         self._joined: JoinResult | None = None
         self._assignment: Assignment | None = None
         self._owned = ConnectorsAndTasks()
-        self._configured_at_join: ConnectorsAndTasks | None = None
+        # The configured work last seen, and the config offset at which it was seen to change (an upper
+        # bound of the offset just past the record that changed it).
+        self._work_seen: ConnectorsAndTasks | None = None
+        self._work_changed_at = -1
         self._changed = False
         # The revocation handshake with the herder thread.
         self._revision = 0
@@ -240,9 +247,16 @@ class GroupMembership:
         joined = self._joined
         return joined.member_id if joined is not None else None
 
+    def config_updated(self) -> None:
+        """A config record changed a connector or its tasks (the herder's config listener calls this, on the
+        thread that applied the record): note the offset at which the configured work changed."""
+        self._note_config()
+
     # -- for the coordinator (WorkerState) -----------------------------------------------------------------
     def config_offset(self) -> int:
-        return self.config_store.snapshot().offset
+        # What this member subscribes with: the leader reads at least this far, so the change noted here is
+        # in the assignment this subscription gets.
+        return self._note_config().offset
 
     def allocation(self) -> Assignment | None:
         with self._lock:
@@ -304,6 +318,7 @@ class GroupMembership:
             if now < self._unsync_until:
                 return
             self._unsync_until = None
+        self._note_config()
         if self._awaiting_herder() or self._draining.is_set():
             coordinator.poll_heartbeat()
             return
@@ -341,13 +356,38 @@ class GroupMembership:
         self._listener()
         return self._herder_polls
 
+    def _note_config(self) -> ClusterConfigState:
+        """Read the config snapshot; if its connectors or tasks differ from the ones last seen, note its
+        offset as the one at which the configured work changed. Returns the snapshot."""
+        with self._lock:
+            snapshot = self.config_store.snapshot()
+            work = configured_work(snapshot)
+            if work != self._work_seen:
+                self._work_seen = work
+                self._work_changed_at = max(self._work_changed_at, snapshot.offset)
+            return snapshot
+
+    def _assignment_is_stale(self) -> int | None:
+        """The offset at which the configured work changed if that is past the offset the current assignment
+        was computed at (the assignment lacks the change), else None."""
+        with self._lock:
+            assignment = self._assignment
+            if assignment is None or self._work_changed_at <= assignment.config_offset:
+                return None
+            return self._work_changed_at
+
     def _check_config_changes(self, coordinator: WorkerCoordinator) -> None:
-        if self._configured_at_join is None or coordinator.need_rejoin():
-            return
-        now = configured_work(self.config_store.snapshot())
-        if now != self._configured_at_join:
-            log.info("Connectors or tasks were added or removed; rejoining so that the leader assigns them")
-            self._configured_at_join = now
+        if coordinator.need_rejoin():
+            return  # the join to come reads the config as of (at least) our subscription's offset
+        changed_at = self._assignment_is_stale()
+        if changed_at is not None:
+            assignment = self._assignment
+            log.info(
+                "Connectors or tasks were added or removed (config offset %d, after the assignment's %d); "
+                "rejoining so that the leader assigns them",
+                changed_at,
+                assignment.config_offset if assignment is not None else -1,
+            )
             coordinator.request_rejoin()
 
     def _complete(self, result: JoinResult) -> None:
@@ -374,12 +414,12 @@ class GroupMembership:
             self._owned = owned
             self._joined = result
             self._assignment = assignment
-            self._configured_at_join = configured_work(self.config_store.snapshot())
             if shrank:
                 self._revision += 1
             self._changed = True
             self._rejoin_after_ack = result.protocol.incremental and not assignment.revoked.is_empty()
             self._rejoin_at = self._clock() + assignment.delay / 1000.0 if assignment.delay > 0 else None
+        self._note_config()
         log.info(
             "Joined group %s generation %d as %s (%s; leader %s): assigned %s, revoked %s, delay %d ms; "
             "now running %d connectors and %d tasks",
@@ -394,6 +434,10 @@ class GroupMembership:
             len(owned.connectors),
             len(owned.tasks),
         )
+        # A connector or task config read after the leader's snapshot (even while this join was completing)
+        # is not in this assignment: ask for another rebalance now, not only on the next change.
+        if self._coordinator is not None:
+            self._check_config_changes(self._coordinator)
         self._listener()
 
     def _catch_up(self, offset: int) -> bool:
