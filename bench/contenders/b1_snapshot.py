@@ -15,6 +15,7 @@ import time
 from typing import Any, ClassVar
 
 from bench import jars
+from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
 from bench.core import Case, Contender, Sample, Unavailable, contender
 from bench.procstat import TreeMonitor, cpu_seconds
 from bench.scenarios.b1_snapshot import B1Snapshot, B2SnapshotUnderWrites, Writers, reduce_topic
@@ -25,7 +26,6 @@ from bench.workers import (
     WorkerProcess,
     WorkerSpec,
     cdc_worker,
-    connect_worker,
     free_port,
     tail,
     worker_properties,
@@ -214,18 +214,10 @@ class DebeziumSnapshot(ConnectSnapshot):
     order = 20
 
     def setup(self) -> None:
-        jars.connect_libs(self.ctx.cache)
-        jars.debezium_plugin_path(self.ctx.cache, "debezium-connector-mariadb")
+        fetch_debezium(self.ctx, "mariadb")
 
     def spec(self, props: dict[str, str]) -> WorkerSpec:
-        plugin_path = jars.debezium_plugin_path(self.ctx.cache, "debezium-connector-mariadb")
-        return connect_worker(
-            self.ctx.workdir,
-            self.ctx.cache,
-            props,
-            plugin_path=plugin_path,
-            cpus=self.ctx.options.get("cpus"),
-        )
+        return debezium_worker(self.ctx, props, "mariadb")
 
     def connector(self, run: _Run) -> dict[str, str]:
         return _config(DEBEZIUM_CONNECTOR, run, "disable")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from bench import jars
-from bench.core import contender
+from bench.core import Context, contender
 from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender, connector_config
 from bench.stack import Stack
 from bench.workers import WorkerSpec, connect_worker
@@ -20,6 +20,20 @@ _CLASSES = {
     "mariadb": "io.debezium.connector.mariadb.MariaDbConnector",
     "mysql": "io.debezium.connector.mysql.MySqlConnector",
 }
+
+
+def fetch_debezium(ctx: Context, flavour: str) -> None:
+    """Kafka Connect's jars and Debezium's ``debezium-connector-<flavour>`` plugin, into the cache."""
+    jars.connect_libs(ctx.cache)
+    jars.debezium_plugin_path(ctx.cache, f"debezium-connector-{flavour}")
+
+
+def debezium_worker(ctx: Context, props: dict[str, str], flavour: str) -> WorkerSpec:
+    """A Kafka Connect worker with Debezium's ``debezium-connector-<flavour>`` on its plugin path."""
+    plugin_path = jars.debezium_plugin_path(ctx.cache, f"debezium-connector-{flavour}")
+    return connect_worker(
+        ctx.workdir, ctx.cache, props, plugin_path=plugin_path, cpus=ctx.options.get("cpus")
+    )
 
 
 @contender
@@ -33,18 +47,10 @@ class Debezium(ConnectBinlogContender):
         return self.ctx.options.get("debezium", "mariadb")
 
     def setup(self) -> None:
-        jars.connect_libs(self.ctx.cache)
-        jars.debezium_plugin_path(self.ctx.cache, f"debezium-connector-{self.flavour}")
+        fetch_debezium(self.ctx, self.flavour)
 
     def spec(self, props: dict[str, str]) -> WorkerSpec:
-        plugin_path = jars.debezium_plugin_path(self.ctx.cache, f"debezium-connector-{self.flavour}")
-        return connect_worker(
-            self.ctx.workdir,
-            self.ctx.cache,
-            props,
-            plugin_path=plugin_path,
-            cpus=self.ctx.options.get("cpus"),
-        )
+        return debezium_worker(self.ctx, props, self.flavour)
 
     def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
         ssl_mode = "disable" if self.flavour == "mariadb" else "disabled"
