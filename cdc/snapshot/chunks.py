@@ -3,8 +3,8 @@
 A chunk is the half-open key range ``[lower, upper)``; the first chunk has no lower bound and the last
 no upper bound, so no row is ever outside every chunk (Spark's JDBC partitioning does the same with its
 open edge partitions). Boundaries come from the key *distribution*, not from ``min``/``max`` strides:
-the planner is handed the keys found at evenly spaced ranks of the ordered key (``ROW_NUMBER() OVER
-(ORDER BY pk)``, see :mod:`cdc.snapshot.sampling`), so a table whose ids cluster in a few dense ranges
+the planner is handed the keys found at evenly spaced ranks of the ordered key (a walk along the
+primary key, see :mod:`cdc.snapshot.sampling`), so a table whose ids cluster in a few dense ranges
 still gets chunks of equal size.
 
 Composite keys compare as row values, ``(a, b) >= (x, y)``. The predicate is written out as
@@ -115,13 +115,18 @@ def _compare(
 
 
 def range_predicate(
-    columns: Sequence[str], lower: KeyValue | None, upper: KeyValue | None, placeholder: str = "%s"
+    columns: Sequence[str],
+    lower: KeyValue | None,
+    upper: KeyValue | None,
+    placeholder: str = "%s",
+    strict: bool = False,
 ) -> tuple[str, list[Any]]:
-    """``lower <= (columns) < upper`` as SQL text and parameters; either bound may be ``None``."""
+    """``lower <= (columns) < upper`` as SQL text and parameters; either bound may be ``None``;
+    ``strict``: ``lower < (columns)``."""
     parts: list[str] = []
     params: list[Any] = []
     if lower is not None:
-        sql, p = _compare(columns, lower, ">", ">=", placeholder)
+        sql, p = _compare(columns, lower, ">", ">" if strict else ">=", placeholder)
         parts.append(f"({sql})")
         params.extend(p)
     if upper is not None:
