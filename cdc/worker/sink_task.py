@@ -50,13 +50,57 @@ class SinkTaskSettings:
     batch_size: int = 500
 
 
+def create_dlq_topic(admin_settings: dict[str, Any], topic: str, replication_factor: int) -> None:
+    """Create the dead letter queue ``topic`` unless it exists (Connect's ``DeadLetterQueueReporter``)."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    errors = ClientErrors(f"dead letter queue {topic}", "admin")
+    config: dict[str, Any] = {**admin_settings, "error_cb": errors}
+    admin = AdminClient(config)
+    try:
+        if topic in admin.list_topics(timeout=10).topics:
+            return
+        future = admin.create_topics([NewTopic(topic, 1, int(replication_factor))])[topic]
+        try:
+            future.result(30)
+        except Exception as exc:
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+    except Exception as exc:
+        admin.poll(0)  # serves error_cb: refused credentials are named
+        errors.check()
+        raise ConnectError(f"Could not initialize dead letter queue with topic={topic}: {exc}") from exc
+    log.info("Created dead letter queue topic %s (replication factor %s)", topic, replication_factor)
+
+
 class DeadLetterQueueReporter:
-    """Writes the original bytes of a failed record to the DLQ topic, with error context headers."""
+    """Writes the original bytes of a failed record to the DLQ topic, with error context headers.
+
+    The topic is created first if missing, as Connect does (one partition,
+    ``errors.deadletterqueue.topic.replication.factor``; a failure fails the task with Connect's "Could
+    not initialize dead letter queue"). A record the DLQ does not acknowledge (within the producer's
+    ``delivery.timeout.ms``, else 30 s), or refused credentials (the producer's ``error_cb``), fail the
+    task: the record is neither in the DLQ nor committed, so the restarted task meets it again. (Kafka
+    Connect logs "Could not produce message to dead letter queue" and commits past it; a skipped record
+    in neither place is a loss.)"""
 
     def __init__(
-        self, producer_settings: dict[str, Any], topic: str, context_headers: bool, connector: str, task: int
+        self,
+        producer_settings: dict[str, Any],
+        topic: str,
+        context_headers: bool,
+        connector: str,
+        task: int,
+        admin_settings: dict[str, Any] | None = None,
+        replication_factor: int = 3,
     ) -> None:
-        self.producer = Producer(producer_settings)
+        if admin_settings is not None:
+            create_dlq_topic(admin_settings, topic, replication_factor)
+        self.errors = ClientErrors(f"{connector}-{task} (dead letter queue)", "producer")
+        self.producer = Producer({**producer_settings, "error_cb": self.errors})
+        # the producer's own delivery timeout bounds the wait (its callback then reports _MSG_TIMED_OUT)
+        timeout_ms = producer_settings.get("delivery.timeout.ms", producer_settings.get("message.timeout.ms"))
+        self.timeout = int(timeout_ms) / 1000 + 5 if timeout_ms is not None else 30.0
         self.topic = topic
         self.context_headers = context_headers
         self.connector = connector
@@ -80,8 +124,22 @@ class DeadLetterQueueReporter:
                 (prefix + "exception.class.name", type(error).__name__.encode()),
                 (prefix + "exception.message", str(error).encode()),
             ]
-        self.producer.produce(self.topic, key=msg.key(), value=msg.value(), headers=headers)
-        self.producer.flush(30)
+        failed: list[Any] = []
+
+        def delivered(err: Any, _msg: Any) -> None:
+            if err is not None:
+                failed.append(err)
+
+        self.producer.produce(
+            self.topic, key=msg.key(), value=msg.value(), headers=headers, on_delivery=delivered
+        )
+        left = self.producer.flush(self.timeout)
+        self.errors.check()
+        if left or failed:
+            reason = failed[0].str() if failed else f"not acknowledged within {self.timeout:g} s"
+            raise ConnectError(
+                f"Could not produce message to dead letter queue. topic={self.topic}: {reason}"
+            )
 
 
 class _Context(SinkTaskContext):

@@ -36,7 +36,12 @@ from cdc.worker.exactly_once import (
     exactly_once_producer,
     transactional_id,
 )
-from cdc.worker.kafka_clients import connector_client_settings, history_client_defaults, to_librdkafka
+from cdc.worker.kafka_clients import (
+    ClientErrors,
+    connector_client_settings,
+    history_client_defaults,
+    to_librdkafka,
+)
 from cdc.worker.logcontext import set_context
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
@@ -471,6 +476,8 @@ class Worker:
                     bool(parsed["errors.deadletterqueue.context.headers.enable"]),
                     name,
                     task_id.task,
+                    admin_settings=client("admin"),
+                    replication_factor=int(parsed["errors.deadletterqueue.topic.replication.factor"]),
                 )
             )
         sink_settings = SinkTaskSettings(
@@ -533,8 +540,15 @@ class Worker:
                 return
             from confluent_kafka.admin import AdminClient, NewTopic
 
-            admin = AdminClient(dict(admin_settings))
-            metadata = admin.list_topics(timeout=10)
+            errors = ClientErrors(f"topic creation for {topic}", "admin")
+            admin_config: dict[str, Any] = {**admin_settings, "error_cb": errors}
+            admin = AdminClient(admin_config)
+            try:
+                metadata = admin.list_topics(timeout=10)
+            except Exception:
+                admin.poll(0)  # serves error_cb: refused credentials are named, not a bare timeout
+                errors.check()
+                raise
             if topic not in metadata.topics:
                 futures = admin.create_topics(
                     [NewTopic(topic, int(partitions), int(replication), config=topic_configs)]
