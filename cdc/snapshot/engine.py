@@ -94,7 +94,7 @@ class SnapshotSummary:
             f"  start {self.start.file}:{self.start.pos}  end {self.end.file}:{self.end.pos}"
             + (f"  gtids {self.end.gtids}" if self.end.gtids else ""),
             f"  concurrent changes in the window: {self.window_events} row events; {self.reread_rows} rows "
-            f"re-read as of the end, {self.tombstones} tombstones",
+            f"re-read as of the end, {self.tombstones} gone (op=d and tombstone)",
         ]
         return "\n".join(lines)
 
@@ -466,21 +466,12 @@ class SnapshotRun:
                         source = events.source(pos, table.id, int(time.time() * 1000), "true")
                         writer.send(events.read(ts, row, source, offset))
 
-                    def emit_gone(image: Any, ts: Any = ts) -> None:
-                        from cdc.api.records import SourceRecord
-
-                        writer.send(
-                            SourceRecord(
-                                topic=ts.topic,
-                                kafka_partition=None,
-                                key_schema=ts.key_schema,
-                                key=ts.key(image),
-                                value_schema=None,
-                                value=None,
-                                source_partition=events.partition,
-                                source_offset=offset,
-                            )
-                        )
+                    def emit_gone(image: Any, ts: Any = ts, table: Table = table) -> None:
+                        # as a streamed delete: op=d with the last image the window saw, then the
+                        # tombstone (tombstones.on.delete); consumers that drop tombstones see the delete
+                        source = events.source(pos, table.id, int(time.time() * 1000), "true")
+                        for record in events.delete(ts, image, source, offset):
+                            writer.send(record)
 
                     f, g = reread(conn, table, keys, emit_row, emit_gone)
                     found, gone = found + f, gone + g

@@ -21,7 +21,9 @@ MySQL taken under a brief ``FLUSH TABLES WITH READ LOCK`` as the single reader d
    (before and after images, so a key change counts for both keys);
 2. in the transaction whose snapshot *is* ``E``, read those keys again: each found row is written as
    an ``op=r`` record after the chunk's records (same key → same partition → later offset), and each
-   key no longer there gets a tombstone.
+   key no longer there a delete as the stream writes it (``op=d`` with the last row image the window
+   saw, then a tombstone unless ``tombstones.on.delete=false``): consumers that drop tombstones (e.g.
+   ``ExtractNewRecordState``'s default) still see the row go.
 
 So the topic reduced by key equals the table as of ``E``, and the connector, started afterwards from
 ``E``, streams every later change: no gap, no overlap. Duplicates: a key touched during the run has
