@@ -17,6 +17,16 @@ def _record(line: str) -> bytes:
     return json.dumps({"schema": {"type": "string", "optional": False}, "payload": line}).encode()
 
 
+def _topic_with(kafka: Any, values: list[bytes]) -> str:
+    """A topic of the test's own holding ``values`` (one partition, in order)."""
+    topic = kafka.create_topic("in")
+    producer = kafka.producer()
+    for value in values:
+        producer.produce(topic, value=value)
+    producer.flush(10)
+    return str(topic)
+
+
 def _start(
     tmp_path: Path, kafka: Any, topic: str, dlq: str, extra: dict[str, str], workers: list[WorkerProcess]
 ) -> tuple[WorkerProcess, Path]:
@@ -57,12 +67,8 @@ def _task_state(worker: WorkerProcess) -> tuple[str, str]:
 def test_a_record_the_converter_cannot_read_goes_to_the_dead_letter_queue(
     tmp_path: Path, kafka: Any, workers: list[WorkerProcess]
 ) -> None:
-    topic = kafka.create_topic("in")
+    topic = _topic_with(kafka, [_record("one"), b"{not json", _record("two")])
     dlq = kafka.topic("dlq")
-    producer = kafka.producer()
-    for value in (_record("one"), b"{not json", _record("two")):
-        producer.produce(topic, value=value)
-    producer.flush(10)
     worker, sink = _start(tmp_path, kafka, topic, dlq, {}, workers)
 
     wait_for(lambda: sink.exists() and sink.read_text() == "one\ntwo\n", 30, "the good records in the file")
@@ -82,11 +88,8 @@ def test_a_record_the_converter_cannot_read_goes_to_the_dead_letter_queue(
 def test_an_unreachable_dead_letter_queue_fails_the_task(
     tmp_path: Path, kafka: Any, workers: list[WorkerProcess]
 ) -> None:
-    topic = kafka.create_topic("in")
+    topic = _topic_with(kafka, [b"{not json"])
     dlq = kafka.create_topic("dlq")
-    producer = kafka.producer()
-    producer.produce(topic, value=b"{not json")
-    producer.flush(10)
     # the DLQ producer (and only it) is pointed at a port nobody listens on
     extra = {
         "producer.override.bootstrap.servers": f"127.0.0.1:{free_port()}",
