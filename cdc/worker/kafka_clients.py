@@ -590,6 +590,39 @@ class ClientErrors:
             raise ConnectError(client_failure_message(self.client, self.failure))
 
 
+def create_topic_if_missing(
+    admin_settings: Mapping[str, Any],
+    topic: str,
+    partitions: int,
+    replication: int,
+    config: Mapping[str, str] | None = None,
+    owner: str = "",
+) -> bool:
+    """Create ``topic`` unless it exists (or another client creates it meanwhile); True if we did.
+    The admin client's ``error_cb`` is served on a failure, so refused credentials raise a
+    :class:`~cdc.api.errors.ConnectError` naming them rather than a bare timeout."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    errors = ClientErrors(owner or f"topic creation for {topic}", "admin")
+    config_with_cb: dict[str, Any] = {**admin_settings, "error_cb": errors}
+    admin = AdminClient(config_with_cb)
+    try:
+        if topic in admin.list_topics(timeout=10).topics:
+            return False
+        new = NewTopic(topic, int(partitions), int(replication), config=dict(config or {}))
+        try:
+            admin.create_topics([new])[topic].result(30)
+        except Exception as exc:
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+            return False
+    except Exception:
+        admin.poll(0)  # serves error_cb
+        errors.check()
+        raise
+    return True
+
+
 # -- connector client overrides --------------------------------------------------------------------------
 OVERRIDE_PREFIXES = {
     "producer": "producer.override.",

@@ -20,7 +20,12 @@ from cdc.api.connector import SinkTask, SinkTaskContext
 from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
-from cdc.worker.kafka_clients import ClientErrors, client_failure, client_failure_message
+from cdc.worker.kafka_clients import (
+    ClientErrors,
+    client_failure,
+    client_failure_message,
+    create_topic_if_missing,
+)
 from cdc.worker.source_task import Chain
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -52,25 +57,16 @@ class SinkTaskSettings:
 
 def create_dlq_topic(admin_settings: dict[str, Any], topic: str, replication_factor: int) -> None:
     """Create the dead letter queue ``topic`` unless it exists (Connect's ``DeadLetterQueueReporter``)."""
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    errors = ClientErrors(f"dead letter queue {topic}", "admin")
-    config: dict[str, Any] = {**admin_settings, "error_cb": errors}
-    admin = AdminClient(config)
     try:
-        if topic in admin.list_topics(timeout=10).topics:
-            return
-        future = admin.create_topics([NewTopic(topic, 1, int(replication_factor))])[topic]
-        try:
-            future.result(30)
-        except Exception as exc:
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
+        created = create_topic_if_missing(
+            admin_settings, topic, 1, replication_factor, owner=f"dead letter queue {topic}"
+        )
+    except ConnectError:
+        raise  # refused credentials, named
     except Exception as exc:
-        admin.poll(0)  # serves error_cb: refused credentials are named
-        errors.check()
         raise ConnectError(f"Could not initialize dead letter queue with topic={topic}: {exc}") from exc
-    log.info("Created dead letter queue topic %s (replication factor %s)", topic, replication_factor)
+    if created:
+        log.info("Created dead letter queue topic %s (replication factor %s)", topic, replication_factor)
 
 
 class DeadLetterQueueReporter:

@@ -37,8 +37,8 @@ from cdc.worker.exactly_once import (
     transactional_id,
 )
 from cdc.worker.kafka_clients import (
-    ClientErrors,
     connector_client_settings,
+    create_topic_if_missing,
     history_client_defaults,
     to_librdkafka,
 )
@@ -538,27 +538,9 @@ class Worker:
         def ensure(topic: str) -> None:
             if topic in self._created_topics:
                 return
-            from confluent_kafka.admin import AdminClient, NewTopic
-
-            errors = ClientErrors(f"topic creation for {topic}", "admin")
-            admin_config: dict[str, Any] = {**admin_settings, "error_cb": errors}
-            admin = AdminClient(admin_config)
-            try:
-                metadata = admin.list_topics(timeout=10)
-            except Exception:
-                admin.poll(0)  # serves error_cb: refused credentials are named, not a bare timeout
-                errors.check()
-                raise
-            if topic not in metadata.topics:
-                futures = admin.create_topics(
-                    [NewTopic(topic, int(partitions), int(replication), config=topic_configs)]
-                )
-                for future in futures.values():
-                    try:
-                        future.result(30)
-                    except Exception as exc:
-                        if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                            raise
+            if create_topic_if_missing(
+                admin_settings, topic, int(partitions), int(replication), topic_configs
+            ):
                 log.info("Created topic %s with %s partitions", topic, partitions)
             self._created_topics.add(topic)
 
