@@ -100,6 +100,34 @@ class Stack:
         out = self.sql(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({quoted});")
         return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
 
+    def table_bytes(self, table: str) -> int:
+        """InnoDB's data and index length of ``db.table`` (statistics: as of its last ANALYZE)."""
+        db, name = table.split(".", 1)
+        out = self.sql(
+            "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables "
+            f"WHERE table_schema = '{db}' AND table_name = '{name}';"
+        )
+        return int(out.strip() or 0)
+
+    def buffer_pool_bytes(self) -> int:
+        return int(self.sql("SELECT @@innodb_buffer_pool_size;").strip())
+
+    def set_buffer_pool(self, size: int, timeout: float = 300.0) -> int:
+        """Resize InnoDB's buffer pool online and wait until the resize is over; returns the new size.
+
+        The server rounds ``size`` up to whole chunks. Nothing is restarted: a restart of the stack's
+        MariaDB goes back to ``scripts/stack.sh``'s ``my.cnf`` value.
+        """
+        self.sql(f"SET GLOBAL innodb_buffer_pool_size = {int(size)};")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.sql("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status';")
+            text = status.split("\t", 1)[1].strip() if "\t" in status else ""
+            if not text or "Completed" in text or "complete" in text.lower():
+                break
+            time.sleep(0.5)
+        return self.buffer_pool_bytes()
+
     # ---------------------------------------------------------------------------------------------- kafka
 
     def admin(self) -> AdminClient:

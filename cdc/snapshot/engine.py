@@ -70,7 +70,8 @@ class SnapshotSummary:
     chunks_skipped: int
     seconds: float
     reread_rows: int = 0
-    tombstones: int = 0
+    deleted: int = 0
+    """Keys gone by the end position: written as the stream writes a delete (op=d, then the tombstone)."""
     window_events: int = 0
     resumed: bool = False
     per_chunk: list[ChunkResult] = field(default_factory=list)
@@ -94,7 +95,7 @@ class SnapshotSummary:
             f"  start {self.start.file}:{self.start.pos}  end {self.end.file}:{self.end.pos}"
             + (f"  gtids {self.end.gtids}" if self.end.gtids else ""),
             f"  concurrent changes in the window: {self.window_events} row events; {self.reread_rows} rows "
-            f"re-read as of the end, {self.tombstones} gone (op=d and tombstone)",
+            f"re-read as of the end, {self.deleted} gone (op=d and tombstone)",
         ]
         return "\n".join(lines)
 
