@@ -16,12 +16,14 @@ from typing import Any, ClassVar
 
 from bench import jars
 from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
+from bench.contenders.jdbc_poll_cdc import connector_config as jdbc_connector_config
 from bench.core import Case, Contender, Sample, Unavailable, contender
 from bench.procstat import TreeMonitor, cpu_seconds
+from bench.scenarios import jdbc_poll
 from bench.scenarios.b1_snapshot import B1Snapshot, B2SnapshotUnderWrites, Writers, reduce_topic
 from bench.scenarios.b3_binlog import connector_config, settle, wait_drained
 from bench.stack import Stack, unique
-from bench.verify import Watermarks, read_back
+from bench.verify import Watermarks, read_back, readback_timeout
 from bench.workers import (
     WorkerProcess,
     WorkerSpec,
@@ -116,7 +118,7 @@ class SnapshotContender(Contender):
             }
             notes = [f"{self.name}: {self.describe(run)}"]
             if run.writers is None:
-                back = read_back(run.stack.bootstrap, run.topic, run.rows)
+                back = read_back(run.stack.bootstrap, run.topic, run.rows, readback_timeout(run.rows))
                 values.update(
                     rows_per_s=back.records / back.span_s if back.span_s > 0 else None,
                     records=float(back.records),
@@ -127,7 +129,9 @@ class SnapshotContender(Contender):
                 streamer = self.stream_after(run)
                 run.writers.join()
                 settle(run.watermarks, quiet=10.0, limit=900.0)
-                audit = reduce_topic(run.stack, run.stack.bootstrap, run.topic, run.table)
+                audit = reduce_topic(
+                    run.stack, run.stack.bootstrap, run.topic, run.table, readback_timeout(run.rows)
+                )
                 values.update(
                     writes=float(run.writers.done),
                     write_rate=run.writers.done / max(run.writers.elapsed, 1e-9),
@@ -205,6 +209,32 @@ class CdcSingle(ConnectSnapshot):
 
     def connector(self, run: _Run) -> dict[str, str]:
         return _config(CDC_CONNECTOR, run, "disabled")
+
+
+@contender
+class JdbcBulk(CdcSingle):
+    """cdc's JDBC source in ``mode=bulk`` (one pass: ``poll.interval.ms`` of an hour), key = the row's id.
+
+    BENCHMARKS.md's JDBC-bulk comparison for B1: Confluent's own JDBC source is not on Maven Central (B11
+    says so), so this is ours, the way a JDBC-source user copies a table without CDC: no binlog position,
+    no consistency with later changes.
+    """
+
+    name = "cdc-jdbc-bulk"
+    order = 16
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        database, table = run.table.split(".", 1)
+        assert database == jdbc_poll.DATABASE
+        config = jdbc_connector_config(run.stack, table, "bulk", f"{run.prefix}.{database}.", "")
+        config["name"] = run.name
+        return config
+
+    def describe(self, run: _Run) -> str:
+        shown = {k: ("***" if "password" in k else v) for k, v in self.connector(run).items()}
+        return "connector config " + json.dumps(
+            {k: v.replace(run.prefix, "<prefix>").replace(run.name, "<name>") for k, v in shown.items()}
+        )
 
 
 @contender

@@ -298,9 +298,11 @@ class Reduced:
     overlap: int  # duplicates in which a streamed event (not a snapshot read) took part
 
 
-def _change_events(bootstrap: str, topic: str) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
+def _change_events(
+    bootstrap: str, topic: str, timeout: float
+) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
     """(id, op, after) per change event of a schemas-off JSON topic; tombstones are skipped."""
-    for msg in records(bootstrap, topic):
+    for msg in records(bootstrap, topic, timeout):
         value = msg.value()
         if value is None:
             continue
@@ -309,12 +311,12 @@ def _change_events(bootstrap: str, topic: str) -> Iterator[tuple[int, str, dict[
         yield int(key["id"]), envelope["op"], envelope.get("after")
 
 
-def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str) -> Reduced:
+def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str, timeout: float = 600.0) -> Reduced:
     """Compare ``topic`` reduced by key with ``table`` now, by version ``(k, updated_at)`` in epoch µs."""
     last: dict[int, tuple[int, int] | None] = {}
     streamed: dict[tuple[int, int, int], bool] = {}  # each version seen: was one of its records streamed
     count = duplicates = overlap = 0
-    for ident, op, after in _change_events(bootstrap, topic):
+    for ident, op, after in _change_events(bootstrap, topic, timeout):
         count += 1
         if op == "d" or after is None:
             last[ident] = None
