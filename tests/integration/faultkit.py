@@ -3,7 +3,8 @@
 * :class:`Writer` — multi-statement, multi-row MariaDB transactions on ``items(id, version, payload)``;
   every update bumps ``version``, so each change is one ``(id, version)`` pair.
 * :func:`worker_properties` / :func:`mysql_connector` — a distributed (or standalone) worker file and a
-  MySQL connector config with this test's own group, topics and prefix, JSON converters without schemas.
+  MySQL connector config with this test's own group, topics and prefix, JSON converters without schemas;
+  :func:`group_worker_props`, the fast-rebalancing group of the distributed-mode tests.
 * :class:`Worker` — a worker *process* (``python -m cdc.cli``), killed with SIGKILL or stopped with TERM.
 * :func:`audit` — reads the change topic (``read_committed`` or not) until it matches the table reduced by
   key, then counts missing and duplicated ``(id, version)`` pairs: the figure every fault test ends with.
@@ -137,6 +138,39 @@ def worker_properties(
     props.update(extra or {})
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     return path
+
+
+def group_worker_props(
+    bootstrap: str, group: str, topics_prefix: str, port: int, session_timeout_ms: int, max_delay_ms: int
+) -> dict[str, str]:
+    """A distributed worker's properties for the group tests (``test_distributed*.py``): this test's group
+    and internal topics, JSON without schemas, REST on ``port`` advertised on loopback, and short session,
+    rebalance-delay and flush intervals so that failovers happen within seconds."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "config.storage.topic": f"{topics_prefix}configs",
+        "offset.storage.topic": f"{topics_prefix}offsets",
+        "status.storage.topic": f"{topics_prefix}status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "offset.storage.partitions": "5",
+        "status.storage.partitions": "2",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "false",
+        "value.converter.schemas.enable": "false",
+        "listeners": f"http://127.0.0.1:{port}",
+        "rest.advertised.host.name": "127.0.0.1",
+        "rest.advertised.port": str(port),
+        "session.timeout.ms": str(session_timeout_ms),
+        "heartbeat.interval.ms": "1000",
+        "rebalance.timeout.ms": "20000",
+        "scheduled.rebalance.max.delay.ms": str(max_delay_ms),
+        "offset.flush.interval.ms": "500",
+        "task.shutdown.graceful.timeout.ms": "3000",
+    }
 
 
 def mysql_connector(mysql_db: Any, prefix: str, bootstrap: str, **extra: str) -> dict[str, str]:

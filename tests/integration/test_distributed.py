@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import requests
+from faultkit import group_worker_props
 
 from cdc.api import SourceConnector, SourceRecord, SourceTask
 from cdc.config import ConfigDef
@@ -96,31 +97,9 @@ class Cluster:
         self.workers: dict[str, ConnectRuntime] = {}
 
     def props(self, port: int) -> dict[str, str]:
-        return {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": self.group,
-            "config.storage.topic": f"{self.prefix}configs",
-            "offset.storage.topic": f"{self.prefix}offsets",
-            "status.storage.topic": f"{self.prefix}status",
-            "config.storage.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
-            "offset.storage.partitions": "5",
-            "status.storage.partitions": "2",
-            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "key.converter.schemas.enable": "false",
-            "value.converter.schemas.enable": "false",
-            "listeners": f"http://127.0.0.1:{port}",
-            "rest.advertised.host.name": "127.0.0.1",
-            "rest.advertised.port": str(port),
-            "session.timeout.ms": str(SESSION_TIMEOUT_MS),
-            "heartbeat.interval.ms": "1000",
-            "rebalance.timeout.ms": "20000",
-            "scheduled.rebalance.max.delay.ms": str(MAX_DELAY_MS),
-            "offset.flush.interval.ms": "500",
-            "task.shutdown.graceful.timeout.ms": "3000",
-        }
+        return group_worker_props(
+            self.bootstrap, self.group, self.prefix, port, SESSION_TIMEOUT_MS, MAX_DELAY_MS
+        )
 
     def start_worker(self) -> str:
         port = _free_port()

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 import pytest
 import requests
+from faultkit import group_worker_props
 
 pytestmark = pytest.mark.integration
 
@@ -286,32 +287,10 @@ class Cluster:
     def add_worker(self) -> WorkerProcess:
         port = _free_port()
         props = self.tmp / f"worker-{port}.properties"
-        lines = {
-            "bootstrap.servers": self.kafka.bootstrap_servers,
-            "group.id": self.group,
-            "config.storage.topic": f"{self.prefix}configs",
-            "offset.storage.topic": f"{self.prefix}offsets",
-            "status.storage.topic": self.status_topic,
-            "config.storage.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
-            "offset.storage.partitions": "5",
-            "status.storage.partitions": "2",
-            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "key.converter.schemas.enable": "false",
-            "value.converter.schemas.enable": "false",
-            "listeners": f"http://127.0.0.1:{port}",
-            "rest.advertised.host.name": "127.0.0.1",
-            "rest.advertised.port": str(port),
-            "session.timeout.ms": str(SESSION_TIMEOUT_MS),
-            "heartbeat.interval.ms": "1000",
-            "rebalance.timeout.ms": "20000",
-            "scheduled.rebalance.max.delay.ms": str(MAX_DELAY_MS),
-            "worker.unsync.backoff.ms": "5000",
-            "offset.flush.interval.ms": "500",
-            "task.shutdown.graceful.timeout.ms": "3000",
-        }
+        lines = group_worker_props(
+            self.kafka.bootstrap_servers, self.group, self.prefix, port, SESSION_TIMEOUT_MS, MAX_DELAY_MS
+        )
+        lines["worker.unsync.backoff.ms"] = "5000"
         props.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
         worker = WorkerProcess(port, props, self.tmp / f"worker-{port}.log")
         self.workers.append(worker)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faultkit import mysql_connector
 
 INITIAL_ROWS = 200
 KILLS = int(os.environ.get("CDC_RESTART_KILLS", "20"))
@@ -47,20 +48,7 @@ def _worker_files(tmp: Path, kafka: Any, mysql_db: Any, prefix: str, port: int) 
         json.dumps(
             {
                 "name": "restart-test",
-                "config": {
-                    "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-                    "database.hostname": mysql_db.host,
-                    "database.port": str(mysql_db.port),
-                    "database.user": mysql_db.user,
-                    "database.password": mysql_db.password,
-                    "database.server.id": str(random.randint(10_000, 90_000)),
-                    "topic.prefix": prefix,
-                    "database.include.list": mysql_db.name,
-                    "schema.history.internal.kafka.topic": prefix + ".history",
-                    "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
-                    "include.schema.changes": "false",
-                    "max.batch.size": "7",
-                },
+                "config": mysql_connector(mysql_db, prefix, kafka.bootstrap_servers),
             }
         )
     )
