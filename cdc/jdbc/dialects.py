@@ -20,18 +20,26 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
+from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_conversions
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.types import ColumnInfo
 from cdc.jdbc.url import JdbcUrl
 
-__all__ = ["Dialect", "MySqlDialect", "PostgresDialect", "SqliteDialect", "dialect_for"]
+__all__ = [
+    "DRIVER_ENV",
+    "Dialect",
+    "MySqlDialect",
+    "PostgresDialect",
+    "SqliteDialect",
+    "dialect_for",
+    "mysql_driver",
+]
 
 log = logging.getLogger(__name__)
 
@@ -260,63 +268,6 @@ def _column_info_from_sqlalchemy(column: dict[str, Any]) -> ColumnInfo:
     return ColumnInfo(name, kind, nullable, precision, scale, unsigned, auto, numeric)
 
 
-DRIVER_ENV = "CDC_JDBC_MYSQL_DRIVER"
-
-
-def mysql_driver() -> str:
-    """``mysqlclient`` when ``MySQLdb`` imports (unless ``CDC_JDBC_MYSQL_DRIVER=pymysql``), else PyMySQL."""
-    wanted = os.environ.get(DRIVER_ENV, "").strip().lower()
-    if wanted == "pymysql":
-        return "pymysql"
-    try:
-        import MySQLdb  # noqa: F401
-    except ImportError:
-        if wanted == "mysqlclient":
-            raise ConnectError(f"{DRIVER_ENV}=mysqlclient, but mysqlclient is not installed") from None
-        return "pymysql"
-    return "mysqlclient"
-
-
-_MYSQLDB_CONV: dict[Any, Any] | None = None
-
-
-def _mysqldb_datetime(text: str) -> Any:
-    # datetime.fromisoformat is C; MySQL's zero and invalid dates fall back to the text, as PyMySQL returns
-    # them (the row mapper turns '0000-00-00 …' into null either way)
-    try:
-        return dt.datetime.fromisoformat(text)
-    except ValueError:
-        return text
-
-
-def _mysqldb_date(text: str) -> Any:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return text
-
-
-def _mysqldb_conversions() -> dict[Any, Any]:
-    """MySQLdb's converters, changed where PyMySQL gives other Python values.
-
-    * DATETIME/TIMESTAMP/DATE: ``fromisoformat`` (C) instead of MySQLdb's Python parser, and zero dates
-      as text, as PyMySQL gives them;
-    * SET columns (flagged strings): text ``'a,b'`` as PyMySQL, not a Python set.
-    """
-    global _MYSQLDB_CONV
-    if _MYSQLDB_CONV is None:
-        from MySQLdb.constants import FIELD_TYPE
-        from MySQLdb.converters import conversions
-
-        conv = dict(conversions)
-        conv[FIELD_TYPE.DATETIME] = _mysqldb_datetime
-        conv[FIELD_TYPE.TIMESTAMP] = _mysqldb_datetime
-        conv[FIELD_TYPE.DATE] = _mysqldb_date
-        conv.pop(FIELD_TYPE.SET, None)
-        _MYSQLDB_CONV = conv
-    return _MYSQLDB_CONV
-
-
 class MySqlDialect(Dialect):
     """MySQL and MariaDB through mysqlclient (``MySQLdb``) when installed, PyMySQL otherwise."""
 
@@ -372,7 +323,7 @@ class MySqlDialect(Dialect):
             "charset": "utf8mb4",
             "autocommit": False,
             "connect_timeout": 10,
-            "conv": _mysqldb_conversions(),
+            "conv": mysqldb_conversions(),
         }
         if self.url.database:
             kwargs["database"] = self.url.database

@@ -15,6 +15,7 @@ import pymysql
 import pymysql.cursors
 
 from cdc.api.errors import ConnectError, RetriableError
+from cdc.drivers import mysql_driver, mysqldb_conversions
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect"]
@@ -23,9 +24,27 @@ log = logging.getLogger(__name__)
 
 
 def connect(settings: MySqlSettings, *, streaming: bool = False, database: str | None = None) -> Any:
-    """A PyMySQL connection (unbuffered cursors when ``streaming``), session time zone UTC."""
+    """A connection with the session time zone UTC and ``database.initial.statements`` run.
+
+    ``streaming``: for reading rows (the snapshots): unbuffered cursors, so a table is never held whole,
+    through mysqlclient when it is installed (:mod:`cdc.drivers`: faster rows, the same Python values, and
+    the GIL released while the server is awaited), PyMySQL otherwise. Everything else uses PyMySQL.
+    """
+    if streaming and mysql_driver() == "mysqlclient":
+        conn = _connect_mysqlclient(settings, database)
+    else:
+        conn = _connect_pymysql(settings, streaming, database)
+    with conn.cursor() as cur:
+        cur.execute("SET time_zone = '+00:00'")
+        for statement in str(settings["database.initial.statements"] or "").split(";"):
+            if statement.strip():
+                cur.execute(statement)
+    return conn
+
+
+def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
-        conn = pymysql.connect(
+        return pymysql.connect(
             host=settings["database.hostname"],
             port=int(settings["database.port"]),
             user=settings["database.user"],
@@ -38,21 +57,41 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
         )
     except pymysql.err.OperationalError as exc:
-        code = exc.args[0] if exc.args else 0
-        if code in (1045, 1044):
-            raise ConnectError(
-                f"Access denied for user '{settings['database.user']}' to "
-                f"{settings['database.hostname']}:{settings['database.port']}: {exc.args[1]}"
-            ) from exc
-        raise RetriableError(
-            f"Cannot connect to {settings['database.hostname']}:{settings['database.port']}: {exc}"
-        ) from exc
-    with conn.cursor() as cur:
-        cur.execute("SET time_zone = '+00:00'")
-        for statement in str(settings["database.initial.statements"] or "").split(";"):
-            if statement.strip():
-                cur.execute(statement)
-    return conn
+        raise _connect_error(settings, exc) from exc
+
+
+def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
+    import MySQLdb
+    import MySQLdb.cursors
+
+    host = str(settings["database.hostname"])
+    kwargs: dict[str, Any] = {
+        # libmariadb takes "localhost" for its unix socket; Debezium (and PyMySQL) mean TCP
+        "host": "127.0.0.1" if host.lower() == "localhost" else host,
+        "port": int(settings["database.port"]),
+        "user": settings["database.user"],
+        "password": settings.password or "",
+        "charset": "utf8mb4",
+        "connect_timeout": max(1, int(settings["connect.timeout.ms"]) // 1000),
+        "autocommit": True,
+        "conv": mysqldb_conversions(),
+        "cursorclass": MySQLdb.cursors.SSCursor,
+    }
+    if database:
+        kwargs["database"] = database
+    try:
+        return MySQLdb.connect(**kwargs)
+    except MySQLdb.OperationalError as exc:
+        raise _connect_error(settings, exc) from exc
+
+
+def _connect_error(settings: MySqlSettings, exc: Exception) -> Exception:
+    """Access denied is the user's to fix (ConnectError); anything else may pass (RetriableError)."""
+    code = exc.args[0] if exc.args else 0
+    where = f"{settings['database.hostname']}:{settings['database.port']}"
+    if code in (1045, 1044):
+        return ConnectError(f"Access denied for user '{settings['database.user']}' to {where}: {exc.args[1]}")
+    return RetriableError(f"Cannot connect to {where}: {exc}")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.records import SourceRecord
+from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
@@ -225,6 +226,7 @@ class Snapshotter:
             cur.execute(select)
             first_in_table = True
             count = 0
+            sources: dict[tuple[int, str], Struct] = {}
             started = time.monotonic()
             while True:
                 if self.stopping.is_set():
@@ -242,7 +244,12 @@ class Snapshotter:
                     elif first_in_table:
                         marker = "first_in_data_collection"
                     first_in_table = False
-                    source = self.events.source(pos, table_id, now_ms, marker)
+                    # one source block per fetch and marker (records never mutate it; _remark copies)
+                    source = sources.get((now_ms, marker))
+                    if source is None:
+                        if len(sources) > 8:
+                            sources.clear()
+                        source = sources[(now_ms, marker)] = self.events.source(pos, table_id, now_ms, marker)
                     record = self.events.read(ts, row, source, snapshot_offset)
                     if pending is not None:
                         batch.append(pending)

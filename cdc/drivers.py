@@ -1,0 +1,75 @@
+"""Which client library reads MySQL/MariaDB rows: mysqlclient when installed, PyMySQL otherwise.
+
+mysqlclient (``MySQLdb``, libmariadb's C client) decodes rows two to three times faster than PyMySQL and
+releases the GIL while it waits for the server, so a reading thread overlaps with the threads that
+convert and produce. Both give the same Python values: :func:`mysqldb_conversions` changes MySQLdb's
+converters where PyMySQL's values differ. Shared by the JDBC source (:mod:`cdc.jdbc.dialects`) and the
+MySQL connector's snapshot reads (:mod:`cdc.mysql.connection`); ``CDC_JDBC_MYSQL_DRIVER=pymysql`` (or
+``mysqlclient``) forces one for both.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+from cdc.api.errors import ConnectError
+
+__all__ = ["DRIVER_ENV", "mysql_driver", "mysqldb_conversions"]
+
+DRIVER_ENV = "CDC_JDBC_MYSQL_DRIVER"
+
+
+def mysql_driver() -> str:
+    """``mysqlclient`` when ``MySQLdb`` imports (unless ``CDC_JDBC_MYSQL_DRIVER=pymysql``), else PyMySQL."""
+    wanted = os.environ.get(DRIVER_ENV, "").strip().lower()
+    if wanted == "pymysql":
+        return "pymysql"
+    try:
+        import MySQLdb  # noqa: F401
+    except ImportError:
+        if wanted == "mysqlclient":
+            raise ConnectError(f"{DRIVER_ENV}=mysqlclient, but mysqlclient is not installed") from None
+        return "pymysql"
+    return "mysqlclient"
+
+
+_MYSQLDB_CONV: dict[Any, Any] | None = None
+
+
+def _mysqldb_datetime(text: str) -> Any:
+    # datetime.fromisoformat is C; MySQL's zero and invalid dates fall back to the text, as PyMySQL returns
+    # them (the value converters turn '0000-00-00 …' into their zero-date handling either way)
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text
+
+
+def _mysqldb_date(text: str) -> Any:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return text
+
+
+def mysqldb_conversions() -> dict[Any, Any]:
+    """MySQLdb's converters, changed where PyMySQL gives other Python values.
+
+    * DATETIME/TIMESTAMP/DATE: ``fromisoformat`` (C) instead of MySQLdb's Python parser, and zero dates
+      as text, as PyMySQL gives them;
+    * SET columns (flagged strings): text ``'a,b'`` as PyMySQL, not a Python set.
+    """
+    global _MYSQLDB_CONV
+    if _MYSQLDB_CONV is None:
+        from MySQLdb.constants import FIELD_TYPE
+        from MySQLdb.converters import conversions
+
+        conv = dict(conversions)
+        conv[FIELD_TYPE.DATETIME] = _mysqldb_datetime
+        conv[FIELD_TYPE.TIMESTAMP] = _mysqldb_datetime
+        conv[FIELD_TYPE.DATE] = _mysqldb_date
+        conv.pop(FIELD_TYPE.SET, None)
+        _MYSQLDB_CONV = conv
+    return _MYSQLDB_CONV
