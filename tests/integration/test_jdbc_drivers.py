@@ -1,5 +1,8 @@
 """mysqlclient and PyMySQL give the same records: a table of every MySQL type, read by each driver.
 
+The MySQL connector's snapshot reads its rows the same way (``cdc/drivers.py``); the last test compares
+its records under both drivers.
+
 The JDBC source reads MySQL/MariaDB with mysqlclient (``MySQLdb``) when it is installed and with PyMySQL
 otherwise (``CDC_JDBC_MYSQL_DRIVER`` forces one). Both must give identical schemas, values (DECIMAL exact,
 DATETIME microseconds, TIMESTAMP read in ``db.timezone``, BIT, BLOB, JSON, zero dates …), offsets and
@@ -8,13 +11,17 @@ JSON bytes, in table mode (incrementing, timestamp, bulk) and in query mode.
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 import pytest
 
+from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.converters.json_converter import JsonConverter
 from cdc.jdbc.dialects import DRIVER_ENV
 from cdc.jdbc.task import JdbcSourceTask
+from cdc.mysql.task import MySqlSourceTask
 
 pytestmark = pytest.mark.integration
 
@@ -131,3 +138,80 @@ def test_mysqlclient_and_pymysql_give_identical_records(
     assert row1.get("t_datetime6").microsecond == 123456
     assert row1.get("t_bit12") == b"\x0a\xaa"
     assert ours[2][2].get("t_datetime") is None  # zero date
+
+
+class _NoOffsets(OffsetStorageReader):
+    def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
+        return {}
+
+
+class _Context(SourceTaskContext):
+    def configs(self) -> dict[str, str]:
+        return {}
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return _NoOffsets()
+
+
+def _mysql_snapshot(mysql_db: Any, driver: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The MySQL connector's initial snapshot of ``everything``, in-process: its row records, in order."""
+    monkeypatch.setenv(DRIVER_ENV, driver)
+    prefix = "drv"  # the same for both drivers: it names the schemas
+    config = {
+        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+        "database.hostname": mysql_db.host,
+        "database.port": str(mysql_db.port),
+        "database.user": mysql_db.user,
+        "database.password": mysql_db.password,
+        "database.server.id": str(random.randint(10_000, 90_000)),
+        "topic.prefix": prefix,
+        "database.include.list": mysql_db.name,
+        "table.include.list": f"{mysql_db.name}.everything",
+        "snapshot.mode": "initial_only",
+        "include.schema.changes": "false",
+        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+    }
+    task = MySqlSourceTask()
+    task.initialize(_Context())
+    task.start(config)
+    records: list[Any] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(records) < len(ROWS) and time.monotonic() < deadline:
+            records += [r for r in task.poll() or [] if r.topic == f"{prefix}.{mysql_db.name}.everything"]
+    finally:
+        task.stop()
+    return records
+
+
+def test_mysql_connector_snapshot_reads_identical_rows_with_either_driver(
+    mysql_db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connector's snapshot reads rows through mysqlclient when installed (cdc/drivers.py): its records'
+    keys and ``after`` images (Python values, their types, and the JSON bytes) are PyMySQL's."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION sql_mode = ''")  # zero dates allowed
+        cur.execute(DDL)
+        cur.execute("SET time_zone = '+00:00'")
+        cur.execute("INSERT INTO everything VALUES " + ",".join(ROWS))
+    json = JsonConverter()
+    json.configure({"schemas.enable": "true"}, False)
+
+    def shape(record: Any) -> tuple[Any, ...]:
+        after = record.value.get("after")
+        return (
+            repr(record.key),
+            repr(after),
+            json.from_connect_data("t", after.schema, after),
+            record.value.get("op"),
+        )
+
+    ours = [shape(r) for r in _mysql_snapshot(mysql_db, "mysqlclient", monkeypatch)]
+    theirs = [shape(r) for r in _mysql_snapshot(mysql_db, "pymysql", monkeypatch)]
+    assert len(ours) == len(theirs) == len(ROWS)
+    for mine, peer in zip(ours, theirs, strict=True):
+        fields = mine[1][len("Struct{") : -1].split(","), peer[1][len("Struct{") : -1].split(",")
+        assert [f for f in fields[0] if f not in fields[1]] == [f for f in fields[1] if f not in fields[0]]
+        assert mine == peer
+    assert all(s[3] == "r" for s in ours)
+    assert b'"t_dec_wide"' in ours[0][2] and b'"t_datetime6":1704164645123456' in ours[0][2]
