@@ -11,11 +11,11 @@ JSON bytes, in table mode (incrementing, timestamp, bulk) and in query mode.
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
 import pytest
+from faultkit import mysql_connector
 
 from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.converters.json_converter import JsonConverter
@@ -153,24 +153,20 @@ class _Context(SourceTaskContext):
         return _NoOffsets()
 
 
-def _mysql_snapshot(mysql_db: Any, driver: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def _mysql_snapshot(mysql_db: Any, bootstrap: str, driver: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The MySQL connector's initial snapshot of ``everything``, in-process: its row records, in order."""
     monkeypatch.setenv(DRIVER_ENV, driver)
     prefix = "drv"  # the same for both drivers: it names the schemas
-    config = {
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-        "database.hostname": mysql_db.host,
-        "database.port": str(mysql_db.port),
-        "database.user": mysql_db.user,
-        "database.password": mysql_db.password,
-        "database.server.id": str(random.randint(10_000, 90_000)),
-        "topic.prefix": prefix,
-        "database.include.list": mysql_db.name,
-        "table.include.list": f"{mysql_db.name}.everything",
-        "snapshot.mode": "initial_only",
-        "include.schema.changes": "false",
-        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
-    }
+    config = mysql_connector(
+        mysql_db,
+        prefix,
+        bootstrap,
+        **{
+            "table.include.list": f"{mysql_db.name}.everything",
+            "snapshot.mode": "initial_only",
+            "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+        },
+    )
     task = MySqlSourceTask()
     task.initialize(_Context())
     task.start(config)
@@ -185,7 +181,7 @@ def _mysql_snapshot(mysql_db: Any, driver: str, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_mysql_connector_snapshot_reads_identical_rows_with_either_driver(
-    mysql_db: Any, monkeypatch: pytest.MonkeyPatch
+    mysql_db: Any, kafka: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The connector's snapshot reads rows through mysqlclient when installed (cdc/drivers.py): its records'
     keys and ``after`` images (Python values, their types, and the JSON bytes) are PyMySQL's."""
@@ -206,8 +202,8 @@ def test_mysql_connector_snapshot_reads_identical_rows_with_either_driver(
             record.value.get("op"),
         )
 
-    ours = [shape(r) for r in _mysql_snapshot(mysql_db, "mysqlclient", monkeypatch)]
-    theirs = [shape(r) for r in _mysql_snapshot(mysql_db, "pymysql", monkeypatch)]
+    ours = [shape(r) for r in _mysql_snapshot(mysql_db, kafka.bootstrap_servers, "mysqlclient", monkeypatch)]
+    theirs = [shape(r) for r in _mysql_snapshot(mysql_db, kafka.bootstrap_servers, "pymysql", monkeypatch)]
     assert len(ours) == len(theirs) == len(ROWS)
     for mine, peer in zip(ours, theirs, strict=True):
         fields = mine[1][len("Struct{") : -1].split(","), peer[1][len("Struct{") : -1].split(",")
