@@ -462,6 +462,15 @@ def test_spark_engine_stops_resumes_and_ignores_stale_state(
     import cdc.mysql.task as task_mod
 
     monkeypatch.setattr(task_mod, "PAUSED_AFTER_S", 2.0)  # the worker runs in this process
+    # Chunks at most ~3 a second: on an idle machine a run (50 chunks) otherwise ended in about 5 s, before
+    # the test, reading the whole topic back at each step, could stop it midway a second time.
+    gate = task_mod.MySqlSourceTask._await_polling
+
+    def slow_gate(self: Any) -> None:
+        time.sleep(0.3)
+        gate(self)
+
+    monkeypatch.setattr(task_mod.MySqlSourceTask, "_await_polling", slow_gate)
     caplog.set_level(logging.INFO, logger="cdc.snapshot.connector")
     rows = 20_000
     _setup_table(mysql_db, rows)
