@@ -283,6 +283,24 @@ class EventFactory:
             ],
         )
 
+    def snapshot_sources(self, pos: SourcePosition, table_id: TableId) -> Callable[[int, str], Struct]:
+        """``source(ts_ms, marker)`` for a snapshot's reads of one table: one block per fetch and marker.
+
+        Records never mutate a source block (a marker change copies it), and building it per row costs as
+        much as the row's own value struct; the few latest blocks are kept.
+        """
+        blocks: dict[tuple[int, str], Struct] = {}
+
+        def source(ts_ms: int, marker: str) -> Struct:
+            block = blocks.get((ts_ms, marker))
+            if block is None:
+                if len(blocks) > 8:
+                    blocks.clear()
+                block = blocks[(ts_ms, marker)] = self.source(pos, table_id, ts_ms, marker)
+            return block
+
+        return source
+
     def source_template(
         self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
     ) -> tuple[Schema, list[Any], int]:

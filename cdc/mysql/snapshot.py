@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.records import SourceRecord
-from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
@@ -226,7 +225,7 @@ class Snapshotter:
             cur.execute(select)
             first_in_table = True
             count = 0
-            sources: dict[tuple[int, str], Struct] = {}
+            source = self.events.snapshot_sources(pos, table_id)
             started = time.monotonic()
             while True:
                 if self.stopping.is_set():
@@ -244,13 +243,7 @@ class Snapshotter:
                     elif first_in_table:
                         marker = "first_in_data_collection"
                     first_in_table = False
-                    # one source block per fetch and marker (records never mutate it; _remark copies)
-                    source = sources.get((now_ms, marker))
-                    if source is None:
-                        if len(sources) > 8:
-                            sources.clear()
-                        source = sources[(now_ms, marker)] = self.events.source(pos, table_id, now_ms, marker)
-                    record = self.events.read(ts, row, source, snapshot_offset)
+                    record = self.events.read(ts, row, source(now_ms, marker), snapshot_offset)
                     if pending is not None:
                         batch.append(pending)
                     pending = record

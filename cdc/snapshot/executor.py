@@ -112,17 +112,7 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         cur = conn.cursor()
         cur.execute(sql, params or None)
         pending: tuple[Any, int] | None = None
-        # One source block per fetch and marker: records never mutate it, and building it per row costs
-        # as much as the row's own value struct.
-        sources: dict[tuple[int, str], Any] = {}
-
-        def source(ts_ms: int, marker: str) -> Any:
-            block = sources.get((ts_ms, marker))
-            if block is None:
-                if len(sources) > 8:
-                    sources.clear()
-                block = sources[(ts_ms, marker)] = events.source(pos, table_id, ts_ms, marker)
-            return block
+        source = events.snapshot_sources(pos, table_id)
 
         while True:
             batch = cur.fetchmany(FETCH_ROWS)
