@@ -16,7 +16,7 @@ from typing import Any
 
 from cdc.api.errors import ConnectError
 
-__all__ = ["DRIVER_ENV", "mysql_driver", "mysqldb_conversions"]
+__all__ = ["DRIVER_ENV", "mysql_driver", "mysqldb_connect", "mysqldb_conversions"]
 
 DRIVER_ENV = "CDC_JDBC_MYSQL_DRIVER"
 
@@ -73,3 +73,37 @@ def mysqldb_conversions() -> dict[Any, Any]:
         conv.pop(FIELD_TYPE.SET, None)
         _MYSQLDB_CONV = conv
     return _MYSQLDB_CONV
+
+
+def mysqldb_connect(
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    database: str | None,
+    *,
+    autocommit: bool,
+    connect_timeout: int,
+    **extra: Any,
+) -> Any:
+    """A MySQLdb connection in utf8mb4 with :func:`mysqldb_conversions`; ``extra`` goes to ``connect``.
+
+    ``localhost`` is taken as TCP to 127.0.0.1, as JDBC URLs, Debezium and PyMySQL mean it (libmariadb
+    would take its unix socket). The caller maps ``MySQLdb.OperationalError`` to its own errors.
+    """
+    import MySQLdb
+
+    kwargs: dict[str, Any] = {
+        "host": "127.0.0.1" if (host or "localhost").lower() == "localhost" else host,
+        "port": int(port),
+        "user": user or "",
+        "password": password or "",
+        "charset": "utf8mb4",
+        "autocommit": autocommit,
+        "connect_timeout": connect_timeout,
+        "conv": mysqldb_conversions(),
+        **extra,
+    }
+    if database:
+        kwargs["database"] = database
+    return MySQLdb.connect(**kwargs)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_conversions
+from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.types import ColumnInfo
 from cdc.jdbc.url import JdbcUrl
@@ -313,22 +313,16 @@ class MySqlDialect(Dialect):
     def _connect_mysqlclient(self) -> Any:
         import MySQLdb
 
-        # libmariadb takes "localhost" for its unix socket; a JDBC URL (and PyMySQL) means TCP
-        host = "127.0.0.1" if (self.url.host or "localhost").lower() == "localhost" else self.url.host
-        kwargs: dict[str, Any] = {
-            "host": host,
-            "port": int(self.url.port),
-            "user": self.url.user or "",
-            "password": self.url.password or "",
-            "charset": "utf8mb4",
-            "autocommit": False,
-            "connect_timeout": 10,
-            "conv": mysqldb_conversions(),
-        }
-        if self.url.database:
-            kwargs["database"] = self.url.database
         try:
-            return MySQLdb.connect(**kwargs)
+            return mysqldb_connect(
+                self.url.host or "localhost",
+                int(self.url.port),
+                self.url.user or "",
+                self.url.password or "",
+                self.url.database or None,
+                autocommit=False,
+                connect_timeout=10,
+            )
         except MySQLdb.OperationalError as exc:
             if exc.args and exc.args[0] in (1044, 1045, 1049):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc.args[1]}") from exc

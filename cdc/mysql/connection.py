@@ -15,7 +15,7 @@ import pymysql
 import pymysql.cursors
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import mysql_driver, mysqldb_conversions
+from cdc.drivers import mysql_driver, mysqldb_connect
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect"]
@@ -64,23 +64,17 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
     import MySQLdb
     import MySQLdb.cursors
 
-    host = str(settings["database.hostname"])
-    kwargs: dict[str, Any] = {
-        # libmariadb takes "localhost" for its unix socket; Debezium (and PyMySQL) mean TCP
-        "host": "127.0.0.1" if host.lower() == "localhost" else host,
-        "port": int(settings["database.port"]),
-        "user": settings["database.user"],
-        "password": settings.password or "",
-        "charset": "utf8mb4",
-        "connect_timeout": max(1, int(settings["connect.timeout.ms"]) // 1000),
-        "autocommit": True,
-        "conv": mysqldb_conversions(),
-        "cursorclass": MySQLdb.cursors.SSCursor,
-    }
-    if database:
-        kwargs["database"] = database
     try:
-        return MySQLdb.connect(**kwargs)
+        return mysqldb_connect(
+            str(settings["database.hostname"]),
+            int(settings["database.port"]),
+            settings["database.user"],
+            settings.password or "",
+            database,
+            autocommit=True,
+            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            cursorclass=MySQLdb.cursors.SSCursor,
+        )
     except MySQLdb.OperationalError as exc:
         raise _connect_error(settings, exc) from exc
 
