@@ -123,7 +123,7 @@ class Stack:
         while time.monotonic() < deadline:
             status = self.sql("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status';")
             text = status.split("\t", 1)[1].strip() if "\t" in status else ""
-            if not text or "Completed" in text or "complete" in text.lower():
+            if not text or "complete" in text.lower():
                 break
             time.sleep(0.5)
         return self.buffer_pool_bytes()

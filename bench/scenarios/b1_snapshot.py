@@ -122,14 +122,15 @@ class B1Snapshot(Scenario):
         the disk. The size is capped at 40 % of the machine's memory, reported in the notes, and put back
         at teardown.
         """
-        need = int(self.stack.table_bytes(self.source_table) * copies * 1.25)
+        table_bytes = self.stack.table_bytes(self.source_table)
+        need = int(table_bytes * copies * 1.25)
         self._pool_before = have = self.stack.buffer_pool_bytes()
         cap = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 0.4)
         size = self.stack.set_buffer_pool(min(need, cap)) if need > have else have
         grown = f" (grown from {have / 2**30:.1f} GiB for this run)" if size != have else ""
         self.ctx.info.setdefault("notes", []).append(
             f"InnoDB buffer pool {size / 2**30:.1f} GiB{grown}; the table is "
-            f"{self.stack.table_bytes(self.source_table) / 2**30:.2f} GiB of data and index."
+            f"{table_bytes / 2**30:.2f} GiB of data and index."
         )
 
     def teardown(self, case: Case) -> None:

@@ -206,8 +206,6 @@ def test_mysql_connector_snapshot_reads_identical_rows_with_either_driver(
     theirs = [shape(r) for r in _mysql_snapshot(mysql_db, kafka.bootstrap_servers, "pymysql", monkeypatch)]
     assert len(ours) == len(theirs) == len(ROWS)
     for mine, peer in zip(ours, theirs, strict=True):
-        fields = mine[1][len("Struct{") : -1].split(","), peer[1][len("Struct{") : -1].split(",")
-        assert [f for f in fields[0] if f not in fields[1]] == [f for f in fields[1] if f not in fields[0]]
         assert mine == peer
     assert all(s[3] == "r" for s in ours)
     assert b'"t_dec_wide"' in ours[0][2] and b'"t_datetime6":1704164645123456' in ours[0][2]
