@@ -22,12 +22,12 @@ from cdc.history.config import (
     MEMORY_HISTORY_CLASSES,
     HistorySettings,
 )
-from cdc.history.ddl import DdlParser
 from cdc.history.errors import SchemaHistoryError, UnparseableDdlError
 from cdc.history.model import Tables
-from cdc.history.records import HistoryRecord, apply_table_changes
+from cdc.history.records import HistoryRecord, TableChange, apply_table_changes
 
 __all__ = [
+    "DdlApplier",
     "FileSchemaHistory",
     "MemorySchemaHistory",
     "PositionComparator",
@@ -39,6 +39,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
+class DdlApplier(Protocol):
+    """What recovery needs of a DDL parser: apply one statement to the model (``cdc.mysql.ddl.DdlParser``)."""
+
+    def apply(self, tables: Tables, ddl: str, database: str | None = None) -> list[TableChange]: ...
+
+
 class PositionComparator(Protocol):
     def is_at_or_before(self, recorded: Mapping[str, Any], desired: Mapping[str, Any]) -> bool: ...
 
@@ -47,7 +53,7 @@ def recover_tables(
     records: Iterable[HistoryRecord],
     offset_position: Mapping[str, Any],
     tables: Tables,
-    parser: DdlParser,
+    parser: DdlApplier,
     comparator: PositionComparator,
     *,
     source: Mapping[str, Any] | None = None,
@@ -103,7 +109,7 @@ class SchemaHistory(ABC):
         self,
         offset_position: Mapping[str, Any],
         tables: Tables,
-        parser: DdlParser,
+        parser: DdlApplier,
         comparator: PositionComparator,
         *,
         source: Mapping[str, Any] | None = None,

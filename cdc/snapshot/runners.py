@@ -6,13 +6,13 @@ driver thread; ``parallelism`` threads keep that many tasks running, and Spark's
 on free executor cores. A failed task is retried by Spark (``spark.task.maxFailures``; in local mode the
 master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). A retried chunk writes
 its records again; every record is keyed, so the reduced topic is unchanged (see
-:mod:`cdc.snapshot.reconcile` for why a retry can never leave a stale row last).
+:mod:`cdc.mysql.spark.reconcile` for why a retry can never leave a stale row last).
 
-Two ways to run a chunk on Spark (``RunContext.encoder``): the JVM path (:mod:`cdc.snapshot.jvm`: Spark's
+Two ways to run a chunk on Spark (``RunContext.encoder``): the JVM path (:mod:`cdc.mysql.spark.jvm`: Spark's
 JDBC reader, the envelope built by Spark SQL expressions, bytes produced from the executor's Python
-worker) for every table it encodes byte-identically, and the Python path (:mod:`cdc.snapshot.executor`:
+worker) for every table it encodes byte-identically, and the Python path (:mod:`cdc.mysql.spark.executor`:
 PyMySQL and our converters inside the task) for the others. The JVM path needs the JDBC driver: the
-session is created with ``spark.jars.packages`` = :data:`cdc.snapshot.jvm.JDBC_PACKAGE` (from Maven
+session is created with ``spark.jars.packages`` = :data:`cdc.mysql.spark.jvm.JDBC_PACKAGE` (from Maven
 Central, cached by Ivy); when it cannot be resolved the session is created without it and every chunk
 takes the Python path. For a cluster, the ``cdc`` package is shipped to the executors with
 ``addPyFile``; its dependencies (PyMySQL, confluent-kafka, orjson, fastavro) must be installed there.
@@ -32,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol
 
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext, run_chunk
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, run_chunk
 
 __all__ = ["ChunkRunner", "SparkRunner", "ThreadRunner", "spark_available"]
 
@@ -127,7 +127,7 @@ class SparkRunner:
     """Chunks as one-task Spark jobs, ``parallelism`` at a time.
 
     ``jdbc_package``: Maven coordinates of the JDBC driver for the JVM path (default
-    :data:`cdc.snapshot.jvm.JDBC_PACKAGE`); ``None``: no jars, every chunk on the Python path.
+    :data:`cdc.mysql.spark.jvm.JDBC_PACKAGE`); ``None``: no jars, every chunk on the Python path.
     """
 
     def __init__(
@@ -141,7 +141,7 @@ class SparkRunner:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        from cdc.snapshot.jvm import JDBC_PACKAGE
+        from cdc.mysql.spark.jvm import JDBC_PACKAGE
 
         package = JDBC_PACKAGE if jdbc_package is _DEFAULT_PACKAGE else jdbc_package
         settings = dict(conf or {})
@@ -214,7 +214,7 @@ class SparkRunner:
         """The table's JVM encoding, or None for the Python path (decided once per table and run)."""
         if ctx.encoder == "python":
             return None
-        from cdc.snapshot.jvm import Unsupported, table_encoding
+        from cdc.mysql.spark.jvm import Unsupported, table_encoding
 
         key = (task.table.id, id(task.table), id(ctx))
         with self._encodings_lock:
@@ -240,7 +240,7 @@ class SparkRunner:
 
     def _lines(self, task: ChunkTask, ctx: RunContext, encoding: Any) -> Any:
         """The table's lines over its chunks in this run (one JDBC frame a table, one partition a chunk)."""
-        from cdc.snapshot.jvm import table_lines
+        from cdc.mysql.spark.jvm import table_lines
 
         key = (task.table.id, id(task.table), id(ctx))
         with self._encodings_lock:
@@ -259,7 +259,7 @@ class SparkRunner:
         """Whether the JVM has the JDBC driver and Jackson's double writer (a session started in a process
         whose JVM was launched without the package has not); checked once."""
         if self._classes_ok is None:
-            from cdc.snapshot.jvm import DOUBLE_TO_TEXT, FLOAT_TO_TEXT, JDBC_DRIVER
+            from cdc.mysql.spark.jvm import DOUBLE_TO_TEXT, FLOAT_TO_TEXT, JDBC_DRIVER
 
             try:
                 utils = self.sc._jvm.org.apache.spark.util.Utils
@@ -275,7 +275,7 @@ class SparkRunner:
         self.sc.setJobDescription(f"cdc snapshot {task.chunk.id}")
         encoding = self._encoding(task, ctx)
         if encoding is not None:
-            from cdc.snapshot.jvm import run_chunk_jvm
+            from cdc.mysql.spark.jvm import run_chunk_jvm
 
             self.paths[task.chunk.id] = "sql"
             return run_chunk_jvm(self.session, encoding, task, ctx, self._lines(task, ctx, encoding))

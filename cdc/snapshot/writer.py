@@ -73,8 +73,8 @@ class WriterSpec:
     def resolve(
         cls, connector_config: Mapping[str, str], worker_props: Mapping[str, str], client_id: str
     ) -> WriterSpec:
+        from cdc.kafka.clients import to_librdkafka
         from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
 
         worker: dict[str, Any] = {
             "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",

@@ -606,8 +606,8 @@ class ConnectHerder(Herder):
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
+        from cdc.kafka.clients import to_librdkafka
         from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
 
         admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])

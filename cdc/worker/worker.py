@@ -6,7 +6,7 @@ transformation chain, Kafka client settings, offset readers/writers — and the 
 runs. Config provider placeholders are resolved here, at start, and never written back: task configs
 a connector generates get them back (:func:`cdc.worker.security.reverse_transform`), and failure traces
 are masked (:func:`cdc.worker.security.format_trace`). Every Kafka client gets the worker's security
-settings and the connector's allowed overrides (:func:`cdc.worker.kafka_clients.connector_client_settings`).
+settings and the connector's allowed overrides (:func:`cdc.kafka.clients.connector_client_settings`).
 
 ``cdc.worker.<key>`` task-config entries are the worker's to give, at task start and in memory only: its
 brokers to every task, and, to a task class whose ``uses_worker_clients(config)`` says so (the MySQL
@@ -28,6 +28,12 @@ from typing import Any, Protocol
 from cdc.api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
+from cdc.kafka.clients import (
+    connector_client_settings,
+    create_topic_if_missing,
+    history_client_defaults,
+    to_librdkafka,
+)
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.exactly_once import (
@@ -35,12 +41,6 @@ from cdc.worker.exactly_once import (
     ExactlyOnceWorkerSourceTask,
     exactly_once_producer,
     transactional_id,
-)
-from cdc.worker.kafka_clients import (
-    connector_client_settings,
-    create_topic_if_missing,
-    history_client_defaults,
-    to_librdkafka,
 )
 from cdc.worker.logcontext import set_context
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader

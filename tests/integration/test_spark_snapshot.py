@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from cdc.snapshot.engine import SnapshotOptions, SnapshotRun, write_offsets
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
+from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun, write_offsets
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.runners import ThreadRunner
 
 REPO = Path(__file__).resolve().parents[2]

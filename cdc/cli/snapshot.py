@@ -60,7 +60,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cdc.cli import _connector_file
-    from cdc.snapshot.engine import SnapshotOptions, SnapshotRun, write_offsets
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun, write_offsets
     from cdc.worker.config_providers import resolve_worker_config
     from cdc.worker.properties import load_properties
 

@@ -40,7 +40,7 @@ class RunContext:
     start_file: str
     start_pos: int
     encoder: str = "auto"
-    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.snapshot.jvm`; an error for
+    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.mysql.spark.jvm`; an error for
     a table it cannot encode), ``python`` (this module), ``auto`` (the JVM path where it gives the same
     bytes, else this module)."""
 

@@ -11,7 +11,6 @@ import argparse
 import json
 import logging
 import os
-import sys
 from collections.abc import Sequence
 
 from cdc import __version__
@@ -94,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     di.add_argument("worker_config", help="worker .properties file")
     di.set_defaults(func=_distributed)
-    from cdc.snapshot.cli import add_parser as add_snapshot_parser
+    from cdc.cli.snapshot import add_parser as add_snapshot_parser
 
     add_snapshot_parser(sub)  # cdc snapshot: the parallel snapshot on Spark
     ve = sub.add_parser("version", help="print the version")
@@ -120,7 +119,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.error("%s", exc)
             return 1
         raise
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@
    ``partitions`` per table.
 3. **Chunks** on Spark (:mod:`cdc.snapshot.runners`): each task reads its range and produces the
    connector's ``op=r`` records; the progress file notes every acknowledged chunk.
-4. **Reconcile** (:mod:`cdc.snapshot.reconcile`): the end position ``E`` and the keys changed in
+4. **Reconcile** (:mod:`cdc.mysql.spark.reconcile`): the end position ``E`` and the keys changed in
    ``(S, E]``, read again as of ``E``.
 5. **Offsets** (CLI only): ``E`` without the ``snapshot`` flag, under Connect's key
    ``["<name>",{"server":"<prefix>"}]`` in the worker's offsets store, so the connector streams from ``E``.
@@ -29,8 +29,8 @@ from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
 from cdc.snapshot.runners import ChunkRunner
 from cdc.snapshot.writer import WriterSpec
@@ -56,7 +56,7 @@ class SnapshotOptions:
     progress: bool = True
     progress_interval: float = 2.0
     encoder: str | None = None
-    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.snapshot.jvm`);
+    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.mysql.spark.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
 
 
@@ -426,7 +426,7 @@ class SnapshotRun:
     ) -> tuple[BinlogOffset, int, int, int]:
         from cdc.mysql.connection import connect
         from cdc.mysql.events import EventFactory, SourcePosition
-        from cdc.snapshot.reconcile import consistent_end, reread, touched_keys
+        from cdc.mysql.spark.reconcile import consistent_end, reread, touched_keys
         from cdc.snapshot.writer import RecordWriter
 
         conn = connect(self.settings)
