@@ -125,7 +125,7 @@ class MySqlSourceTask(SourceTask):
         self.thread.start()
 
     def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
-        from cdc.history.store import history_from_config
+        from cdc.history.factory import history_from_config
 
         props = dict(props)
         # Debezium requires the history's brokers; the seed 1.x config misspells that key, so the

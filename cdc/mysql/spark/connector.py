@@ -151,9 +151,9 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
 
 
 def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:
-    from cdc.snapshot.runners import SparkRunner
+    from cdc.mysql.spark.runners import MySqlSparkRunner
 
-    class GatedSparkRunner(SparkRunner):
+    class GatedSparkRunner(MySqlSparkRunner):
         """Each chunk waits at ``gate`` before it is submitted (a paused connector submits none)."""
 
         def _submit(self, task: Any, ctx: Any) -> Any:
