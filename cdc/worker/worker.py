@@ -472,9 +472,10 @@ class Worker:
         worker = self.settings.parsed
         if str(worker.get("exactly.once.source.support", "disabled")).lower() != "enabled":
             return None
-        placement = getattr(self.offset_store, "placement", None)
+        placement = self.offset_store.placement()
         if not self.settings.group_id or placement is None:
             raise ConfigError("Exactly-once source delivery needs a distributed worker (an offsets topic)")
+
         interval = parsed.get("transaction.boundary.interval.ms")
         return ExactlyOnceSettings(
             transactional_id(self.settings.group_id, task_id.connector, task_id.task),
