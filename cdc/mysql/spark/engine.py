@@ -28,6 +28,7 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.history import open_history
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
@@ -118,23 +119,6 @@ class _NullHistory:
         pass
 
 
-def _history(config: Mapping[str, str], worker_props: Mapping[str, str]) -> Any:
-    from cdc.history.factory import history_from_config
-
-    props = dict(config)
-    if (
-        not props.get("schema.history.internal.kafka.bootstrap.servers")
-        and not props.get("database.history.kafka.bootstrap.servers")
-        and worker_props.get("bootstrap.servers")
-    ):
-        props["schema.history.internal.kafka.bootstrap.servers"] = worker_props["bootstrap.servers"]
-    history = history_from_config(props)
-    if not history.storage_exists():
-        history.initialize_storage()
-    history.start()
-    return history
-
-
 def _select(tables: Sequence[TableId], wanted: Sequence[str]) -> list[TableId]:
     if not wanted:
         return list(tables)
@@ -214,11 +198,7 @@ class SnapshotRun:
         from cdc.mysql.connection import connect
         from cdc.snapshot.sampling import plan_tables
 
-        overrides = [
-            t.strip()
-            for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
-            if t.strip()
-        ]
+        overrides = sorted(self.settings.override_tables)
         conn = connect(self.settings)
         try:
             return plan_tables(conn, tables, self.options.chunk_rows, self._parallelism_hint(), overrides)
@@ -299,7 +279,7 @@ class SnapshotRun:
         if resumed:
             schema = self._schema(_NullHistory())  # the interrupted run wrote the history at S
         elif schema is None:
-            own_history = history if history is not None else _history(self.config, self.worker)
+            own_history = history if history is not None else open_history(self.config, self.worker)
             schema = self._schema(own_history)
         try:
             start, tables = capture_start(
@@ -431,14 +411,14 @@ class SnapshotRun:
 
         conn = connect(self.settings)
         try:
-            lock = str(self.settings["snapshot.locking.mode"]).lower() != "none"
+            lock = self.settings.snapshot_locking_mode.lower() != "none"
             end = consistent_end(conn, mariadb, lock)
-            server_id = self.options.server_id or int(self.settings["database.server.id"]) + 1
+            server_id = self.options.server_id or self.settings.database_server_id + 1
             touched = touched_keys(
                 {
-                    "host": self.settings["database.hostname"],
-                    "port": int(self.settings["database.port"]),
-                    "user": self.settings["database.user"],
+                    "host": self.settings.database_hostname,
+                    "port": self.settings.database_port,
+                    "user": self.settings.database_user,
                     "passwd": self.settings.password,
                 },
                 server_id,
