@@ -25,10 +25,10 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
 from cdc.mysql.history import open_history
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
@@ -75,38 +75,18 @@ class MySqlSourceTask(SourceTask):
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)
-        filters = Filters(settings)
         self.history = open_history(props, self.context.worker_client_config())
-        schema = SchemaState(settings, filters, self.history)
-        events = EventFactory(settings, self.CONNECTOR)
-        schema_events = SchemaChangeEvents(settings, events)
+        ctx = CaptureContext.build(
+            settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
+        )
+        schema, schema_events = ctx.schema, ctx.schema_events
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
-        snapshotter = Snapshotter(
-            settings,
-            schema,
-            events,
-            filters,
-            self._emit,
-            self.stopping,
-            server.mariadb,
-            snapshot_metrics,
-            schema_events,
-        )
-        self.streamer = Streamer(
-            settings,
-            schema,
-            events,
-            filters,
-            schema_events,
-            self._emit,
-            self.stopping,
-            streaming_metrics,
-            server.mariadb,
-        )
+        snapshotter = Snapshotter(ctx, snapshot_metrics)
+        self.streamer = Streamer(ctx, streaming_metrics)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
