@@ -56,6 +56,8 @@ class MySqlSourceTask(SourceTask):
         self.queue: ChangeEventQueue | None = None
         self.thread: threading.Thread | None = None
         self.streamer: Streamer | None = None
+        self.snapshotter: Snapshotter | None = None
+        self._metrics_prefix: str | None = None  # the server name its metrics are registered under
         self.history: Any = None
         self.poll_timeout = 0.5
         self.props: dict[str, str] = {}
@@ -80,6 +82,7 @@ class MySqlSourceTask(SourceTask):
             settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
         )
         schema, schema_events = ctx.schema, ctx.schema_events
+        self._metrics_prefix = settings.prefix
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
@@ -294,7 +297,7 @@ class MySqlSourceTask(SourceTask):
             self.queue.close()
         if self.thread is not None:
             self.thread.join(0.5)
-            if self.thread.is_alive() and getattr(self, "snapshotter", None) is not None:
+            if self.thread.is_alive() and self.snapshotter is not None:
                 self.snapshotter.interrupt()
             self.thread.join(10)
         if self.history is not None:
@@ -302,10 +305,9 @@ class MySqlSourceTask(SourceTask):
                 self.history.stop()
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
-        settings = getattr(self, "settings", None)
-        if settings is not None:
-            REGISTRY.unregister("snapshot", settings.prefix)
-            REGISTRY.unregister("streaming", settings.prefix)
+        if self._metrics_prefix is not None:
+            REGISTRY.unregister("snapshot", self._metrics_prefix)
+            REGISTRY.unregister("streaming", self._metrics_prefix)
 
 
 class MariaDbSourceTask(MySqlSourceTask):
