@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from cdc.api.errors import NotFoundError
+from cdc.worker.names import name_error, printable
 from cdc.worker.rest.body import as_object, as_string_map, read_json
 from cdc.worker.rest.context import (
     bool_param,
@@ -43,6 +45,10 @@ def _location(request: Request, name: str) -> str:
 
 
 def _check_name(name: str) -> None:
+    """The name rules of :mod:`cdc.worker.names`, with Connect's message for an empty name."""
+    problem = name_error(name)
+    if problem is None:
+        return
     if not name:
         raise RestError(
             400,
@@ -51,16 +57,7 @@ def _check_name(name: str) -> None:
             "You can also find the above list of errors at the endpoint "
             "`/connector-plugins/{connectorType}/config/validate`",
         )
-    if "/" in name:
-        raise RestError(400, f"Connector name {name} is invalid: connector names may not contain '/'")
-    bad = [c for c in name if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
-    if bad:
-        codes = ", ".join(str(ord(c)) for c in bad)
-        raise RestError(
-            400,
-            f"Connector name {name!r} is invalid: String may not contain control sequences but had "
-            f"the following ASCII chars: {codes}",
-        )
+    raise RestError(400, f"Connector name {printable(name)} is invalid: {problem}")
 
 
 def _check_and_put_name(name: str, config: dict[str, Any]) -> None:
@@ -166,6 +163,7 @@ async def get_config(request: Request) -> Response:
 async def put_config(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
+    _check_name(name)
     config = as_string_map(await read_json(request, numbers_as_text=True))
     _check_and_put_name(name, config)
     check_overrides(config, ctx.settings.client_override_policy)
@@ -306,16 +304,25 @@ async def reset_offsets(request: Request) -> Response:
     return relay(result) if isinstance(result, Forwarded) else json({"message": result})
 
 
+async def _checked_signature(request: Request) -> RequestSignature | None:
+    """The request's KIP-507 signature, verified by the herder when it requires one (else passed on)."""
+    ctx = context(request)
+    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    await run_in_threadpool(ctx.herder.verify_internal_request, signature)
+    return signature
+
+
 @endpoint
 async def put_task_configs(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
-    raw = await request.body()
+    # The signature is checked on the raw bytes before anything is parsed or looked up: a request
+    # without the session key learns nothing (not even whether the connector exists) and costs no parsing.
+    signature = await _checked_signature(request)
     body = await read_json(request, numbers_as_text=True)
     if not isinstance(body, list):
         raise RestError(400, "Cannot deserialize value of type `java.util.List` from a non-array value")
     configs = [as_string_map(item) for item in body]
-    signature = RequestSignature.from_headers(raw, request.headers)
     result = await ctx.call(
         request, lambda: ctx.herder.put_task_configs(name, configs, signature), write=True
     )
@@ -326,7 +333,7 @@ async def put_task_configs(request: Request) -> Response:
 async def fence_zombies(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
-    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    signature = await _checked_signature(request)
     try:
         result = await ctx.call(request, lambda: ctx.herder.fence_zombies(name, signature), write=True)
     except NotImplementedError:  # a herder without exactly-once support: a refusal, not a server fault
