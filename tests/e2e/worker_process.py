@@ -52,8 +52,11 @@ def seed_properties(name: str, target: Path, replace: Mapping[str, str], add: Ma
 class WorkerProcess:
     """One ``cdc`` worker process; ``url`` is its REST API."""
 
-    def __init__(self, args: list[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self, args: list[str], port: int, log_path: Path, auth: tuple[str, str] | None = None
+    ) -> None:
         self.args = args
+        self.auth = auth  # basic-auth credentials when the worker requires them
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
@@ -78,7 +81,7 @@ class WorkerProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
             try:
-                if requests.get(self.url + "/", timeout=2).status_code == 200:
+                if requests.get(self.url + "/", timeout=2, auth=self.auth).status_code == 200:
                     return self
             except requests.ConnectionError:
                 pass
@@ -110,6 +113,7 @@ class WorkerProcess:
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-20000:]
 
     def get(self, path: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("auth", self.auth)
         return requests.get(self.url + path, timeout=30, **kwargs)
 
 

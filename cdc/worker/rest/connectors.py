@@ -27,6 +27,7 @@ from cdc.worker.rest.errors import RestError
 from cdc.worker.rest.forwarding import Forwarded
 from cdc.worker.rest.overrides import check_overrides
 from cdc.worker.rest.signature import RequestSignature
+from cdc.worker.security import redact_json
 from cdc.worker.stores.base import TargetState, TaskId
 
 __all__ = ["routes"]
@@ -96,7 +97,7 @@ async def list_connectors(request: Request) -> Response:
         return out
 
     result = await ctx.call(request, expanded)
-    return relay(result) if isinstance(result, Forwarded) else json(result)
+    return relay(result) if isinstance(result, Forwarded) else json(redact_json(result))
 
 
 @endpoint
@@ -197,13 +198,17 @@ async def patch_config(request: Request) -> Response:
     return json(result.body if isinstance(result, Forwarded) else result)
 
 
-def _simple_get(method: str) -> Any:
+def _simple_get(method: str, *, redacted: bool = False) -> Any:
+    """``redacted``: the answer shows what the worker did with a resolved config (status traces)."""
+
     @endpoint
     async def handler(request: Request) -> Response:
         ctx = context(request)
         name = path_param(request, "connector")
         result = await ctx.call(request, lambda: getattr(ctx.herder, method)(name))
-        return relay(result) if isinstance(result, Forwarded) else json(result)
+        if isinstance(result, Forwarded):
+            return relay(result)
+        return json(redact_json(result) if redacted else result)
 
     return handler
 
@@ -213,7 +218,7 @@ async def task_status(request: Request) -> Response:
     ctx = context(request)
     task = TaskId(path_param(request, "connector"), task_param(request))
     result = await ctx.call(request, lambda: ctx.herder.task_status(task))
-    return relay(result) if isinstance(result, Forwarded) else json(result)
+    return relay(result) if isinstance(result, Forwarded) else json(redact_json(result))
 
 
 @endpoint
@@ -258,7 +263,8 @@ async def active_topics(request: Request) -> Response:
     result = await ctx.call(request, lambda: ctx.herder.connector_active_topics(name))
     if isinstance(result, Forwarded):
         return relay(result)
-    return json({name: {"topics": list(result)}})
+    # A topic named by a placeholder (``"topic": "${file:…}"``) is the resolved value: masked here.
+    return json(redact_json({name: {"topics": list(result)}}))
 
 
 @endpoint
@@ -353,7 +359,7 @@ routes = [
     Route("/connectors/{connector}/config", get_config, methods=["GET"]),
     Route("/connectors/{connector}/config", put_config, methods=["PUT"]),
     Route("/connectors/{connector}/config", patch_config, methods=["PATCH"]),
-    Route("/connectors/{connector}/status", _simple_get("connector_status"), methods=["GET"]),
+    Route("/connectors/{connector}/status", _simple_get("connector_status", redacted=True), methods=["GET"]),
     Route("/connectors/{connector}/tasks", _simple_get("task_configs"), methods=["GET"]),
     Route("/connectors/{connector}/tasks", put_task_configs, methods=["POST"]),
     Route("/connectors/{connector}/tasks-config", _simple_get("tasks_config"), methods=["GET"]),
