@@ -37,6 +37,7 @@ _INITIAL_STATES = {
     "PAUSED": TargetState.PAUSED,
     "STOPPED": TargetState.STOPPED,
 }
+_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 _OFFSETS_REQUIRED = "Partitions / offsets need to be provided for an alter offsets request"
 
 
@@ -108,7 +109,7 @@ async def create_connector(request: Request) -> Response:
     if isinstance(raw_name, (dict, list)):
         raise RestError(400, "Cannot deserialize value of type `java.lang.String` for 'name'")
     name = "" if raw_name is None else str(raw_name).lower() if isinstance(raw_name, bool) else str(raw_name)
-    name = name.strip()
+    name = name.strip(_JAVA_TRIM)  # Java's String.trim(): code points up to U+0020 only
     if body.get("config") is None:
         raise RestError(400, "Connector config is missing from the request body ('config' is required)")
     config = as_string_map(body["config"])
