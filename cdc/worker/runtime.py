@@ -49,6 +49,10 @@ class ConnectRuntime:
             self.rest.stop()
         finally:
             self.herder.stop()
+            # The plugin registry is the process's: a worker embedded in another process leaves it as found.
+            from cdc.plugins import registry
+
+            registry.hide_modules(())
         log.info("Worker stopped")
 
     def run_until_signalled(self) -> None:
