@@ -15,10 +15,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,6 +116,18 @@ class WorkerProcess:
     def get(self, path: str, **kwargs: Any) -> requests.Response:
         kwargs.setdefault("auth", self.auth)
         return requests.get(self.url + path, timeout=30, **kwargs)
+
+
+@pytest.fixture
+def workers() -> Iterator[list[WorkerProcess]]:
+    """Worker processes a test starts; any still running are killed afterwards (a conftest imports it)."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        if worker.alive():
+            assert worker.proc is not None
+            worker.proc.kill()
+            worker.proc.wait(30)
 
 
 def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -> Any:

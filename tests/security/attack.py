@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from faultkit import group_worker_props
 from worker_process import WorkerProcess, free_port, seed_properties
 
 USER, PASSWORD = "alice", "s3cret-pa55"
@@ -50,30 +51,14 @@ def standalone_worker(
 
 
 def distributed_props(kafka: Any, tmp_path: Path, port: int, group: str) -> dict[str, str]:
-    """A distributed worker of ``group`` (internal topics of the test's own), basic auth on."""
-    return {
-        "bootstrap.servers": kafka.bootstrap_servers,
-        "group.id": kafka.topic(group),
-        "config.storage.topic": kafka.topic(f"{group}-configs"),
-        "offset.storage.topic": kafka.topic(f"{group}-offsets"),
-        "status.storage.topic": kafka.topic(f"{group}-status"),
-        "config.storage.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "offset.storage.partitions": "2",
-        "status.storage.partitions": "2",
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "false",
-        "value.converter.schemas.enable": "false",
-        "listeners": f"http://127.0.0.1:{port}",
-        "rest.advertised.host.name": "127.0.0.1",
-        "rest.basic.auth.credentials.file": str(credentials(tmp_path)),
-        "session.timeout.ms": "6000",
-        "heartbeat.interval.ms": "1000",
-        "scheduled.rebalance.max.delay.ms": "1000",
-        "offset.flush.interval.ms": "500",
-    }
+    """A distributed worker of ``group`` (the group tests' properties, internal topics of the test's own),
+    basic auth on, and the FileStream connectors as a distributed worker has them by default: off."""
+    props = group_worker_props(
+        kafka.bootstrap_servers, kafka.topic(group), kafka.topic(f"{group}-"), port, 6000, 1000
+    )
+    props.pop("filestream.connectors.enable", None)
+    props["rest.basic.auth.credentials.file"] = str(credentials(tmp_path))
+    return props
 
 
 def distributed_worker(
