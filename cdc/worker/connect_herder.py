@@ -103,9 +103,7 @@ class ConnectHerder(Herder):
         return self._started.wait(timeout)
 
     def stop(self) -> None:
-        prepare = getattr(self.membership, "prepare_to_stop", None)
-        if callable(prepare):
-            prepare()  # no more rebalances for this worker: it is stopping its work, then leaves
+        self.membership.prepare_to_stop()  # no more rebalances: this worker stops its work, then leaves
         self._stopping.set()
         self._wake.set()
         self._thread.join(60)
@@ -143,9 +141,7 @@ class ConnectHerder(Herder):
     def _config_updated(self) -> None:
         # A group member notes the offset of every change to the configured connectors and tasks: one read
         # after the snapshot its last assignment was computed from needs another rebalance.
-        updated = getattr(self.membership, "config_updated", None)
-        if callable(updated):
-            updated()
+        self.membership.config_updated()
 
     def on_connector_config_update(self, connector: str) -> None:
         self._config_updated()
@@ -331,7 +327,8 @@ class ConnectHerder(Herder):
         if self.membership.is_leader():
             self.config_store.put_task_configs(name, configs)
             return
-        from cdc.worker.distributed.internal import send_task_configs, signature_required
+        from cdc.worker.distributed.internal import send_task_configs
+        from cdc.worker.distributed.protocol import signature_required
 
         leader = self.membership.leader_url()
         try:
@@ -626,8 +623,7 @@ class ConnectHerder(Herder):
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
-        from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
+        from cdc.kafka.clients import client_config, to_librdkafka
 
         admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
@@ -716,7 +712,8 @@ class ConnectHerder(Herder):
 
     # -- internal (distributed) --------------------------------------------------------------------------
     def verify_internal_request(self, signature: Any) -> None:
-        from cdc.worker.distributed.internal import check_signature, signature_required
+        from cdc.worker.distributed.internal import check_signature
+        from cdc.worker.distributed.protocol import signature_required
 
         if signature_required(self.membership):
             allowed = self.worker_props.get("inter.worker.verification.algorithms") or ["HmacSHA256"]
