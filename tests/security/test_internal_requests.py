@@ -132,6 +132,22 @@ def test_signed_paths_check_the_signature_first_and_bodies_are_bounded(
     grown = rss_kb(worker.proc.pid) - before
     assert grown < 20 * 1024, f"RSS grew by {grown} kB"
 
+    # issue #19: a 300 MB POST, sent to its end, refused with 413 and the RSS growing by a few MB at most
+    before = rss_kb(worker.proc.pid)
+    for chunked in (False, True):
+        status, _, sent = send_body(
+            worker.port,
+            "POST",
+            "/connectors",
+            300 * MB,
+            {"Authorization": BASIC},
+            chunked=chunked,
+            send_all=True,
+        )
+        assert (status, sent) == (413, 300 * MB)
+    grown = rss_kb(worker.proc.pid) - before
+    assert grown < 5 * 1024, f"RSS grew by {grown} kB"
+
     # the worker still works, and a body under the limit is read as before
     assert call(worker, "GET", "/connectors").json() == ["real"]
     assert call(worker, "GET", "/connectors", auth=None).status_code == 401
