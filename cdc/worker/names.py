@@ -16,7 +16,7 @@ worker or the group:
 
 A name stored by an older version that breaks these rules is not run (:class:`~cdc.worker.stores.
 config_state.ConfigLog` sets it aside) and can be deleted over REST by its name or, when the name cannot
-be written in a URL, by its :func:`alias` (logged, and shown in the error of ``GET /connectors/{alias}``).
+be written in a URL, by its :func:`alias` (logged at ERROR when the config topic is read).
 """
 
 from __future__ import annotations
