@@ -49,6 +49,10 @@ class ConnectRuntime:
             self.rest.stop()
         finally:
             self.herder.stop()
+            # The plugin registry is the process's: a worker embedded in another process leaves it as found.
+            from cdc.plugins import registry
+
+            registry.hide_modules(())
         log.info("Worker stopped")
 
     def run_until_signalled(self) -> None:
@@ -121,12 +125,14 @@ def _assemble(
     mode: str,
 ) -> ConnectRuntime:
     from cdc.plugins import registry
+    from cdc.worker.plugin_path import PluginSettings, apply_plugin_settings
     from cdc.worker.rest import RestServer
 
     # Discover the plugins before any thread may look one up: Registry._discover marks itself done before
     # it has read the packages, so a herder thread starting an assigned connector while a REST thread
     # validates a config could find no plugin at all ("Failed to find any class that implements ...").
     registry.names()
+    apply_plugin_settings(PluginSettings.from_properties(props, mode), registry)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores
@@ -145,7 +151,7 @@ def _assemble(
         {**props, **parsed},
         _cluster_id(props),
     )
-    rest = RestServer(herder, rest_settings)
+    rest = RestServer(herder, rest_settings, loggers=herder.loggers)
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 

@@ -170,6 +170,7 @@ def group_worker_props(
         "scheduled.rebalance.max.delay.ms": str(max_delay_ms),
         "offset.flush.interval.ms": "500",
         "task.shutdown.graceful.timeout.ms": "3000",
+        "filestream.connectors.enable": "true",  # the group tests run FileStream connectors
     }
 
 
