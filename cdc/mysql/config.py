@@ -9,6 +9,7 @@ parsed, typed view the task's parts receive, so no part reads raw strings. 1.x n
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +17,11 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
 from cdc.config import validators as v
+from cdc.mysql.keys import DRIVER_PREFIXES, PATTERN_KEYS, refusal_error, typo_errors
 
 __all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
+
+log = logging.getLogger(__name__)
 
 S, INT, L, B, LST, P = (
     ConfigType.STRING,
@@ -95,6 +99,16 @@ def _def() -> ConfigDef:
         group=CONN,
     )
     d.define("connect.timeout.ms", INT, 30000, v.at_least(1), LO, "Connection timeout.", group=CONN)
+    d.define(
+        "errors.max.retries",
+        INT,
+        -1,
+        v.at_least(-1),
+        LO,
+        "Reconnections of the binlog client after a retriable error before the task fails (-1: no "
+        "limit, 0: none). Counted per incident: a connection that made progress starts a new count.",
+        group=CONN,
+    )
     d.define(
         "connect.keep.alive", B, True, None, LO, "Reconnect the binlog client when it drops.", group=CONN
     )
@@ -294,13 +308,51 @@ def _def() -> ConfigDef:
     d.define(
         "include.unknown.datatypes", B, False, None, LO, "Include columns of unknown types as bytes.", **t
     )
+    d.define(
+        "column.propagate.source.type",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "Columns (db.table.column regexes) whose field schemas get the __debezium.source.column.* "
+        "parameters (type, length, scale, name).",
+        **t,
+    )
+    d.define(
+        "datatype.propagate.source.type",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "As column.propagate.source.type, for columns whose db.table.TYPE matches.",
+        **t,
+    )
+    d.define(
+        "converters",
+        LST,
+        "",
+        None,
+        LO,
+        "Custom converters: names, each with <name>.type (a class, Debezium's names accepted) and "
+        "<name>.<option> settings (see docs/mysql.md).",
+        **t,
+    )
     e = {"group": EVT}
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
     d.define("include.query", B, False, None, LO, "Add the SQL to the source struct.", **e)
     d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
-    d.define("topic.heartbeat.prefix", S, "__debezium-heartbeat", None, LO, "Heartbeat topic prefix.", **e)
+    d.define(
+        "topic.heartbeat.prefix",
+        S,
+        "__debezium-heartbeat",
+        None,
+        LO,
+        "Heartbeat topic prefix.",
+        aliases=("heartbeat.topics.prefix",),
+        **e,
+    )
     d.define("topic.transaction", S, "transaction", None, LO, "Suffix of the transaction topic.", **e)
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
@@ -411,6 +463,9 @@ def _def() -> ConfigDef:
         "schema.history.internal.kafka.recovery.poll.interval.ms", INT, 100, None, LO, "Recovery poll.", **h
     )
     d.define("schema.history.internal.kafka.recovery.attempts", INT, 100, None, LO, "Recovery attempts.", **h)
+    # The history store's own keys (cdc.history.config), the column rules whose names carry a parameter,
+    # and what the worker adds for a Spark snapshot.
+    d.accept(prefixes=("schema.history.internal.", "database.history.", "cdc.worker."), patterns=PATTERN_KEYS)
     return d
 
 
@@ -460,6 +515,11 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     """Per-key validation plus the cross-key rules Debezium checks."""
     values = MYSQL_DEF.validate(props)
     by_name = {v.name: v for v in values}
+    for key, message in _undeclared_errors(props).items():
+        value = ConfigValue(key, props[key])
+        value.add_error(message)
+        values.append(value)
+        by_name[key] = value
     for a, b in (
         ("database.include.list", "database.exclude.list"),
         ("table.include.list", "table.exclude.list"),
@@ -478,6 +538,31 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
             if not by_name[key].value and not by_name[key].errors:
                 by_name[key].add_error(f"The '{key}' value is invalid: A value is required")
     return values
+
+
+def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
+    """Errors for keys MYSQL_DEF does not declare: Debezium keys cdc refuses, misspelt filters, bad
+    column rules and converters; a JDBC driver property is only logged (it has no effect here)."""
+    from cdc.mysql.columns import column_rule_error
+    from cdc.mysql.converters import converter_errors
+
+    errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.names()))
+    for key, value in props.items():
+        if MYSQL_DEF.knows(key):
+            message = column_rule_error(key, value)
+            if message:
+                errors[key] = message
+            continue
+        message = refusal_error(key, str(value))
+        if message:
+            errors.setdefault(key, message)
+        elif key.startswith(DRIVER_PREFIXES) and key not in errors:
+            log.warning(
+                "'%s' is a property of Debezium's JDBC driver; cdc connects without JDBC and ignores it", key
+            )
+    names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
+    errors.update(converter_errors(names, props))
+    return errors
 
 
 def require_valid(props: Mapping[str, str]) -> MySqlSettings:

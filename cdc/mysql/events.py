@@ -28,7 +28,9 @@ from cdc.api.schema import (
 )
 from cdc.api.struct import Struct
 from cdc.history.model import Table, TableId
+from cdc.mysql.columns import ColumnRules
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.converters import CustomConverters
 from cdc.mysql.filters import Filters
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
@@ -119,6 +121,7 @@ class TableSchema:
         filters: Filters,
         key_columns: Sequence[str] | None,
         source_schema: Schema,
+        adjust: Callable[[TableId, ColumnMapping], ColumnMapping] | None = None,
     ) -> None:
         self.table = table
         self.id = table.id
@@ -126,6 +129,8 @@ class TableSchema:
         base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
         included = [c for c in table.columns if filters.column(table.id, c.name)]
         self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
+        if adjust is not None:  # custom converters and column rules
+            self.mappings = [adjust(table.id, m) for m in self.mappings]
         names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
         value_builder = SchemaBuilder.struct().name(_adjust(base + ".Value"))
@@ -232,6 +237,10 @@ class EventFactory:
         self.connector = connector
         self.source_schema = _source_schema(connector)
         self.mapper = TypeMapper(settings)
+        self.converters = CustomConverters(settings.raw, settings["converters"])
+        self.column_rules = ColumnRules(
+            settings.raw, settings["column.propagate.source.type"], settings["datatype.propagate.source.type"]
+        )
         self.filters = Filters(settings)
         self.partition = {"server": settings.prefix}
         self.tombstones = bool(settings["tombstones.on.delete"])
@@ -249,9 +258,21 @@ class EventFactory:
             if re.fullmatch(pattern, str(table.id)):
                 key_cols = cols
                 break
-        ts = TableSchema(table, self.settings, self.mapper, self.filters, key_cols, self.source_schema)
+        adjust = self._adjust if self.converters or self.column_rules else None
+        ts = TableSchema(
+            table, self.settings, self.mapper, self.filters, key_cols, self.source_schema, adjust
+        )
         self._schemas[table.id] = ts
         return ts
+
+    def _adjust(self, table_id: TableId, mapping: ColumnMapping) -> ColumnMapping:
+        column = mapping.column
+        if self.converters:
+            default = None
+            if column.has_default and column.default_expression not in (None, "NULL", "null"):
+                default = str(column.default_expression).strip("'\"")
+            mapping = self.converters.apply(table_id, mapping, default)
+        return self.column_rules.apply(table_id, mapping)
 
     def forget(self, table_id: TableId) -> None:
         self._schemas.pop(table_id, None)

@@ -47,6 +47,7 @@ from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
+from cdc.mysql.tablemap import TableMaps
 
 __all__ = ["STREAM_EVENTS", "BinlogPurgedError", "Streamer"]
 
@@ -99,6 +100,7 @@ class Streamer:
         self.metrics = metrics
         self.mariadb = mariadb
         self.heartbeat_ms = int(settings["heartbeat.interval.ms"])
+        self.max_retries = int(settings["errors.max.retries"])
         self.event_failure_mode = str(settings["event.processing.failure.handling.mode"]).lower()
         self.inconsistent_mode = str(settings["inconsistent.schema.handling.mode"]).lower()
         # Position state.
@@ -117,6 +119,7 @@ class Streamer:
         self._last_emit = time.monotonic()
         self.event_start = 4
         self._gtids = _CompletedGtids(mariadb)
+        self.table_maps = TableMaps()
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -140,6 +143,7 @@ class Streamer:
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
         backoff = 1.0
+        retries = 0
         while not self.stopping.is_set():
             resume = self.checkpoint()
             try:
@@ -172,6 +176,13 @@ class Streamer:
                 restart = self.checkpoint()
                 if restart != resume:
                     backoff = 1.0  # this connection made progress: the next loss is a new incident
+                    retries = 0
+                retries += 1
+                if 0 <= self.max_retries < retries:
+                    raise ConnectError(
+                        f"The binlog connection failed {retries} time(s) in a row ({message}); giving up "
+                        f"after errors.max.retries={self.max_retries} retries"
+                    ) from exc
                 self.next_pos, self.skip_events, self.skip_rows = restart.pos, restart.event, restart.row
                 self.in_tx = False
                 if self.stopping.wait(backoff):
@@ -342,6 +353,10 @@ class Streamer:
         if table is None:
             self._inconsistent(table_id)
             return
+        library_table = event.table_obj if type(event) is FastRows else event.table_map.get(event.table_id)
+        if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
+            self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
+            return
         try:
             records = self._row_records(event, table, table_id, first_row)
         except Exception:
@@ -425,10 +440,11 @@ class Streamer:
         self.metrics.events(ts_ms, emitted)
         return out
 
-    def _inconsistent(self, table_id: TableId) -> None:
+    def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
             f"Encountered change event for table {table_id} whose schema isn't known to this connector "
-            "(inconsistent.schema.handling.mode)"
+            + (f"({why}) " if why else "")
+            + "(inconsistent.schema.handling.mode)"
         )
         if self.inconsistent_mode == "fail":
             raise ConnectError(
