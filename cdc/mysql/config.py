@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,8 @@ CONN, FILT, SNAP, TYPES, EVT, HIST, ADV = (
     "Schema history",
     "Advanced",
 )
+
+CLIENTS = ("producer", "consumer")
 
 SNAPSHOT_MODES = (
     "initial",
@@ -88,6 +91,7 @@ def _def() -> ConfigDef:
         LO,
         "Session time zone of the JDBC connection.",
         group=CONN,
+        aliases=("database.connectionTimeZone", "database.serverTimezone"),
     )
     d.define(
         "database.initial.statements",
@@ -465,7 +469,14 @@ def _def() -> ConfigDef:
     d.define("schema.history.internal.kafka.recovery.attempts", INT, 100, None, LO, "Recovery attempts.", **h)
     # The history store's own keys (cdc.history.config), the column rules whose names carry a parameter,
     # and what the worker adds for a Spark snapshot.
-    d.accept(prefixes=("schema.history.internal.", "database.history.", "cdc.worker."), patterns=PATTERN_KEYS)
+    from cdc.history.config import history_config_def
+
+    history = [n for k in history_config_def().keys() for n in (k.name, *k.aliases) if n not in d]
+    d.accept(
+        prefixes=tuple(f"{p}.{c}." for p in ("schema.history.internal", "database.history") for c in CLIENTS)
+        + ("cdc.worker.",),
+        patterns=(*PATTERN_KEYS, *(re.escape(n) for n in history)),
+    )
     return d
 
 

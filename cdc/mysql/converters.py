@@ -118,9 +118,11 @@ class TinyIntOneToBooleanConverter(CustomConverter):
         if not self.selector(column):
             return None
 
+        optional = column.optional
+
         def convert(value: Any) -> Any:
             if value is None:
-                return None
+                return None if optional else False  # the registry puts a column default first
             if isinstance(value, bool):
                 return value
             if isinstance(value, (int, float)):
