@@ -471,10 +471,11 @@ def _def() -> ConfigDef:
     # and what the worker adds for a Spark snapshot.
     from cdc.history.config import history_config_def
 
-    history = [n for k in history_config_def().keys() for n in (k.name, *k.aliases) if n not in d]
+    history_keys = history_config_def().keys()
+    history = [n for k in history_keys for n in (k.name, *k.aliases) if n not in d]
+    clients = [f"{p}.{c}." for p in ("schema.history.internal", "database.history") for c in CLIENTS]
     d.accept(
-        prefixes=tuple(f"{p}.{c}." for p in ("schema.history.internal", "database.history") for c in CLIENTS)
-        + ("cdc.worker.",),
+        prefixes=(*clients, "cdc.worker."),
         patterns=(*PATTERN_KEYS, *(re.escape(n) for n in history)),
     )
     return d
