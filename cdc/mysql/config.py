@@ -18,7 +18,7 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
 from cdc.config import validators as v
-from cdc.mysql.keys import DRIVER_PREFIXES, PATTERN_KEYS, refusal_error, typo_errors
+from cdc.mysql.keys import DRIVER_PREFIXES, LIMITED, PATTERN_KEYS, refusal_error, typo_errors
 
 __all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
 
@@ -78,7 +78,17 @@ def _def() -> ConfigDef:
         "database.ssl.mode",
         S,
         "preferred",
-        v.one_of("disabled", "preferred", "required", "verify_ca", "verify_identity"),
+        v.one_of(
+            "disabled",
+            "preferred",
+            "required",
+            "verify_ca",
+            "verify_identity",
+            "disable",
+            "trust",
+            "verify-ca",
+            "verify-full",
+        ),
         LO,
         "TLS use.",
         group=CONN,
@@ -561,7 +571,7 @@ def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
     errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.names()))
     for key, value in props.items():
         if MYSQL_DEF.knows(key):
-            message = column_rule_error(key, value)
+            message = column_rule_error(key, value) or refusal_error(key, str(value), LIMITED)
             if message:
                 errors[key] = message
             continue

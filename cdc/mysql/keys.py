@@ -8,6 +8,7 @@ Debezium 3.x's key list, as data:
   config copied from a Debezium deployment that spells defaults out keeps working. A key that another
   part of cdc declares later (signals, incremental snapshots) is declared in ``MYSQL_DEF`` and no longer
   reaches this list: the refusal is only ever for keys *not* declared.
+* :data:`LIMITED`: declared keys of which only some values are implemented (others are refused).
 * :data:`PATTERN_KEYS`: the keys whose names carry a parameter (``column.mask.with.12.chars``,
   ``column.mask.hash.SHA-256.with.salt.x``, ``column.truncate.to.20.chars``), honoured by
   :mod:`cdc.mysql.columns`, and the per-converter keys ``<name>.type``/``<name>.<option>`` of
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 __all__ = [
     "DRIVER_PREFIXES",
     "FILTER_KEYS",
+    "LIMITED",
     "PATTERN_KEYS",
     "REFUSED",
     "Refusal",
@@ -160,6 +162,22 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
 )
 
+LIMITED: tuple[Refusal, ...] = (
+    Refusal(r"provide\.transaction\.metadata", "transaction metadata events are not implemented", ("false",)),
+    Refusal(r"include\.query", "the SQL of row events is not read", ("false",)),
+    Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
+    Refusal(r"schema\.name\.adjustment\.mode", "schema names are never adjusted", ("none",)),
+    Refusal(
+        r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)
+    ),
+    Refusal(
+        r"database\.ssl\.mode",
+        "TLS to the server is not implemented",
+        ("preferred", "disabled", "disable"),
+    ),
+)
+"""Declared keys of which cdc implements only some values: any other value is refused, naming the key."""
+
 PATTERN_KEYS: tuple[str, ...] = (
     r"column\.mask\.with\.\d+\.chars",
     r"column\.mask\.hash\.(v[12]\.)?[^.]+\.with\.salt\..+",
@@ -187,9 +205,10 @@ FILTER_KEYS: tuple[str, ...] = (
 )
 
 
-def refusal_error(key: str, value: str) -> str | None:
-    """The validate error for an undeclared Debezium key, or None when it is not one (or is harmless)."""
-    for refusal in REFUSED:
+def refusal_error(key: str, value: str, refusals: tuple[Refusal, ...] = REFUSED) -> str | None:
+    """The validate error for a Debezium key cdc does not (fully) implement, or None when it is not one
+    (or its value is harmless); ``refusals``: :data:`REFUSED` (undeclared keys) or :data:`LIMITED`."""
+    for refusal in refusals:
         if refusal.matches(key):
             if value.strip().lower() in {a.lower() for a in refusal.accepted}:
                 return None
@@ -197,7 +216,7 @@ def refusal_error(key: str, value: str) -> str | None:
             if refusal.accepted:
                 default = repr(refusal.accepted[0]) if refusal.accepted[0] else "an empty value"
                 accepted = f" (only {default}, Debezium's default, is accepted)"
-            return f"The '{key}' configuration is not supported by cdc: {refusal.reason}{accepted}"
+            return f"The '{key}' value {value!r} is not supported by cdc: {refusal.reason}{accepted}"
     return None
 
 

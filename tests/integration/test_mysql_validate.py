@@ -140,7 +140,7 @@ def test_misspelt_and_refused_keys_are_named(worker: ConnectRuntime, server: Pri
     config = _config(server, **{"table.include.lsit": "inventory.orders", "post.processors": "reselector"})
     errors = _validate(worker, config)
     assert "did you mean table.include.list?" in errors["table.include.lsit"][0]
-    assert "'post.processors' configuration is not supported" in errors["post.processors"][0]
+    assert "'post.processors' value 'reselector' is not supported" in errors["post.processors"][0]
     _create_refused(worker, config, "did you mean table.include.list?")
 
 

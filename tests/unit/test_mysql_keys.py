@@ -199,3 +199,20 @@ def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
     with pytest.raises(ConnectError, match=f"errors.max.retries={retries}"):
         streamer.run(BinlogOffset("binlog.000001", 4))
     assert len(attempts) == retries + 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "default"),
+    [
+        ("provide.transaction.metadata", "true", "false"),
+        ("include.query", "true", "false"),
+        ("gtid.source.includes", "3E11FA47-71CA-11E1-9E33-C80AA9429562", ""),
+        ("schema.name.adjustment.mode", "avro", "none"),
+        ("connect.keep.alive", "false", "true"),
+        ("database.ssl.mode", "verify_identity", "preferred"),
+    ],
+)
+def test_declared_keys_with_unimplemented_values_are_refused(key: str, value: str, default: str) -> None:
+    errors = _errors({key: value})
+    assert f"The '{key}' value {value!r} is not supported by cdc" in errors[key][0], errors
+    assert _errors({key: default}) == {}
