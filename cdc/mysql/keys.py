@@ -136,7 +136,11 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(
         r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
     ),
-    Refusal(r"extended\.headers\.enabled", "the __debezium.context.* headers are not written", ("false",)),
+    Refusal(
+        r"extended\.headers\.enabled",
+        "whether the __debezium.context.* headers are written follows docs/debezium-compatibility.md",
+        ("true", "false"),
+    ),
     Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",
@@ -240,3 +244,70 @@ def typo_errors(props: Mapping[str, str], declared: Iterable[str]) -> dict[str, 
                 "refused: without it every database would be captured (and snapshotted under a lock)."
             )
     return out
+
+
+DIFFERS: dict[str, str] = {
+    "snapshot.fetch.size": "accepted; rows are streamed from an unbuffered cursor, so memory stays bounded "
+    "whatever the fetch size",
+    "connect.keep.alive.interval.ms": "accepted; the binlog client reconnects as soon as it loses the connection "
+    "(backing off 1 s to 30 s)",
+    "database.connectionTimezone": "accepted; cdc reads TIMESTAMP values in UTC, which gives the instants Debezium "
+    "gives when this zone is the server's",
+    "include.unknown.datatypes": "accepted; columns of a type cdc does not map are written as bytes either way",
+    "database.initial.statements": "run on every connection cdc opens (snapshot and checks), not on the binlog "
+    "connection",
+    "errors.max.retries": "counts the binlog client's consecutive reconnections (Debezium: connection errors "
+    "before the task is restarted)",
+    "schema.history.internal": "the Kafka, file and memory histories (Debezium's class names)",
+}
+"""Declared keys that behave differently from Debezium's, and how."""
+
+CDC_ONLY = ("snapshot.engine", "snapshot.spark.")
+
+
+def key_table() -> str:
+    """docs/mysql.md's key table: every key (declared, parameterised, refused) with its status."""
+    from cdc.mysql.config import MYSQL_DEF
+
+    rows: list[tuple[str, str, str]] = []
+    for key in MYSQL_DEF.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys
+        limited = [r for r in LIMITED if r.matches(key.name)]
+        note = key.documentation
+        if key.aliases:
+            note += " Also read as: " + ", ".join(f"`{a}`" for a in key.aliases) + "."
+        status = "honoured"
+        if key.name.startswith(CDC_ONLY):
+            status = "cdc only"
+        elif limited:
+            accepted = ", ".join(f"`{a}`" for a in limited[0].accepted if a) or "empty"
+            status = "honoured, some values"
+            note += f" Accepted: {accepted}; other values are refused ({limited[0].reason})."
+        elif key.name in DIFFERS:
+            status = "differs"
+            note += " " + DIFFERS[key.name][0].upper() + DIFFERS[key.name][1:] + "."
+        rows.append((f"`{key.name}`", status, note))
+    for pattern, note in (
+        ("column.mask.with.N.chars", "Character columns replaced by N `*` (see Column rules)."),
+        ("column.mask.hash[.v2].ALGORITHM.with.salt.SALT", "Character columns hashed as Debezium does."),
+        ("column.truncate.to.N.chars", "Strings and bytes cut to N."),
+        ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
+    ):
+        rows.append((f"`{pattern}`", "honoured", note))
+    for refusal in REFUSED:
+        name = (
+            refusal.pattern.replace("\\.", ".")
+            .replace(".+", "*")
+            .replace("(keystore|truststore)(.password)?", "{keystore,truststore}[.password]")
+        )
+        name = name.replace("(write|read)", "{write,read}")
+        if {"true", "false"} <= set(refusal.accepted):
+            status, note = "accepted", refusal.reason[0].upper() + refusal.reason[1:] + "."
+        elif refusal.accepted:
+            default = f"`{refusal.accepted[0]}`" if refusal.accepted[0] else "empty"
+            status, note = "refused unless default", f"Accepted only as {default}: {refusal.reason}."
+        else:
+            status, note = "refused", refusal.reason[0].upper() + refusal.reason[1:] + "."
+        rows.append((f"`{name}`", status, note))
+    lines = ["| key | status | notes |", "|---|---|---|"]
+    lines += [f"| {k} | {s} | " + n.replace("|", "\\|") + " |" for k, s, n in rows]
+    return "\n".join(lines) + "\n"

@@ -216,3 +216,10 @@ def test_declared_keys_with_unimplemented_values_are_refused(key: str, value: st
     errors = _errors({key: value})
     assert f"The '{key}' value {value!r} is not supported by cdc" in errors[key][0], errors
     assert _errors({key: default}) == {}
+
+
+def test_docs_key_table_is_the_generated_one() -> None:
+    from cdc.mysql.keys import key_table
+
+    docs = (Path(__file__).resolve().parent.parent.parent / "docs" / "mysql.md").read_text()
+    assert docs.endswith(key_table()), "docs/mysql.md's key table is stale: regenerate it with key_table()"
