@@ -36,7 +36,7 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
         conn = _connect_pymysql(settings, streaming, database)
     with conn.cursor() as cur:
         cur.execute("SET time_zone = '+00:00'")
-        for statement in str(settings["database.initial.statements"] or "").split(";"):
+        for statement in settings.database_initial_statements.split(";"):
             if statement.strip():
                 cur.execute(statement)
     return conn
@@ -45,13 +45,13 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
         return pymysql.connect(
-            host=settings["database.hostname"],
-            port=int(settings["database.port"]),
-            user=settings["database.user"],
+            host=settings.database_hostname,
+            port=settings.database_port,
+            user=settings.database_user,
             password=settings.password,
             database=database,
             charset="utf8mb4",
-            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             read_timeout=None,
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
@@ -66,13 +66,13 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
 
     try:
         return mysqldb_connect(
-            str(settings["database.hostname"]),
-            int(settings["database.port"]),
-            settings["database.user"],
+            settings.database_hostname,
+            settings.database_port,
+            settings.database_user,
             settings.password or "",
             database,
             autocommit=True,
-            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             cursorclass=MySQLdb.cursors.SSCursor,
         )
     except MySQLdb.OperationalError as exc:
@@ -82,9 +82,9 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
 def _connect_error(settings: MySqlSettings, exc: Exception) -> Exception:
     """Access denied is the user's to fix (ConnectError); anything else may pass (RetriableError)."""
     code = exc.args[0] if exc.args else 0
-    where = f"{settings['database.hostname']}:{settings['database.port']}"
+    where = f"{settings.database_hostname}:{settings.database_port}"
     if code in (1045, 1044):
-        return ConnectError(f"Access denied for user '{settings['database.user']}' to {where}: {exc.args[1]}")
+        return ConnectError(f"Access denied for user '{settings.database_user}' to {where}: {exc.args[1]}")
     return RetriableError(f"Cannot connect to {where}: {exc}")
 
 
@@ -145,7 +145,7 @@ def inspect_server(conn: Any, settings: MySqlSettings) -> tuple[ServerInfo, dict
         cur.execute("SHOW GRANTS FOR CURRENT_USER()")
         grants = " ".join(str(r[0]).upper() for r in cur.fetchall())
     flavour = "MariaDB" if mariadb else "MySQL"
-    where = f"{settings['database.hostname']}:{settings['database.port']}"
+    where = f"{settings.database_hostname}:{settings.database_port}"
     problems: dict[str, list[str]] = {}
     if settings_problems:
         problems["database.hostname"] = [
@@ -161,7 +161,7 @@ def inspect_server(conn: Any, settings: MySqlSettings) -> tuple[ServerInfo, dict
             and not (g == "REPLICATION SLAVE" and "REPLICATION REPLICA" in grants)
         ]
         if missing:
-            user = settings["database.user"]
+            user = settings.database_user
             problems["database.user"] = [
                 f"User '{user}' lacks the privileges {', '.join(missing)}; grant them with: GRANT SELECT, "
                 f"RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'"
@@ -177,12 +177,12 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
 
     try:
         conn = pymysql.connect(
-            host=settings["database.hostname"],
-            port=int(settings["database.port"]),
-            user=settings["database.user"],
+            host=settings.database_hostname,
+            port=settings.database_port,
+            user=settings.database_user,
             password=settings.password,
             charset="utf8mb4",
-            connect_timeout=max(1, min(int(settings["connect.timeout.ms"]) // 1000, 10)),
+            connect_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
         )
     except (pymysql.err.MySQLError, OSError) as exc:
         message = exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
+from cdc.config.settings import settings_from
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings, validate_mysql
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
@@ -44,7 +45,8 @@ class MySqlConnector(SourceConnector):
             return values
         from cdc.mysql.connection import validate_connection
 
-        settings = MySqlSettings(dict(props), {v.name: v.value for v in values if v.name in MYSQL_DEF})
+        parsed = {v.name: v.value for v in values if v.name in MYSQL_DEF}
+        settings = settings_from(MySqlSettings, parsed, raw=dict(props))
         for key, messages in validate_connection(settings).items():
             for message in messages:
                 by_name[key].add_error(message)

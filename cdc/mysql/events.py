@@ -91,7 +91,7 @@ TRANSACTION_SCHEMA = (
 
 
 def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
-    delimiter = settings["topic.delimiter"]
+    delimiter = settings.topic_delimiter
     name = delimiter.join((settings.prefix, table_id.database, table_id.table))
     return _INVALID_TOPIC_CHARS.sub("_", name)
 
@@ -237,16 +237,16 @@ class EventFactory:
         self.connector = connector
         self.source_schema = _source_schema(connector)
         self.mapper = TypeMapper(settings)
-        self.converters = CustomConverters(settings.raw, settings["converters"])
+        self.converters = CustomConverters(settings.raw, settings.converters)
         self.column_rules = ColumnRules(
-            settings.raw, settings["column.propagate.source.type"], settings["datatype.propagate.source.type"]
+            settings.raw, settings.column_propagate_source_type, settings.datatype_propagate_source_type
         )
         self.filters = Filters(settings)
         self.partition = {"server": settings.prefix}
-        self.tombstones = bool(settings["tombstones.on.delete"])
-        self._key_columns = parse_key_columns(str(settings["message.key.columns"] or ""))
+        self.tombstones = settings.tombstones_on_delete
+        self._key_columns = parse_key_columns(settings.message_key_columns)
         self._schemas: dict[TableId, TableSchema] = {}
-        self._skipped = settings.skipped_operations
+        self._skipped = settings.skipped_op_codes
 
     # -- table schemas ---------------------------------------------------------------------------------
     def schema_for(self, table: Table) -> TableSchema:

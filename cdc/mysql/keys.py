@@ -247,17 +247,24 @@ def typo_errors(props: Mapping[str, str], declared: Iterable[str]) -> dict[str, 
 
 
 DIFFERS: dict[str, str] = {
-    "snapshot.fetch.size": "accepted; rows are streamed from an unbuffered cursor, so memory stays bounded "
-    "whatever the fetch size",
-    "connect.keep.alive.interval.ms": "accepted; the binlog client reconnects as soon as it loses the connection "
-    "(backing off 1 s to 30 s)",
-    "database.connectionTimezone": "accepted; cdc reads TIMESTAMP values in UTC, which gives the instants Debezium "
-    "gives when this zone is the server's",
-    "include.unknown.datatypes": "accepted; columns of a type cdc does not map are written as bytes either way",
-    "database.initial.statements": "run on every connection cdc opens (snapshot and checks), not on the binlog "
-    "connection",
-    "errors.max.retries": "counts the binlog client's consecutive reconnections (Debezium: connection errors "
-    "before the task is restarted)",
+    "snapshot.fetch.size": (
+        "accepted; rows are streamed from an unbuffered cursor: memory stays bounded whatever the fetch size"
+    ),
+    "connect.keep.alive.interval.ms": (
+        "accepted; the binlog client reconnects as soon as it loses the connection (backing off 1-30 s)"
+    ),
+    "database.connectionTimezone": (
+        "accepted; cdc reads TIMESTAMP values in UTC, which gives the instants Debezium gives when this zone "
+        "is the server's"
+    ),
+    "include.unknown.datatypes": "accepted; unmapped column types are written as bytes either way",
+    "database.initial.statements": (
+        "run on every connection cdc opens (snapshot and checks), not on the binlog connection"
+    ),
+    "errors.max.retries": (
+        "counts the binlog client's consecutive reconnections (Debezium: connection errors before the task "
+        "is restarted)"
+    ),
     "schema.history.internal": "the Kafka, file and memory histories (Debezium's class names)",
 }
 """Declared keys that behave differently from Debezium's, and how."""

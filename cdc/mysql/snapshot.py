@@ -66,11 +66,11 @@ class Snapshotter:
         self.mariadb = mariadb
         self.metrics = metrics
         self.schema_events = schema_events
-        self.locking = str(settings["snapshot.locking.mode"]).lower()
+        self.locking = settings.snapshot_locking_mode.lower()
 
     # -- the procedure -------------------------------------------------------------------------------
     def run(self, data: bool = True) -> SnapshotResult:
-        delay = int(self.settings["snapshot.delay.ms"])
+        delay = self.settings.snapshot_delay_ms
         if delay and self.stopping.wait(delay / 1000):
             raise InterruptedError("stopped before the snapshot began")
         conn = connect(self.settings, streaming=True)
@@ -83,7 +83,7 @@ class Snapshotter:
 
     def _run(self, conn: Any, data: bool) -> SnapshotResult:
         cur = conn.cursor()
-        timeout_s = max(1, int(self.settings["snapshot.lock.timeout.ms"]) // 1000)
+        timeout_s = max(1, self.settings.snapshot_lock_timeout_ms // 1000)
         cur.execute(f"SET SESSION lock_wait_timeout = {timeout_s}")
         cur.execute(f"SET SESSION innodb_lock_wait_timeout = {timeout_s}")
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -217,7 +217,7 @@ class Snapshotter:
                 continue
             ts = self.events.schema_for(table)
             select = f"SELECT * FROM {table_id.sql()}"
-            override = self._override(table_id)
+            override = self.settings.select_override(str(table_id))
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
@@ -268,14 +268,6 @@ class Snapshotter:
             if not self.emit([pending]):
                 raise InterruptedError("snapshot interrupted")
         return total
-
-    def _override(self, table_id: TableId) -> str | None:
-        tables = [
-            t.strip() for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
-        ]
-        if str(table_id) in tables:
-            return self.settings.raw.get(f"snapshot.select.statement.overrides.{table_id}")
-        return None
 
 
 def _one(cur: Any) -> Any:

@@ -99,10 +99,10 @@ class Streamer:
         self.stopping = stopping
         self.metrics = metrics
         self.mariadb = mariadb
-        self.heartbeat_ms = int(settings["heartbeat.interval.ms"])
-        self.max_retries = int(settings["errors.max.retries"])
-        self.event_failure_mode = str(settings["event.processing.failure.handling.mode"]).lower()
-        self.inconsistent_mode = str(settings["inconsistent.schema.handling.mode"]).lower()
+        self.heartbeat_ms = settings.heartbeat_interval_ms
+        self.max_retries = settings.errors_max_retries
+        self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
+        self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -192,12 +192,12 @@ class Streamer:
     def _reader(self, start: BinlogOffset) -> BinLogStreamReader:
         return BinlogReader(
             connection_settings={
-                "host": self.settings["database.hostname"],
-                "port": int(self.settings["database.port"]),
-                "user": self.settings["database.user"],
+                "host": self.settings.database_hostname,
+                "port": self.settings.database_port,
+                "user": self.settings.database_user,
                 "password": self.settings.password,
             },
-            server_id=int(self.settings["database.server.id"]),
+            server_id=self.settings.database_server_id,
             resume_stream=True,
             log_file=start.file,
             log_pos=start.pos,
