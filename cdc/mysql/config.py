@@ -9,20 +9,16 @@ parsed, typed view the task's parts receive, so no part reads raw strings. 1.x n
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cdc.api.errors import ConfigError
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
+from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
-from cdc.mysql.keys import DRIVER_PREFIXES, LIMITED, PATTERN_KEYS, refusal_error, typo_errors
+from cdc.mysql.keys import PATTERN_KEYS
 
-__all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
-
-log = logging.getLogger(__name__)
+__all__ = ["MYSQL_DEF", "MySqlSettings"]
 
 S, INT, L, B, LST, P = (
     ConfigType.STRING,
@@ -609,64 +605,3 @@ class MySqlSettings:
         """``skipped.operations`` as a set (empty for ``none``); asked once per change event."""
         ops = {o.strip().lower() for o in self.skipped_operations}
         return frozenset() if "none" in ops else frozenset(ops)
-
-
-def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
-    """Per-key validation plus the cross-key rules Debezium checks."""
-    values = MYSQL_DEF.validate(props)
-    by_name = {v.name: v for v in values}
-    for key, message in _undeclared_errors(props).items():
-        value = ConfigValue(key, props[key])
-        value.add_error(message)
-        values.append(value)
-        by_name[key] = value
-    for a, b in (
-        ("database.include.list", "database.exclude.list"),
-        ("table.include.list", "table.exclude.list"),
-        ("column.include.list", "column.exclude.list"),
-    ):
-        if by_name[a].value and by_name[b].value:
-            by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
-    history = props.get(
-        "schema.history.internal",
-        props.get("database.history", "io.debezium.storage.kafka.history.KafkaSchemaHistory"),
-    )
-    if "Kafka" in history:
-        # The brokers may be left out: the worker's own bootstrap.servers is used then (the seed 1.x config
-        # misspells that key, and Debezium would refuse it).
-        for key in ("schema.history.internal.kafka.topic",):
-            if not by_name[key].value and not by_name[key].errors:
-                by_name[key].add_error(f"The '{key}' value is invalid: A value is required")
-    return values
-
-
-def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
-    """Errors for keys MYSQL_DEF does not declare: Debezium keys cdc refuses, misspelt filters, bad
-    column rules and converters; a JDBC driver property is only logged (it has no effect here)."""
-    from cdc.mysql.columns import column_rule_error
-    from cdc.mysql.converters import converter_errors
-
-    errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.names()))
-    for key, value in props.items():
-        if MYSQL_DEF.knows(key):
-            message = column_rule_error(key, value) or refusal_error(key, str(value), LIMITED)
-            if message:
-                errors[key] = message
-            continue
-        message = refusal_error(key, str(value))
-        if message:
-            errors.setdefault(key, message)
-        elif key.startswith(DRIVER_PREFIXES) and key not in errors:
-            log.warning(
-                "'%s' is a property of Debezium's JDBC driver; cdc connects without JDBC and ignores it", key
-            )
-    names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
-    errors.update(converter_errors(names, props))
-    return errors
-
-
-def require_valid(props: Mapping[str, str]) -> MySqlSettings:
-    errors = [e for v in validate_mysql(props) for e in v.errors]
-    if errors:
-        raise ConfigError("; ".join(errors))
-    return MySqlSettings.parse(props)

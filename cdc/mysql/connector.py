@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
 from cdc.config.settings import settings_from
-from cdc.mysql.config import MYSQL_DEF, MySqlSettings, validate_mysql
+from cdc.mysql.config import MYSQL_DEF, MySqlSettings
+from cdc.mysql.validation import validate_mysql
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
 

@@ -25,7 +25,7 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
-from cdc.mysql.config import MySqlSettings, require_valid
+from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
@@ -37,6 +37,7 @@ from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.streaming import Streamer
+from cdc.mysql.validation import require_valid
 
 __all__ = ["MySqlSourceTask"]
 

@@ -17,8 +17,9 @@ import pytest
 from pymysql.err import OperationalError
 
 from cdc.api.errors import ConnectError
-from cdc.mysql.config import MYSQL_DEF, MySqlSettings, validate_mysql
+from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.keys import REFUSED
+from cdc.mysql.validation import validate_mysql
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DEBEZIUM_KEYS = [
@@ -219,7 +220,7 @@ def test_declared_keys_with_unimplemented_values_are_refused(key: str, value: st
 
 
 def test_docs_key_table_is_the_generated_one() -> None:
-    from cdc.mysql.keys import key_table
+    from cdc.mysql.validation import key_table
 
     docs = (Path(__file__).resolve().parent.parent.parent / "docs" / "mysql.md").read_text()
     assert docs.endswith(key_table()), "docs/mysql.md's key table is stale: regenerate it with key_table()"
