@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.mysql.columns import debezium_hash
 from cdc.mysql.task import MySqlSourceTask
 from tests.integration.faultkit import mysql_connector
+from tests.integration.inprocess import NoOffsetsContext
 
 pytestmark = pytest.mark.integration
 
@@ -30,19 +30,6 @@ DDL = """CREATE TABLE people (
   score DECIMAL(6,2)
 )"""
 SALT = "pepper"
-
-
-class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
-        return {}
-
-
-class _Context(SourceTaskContext):
-    def configs(self) -> dict[str, str]:
-        return {}
-
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
 
 
 def _insert(mysql_db: Any, ids: range) -> None:
@@ -76,7 +63,7 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
         },
     )
     task = MySqlSourceTask()
-    task.initialize(_Context())
+    task.initialize(NoOffsetsContext())
     task.start(config)
     records: list[Any] = []
     try:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.mysql.task import MariaDbSourceTask
+from tests.integration.inprocess import NoOffsetsContext
 from tests.integration.private_mariadb import PrivateMariaDb
 
 pytestmark = pytest.mark.integration
@@ -57,19 +57,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateMariaDb]
         yield db
     finally:
         db.stop()
-
-
-class _Context(SourceTaskContext):
-    def configs(self) -> dict[str, str]:
-        return {}
-
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
-
-
-class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
-        return {}
 
 
 def _workload(server: PrivateMariaDb, database: str, mode: str) -> None:
@@ -109,7 +96,7 @@ def test_minimal_and_no_log_metadata_stream_the_same_events_as_full(server: Priv
         cur.execute("SET GLOBAL binlog_row_metadata = MINIMAL")
 
     task = MariaDbSourceTask()
-    task.initialize(_Context())
+    task.initialize(NoOffsetsContext())
     task.start(
         {
             "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",

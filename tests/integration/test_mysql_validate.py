@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import requests
 
-from cdc.worker.runtime import ConnectRuntime, build_standalone
+from cdc.worker.runtime import ConnectRuntime
 from tests.integration.faultkit import free_port
+from tests.integration.inprocess import standalone
 from tests.integration.private_mariadb import PrivateMariaDb
 
 pytestmark = pytest.mark.integration
@@ -38,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateMariaDb]
 
 @pytest.fixture
 def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
-    runtime = build_standalone(
+    with standalone(
         {
             "bootstrap.servers": kafka.bootstrap_servers,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -46,12 +47,8 @@ def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
             "offset.storage.file.filename": str(tmp_path / "offsets"),
             "listeners": "http://127.0.0.1:0",
         }
-    )
-    runtime.start()
-    try:
+    ) as runtime:
         yield runtime
-    finally:
-        runtime.stop()
 
 
 def _config(server: PrivateMariaDb, **overrides: str) -> dict[str, str]:
