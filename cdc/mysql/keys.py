@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 __all__ = [
@@ -230,12 +230,12 @@ def closest_key(key: str, known: Iterable[str], cutoff: float = 0.8) -> str | No
     return matches[0] if matches else None
 
 
-def typo_errors(props: Mapping[str, str], declared: Iterable[str]) -> dict[str, str]:
-    """Undeclared keys that look like a misspelt filter key → the error naming the intended key."""
-    known = set(declared)
+def typo_errors(props: Mapping[str, str], known: Callable[[str], bool]) -> dict[str, str]:
+    """Unknown keys (``known`` says which are not) that look like a misspelt filter key → the error
+    naming the intended key."""
     out: dict[str, str] = {}
     for key in props:
-        if key in known:
+        if known(key):
             continue
         intended = closest_key(key, FILTER_KEYS)
         if intended is not None:

@@ -56,7 +56,7 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
 def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
     """Errors for keys MYSQL_DEF does not declare: Debezium keys cdc refuses, misspelt filters, bad
     column rules and converters; a JDBC driver property is only logged (it has no effect here)."""
-    errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.names()))
+    errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.knows))
     for key, value in props.items():
         if MYSQL_DEF.knows(key):
             message = column_rule_error(key, value) or refusal_error(key, str(value), LIMITED)

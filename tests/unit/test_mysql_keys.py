@@ -116,6 +116,16 @@ def test_a_misspelt_filter_is_an_error_naming_the_intended_key(typo: str, intend
     assert f"did you mean {intended}?" in errors[typo][0]
 
 
+def test_1x_filter_names_and_other_keys_are_not_taken_for_typos() -> None:
+    props = {
+        "table.whitelist": "db.t",
+        "column.blacklist": "db.t.c",
+        "topic.creation.default.include": "x",
+        "transforms.unwrap.drop.tombstones": "false",
+    }
+    assert _errors(props) == {}
+
+
 def test_a_misspelt_key_that_is_not_a_filter_is_logged_not_refused(caplog: pytest.LogCaptureFixture) -> None:
     """The seed 1.x config misspells the history's brokers; it must keep working."""
     assert _errors({"database.histroy.kafka.bootstrap.servers": "localhost:9092"}) == {}
