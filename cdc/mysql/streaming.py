@@ -56,6 +56,16 @@ log = logging.getLogger(__name__)
 # Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
 _binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
+
+class _RowMetadataAdvice(logging.Filter):
+    """Drops the library's advice to set binlog_row_metadata=FULL: cdc reads names from its own model."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "BINLOG_ROW_METADATA = FULL" not in record.getMessage()
+
+
+logging.getLogger(_binlogstream.__name__).addFilter(_RowMetadataAdvice())
+
 # The library's event classes the streamer asks for (BinlogReader reads the frequent ones itself).
 STREAM_EVENTS = (
     WriteRowsEvent,
