@@ -1,7 +1,7 @@
 """Column rules and custom converters in the snapshot and in streaming, on the real server.
 
 The connector task runs in-process on a database of the test's own with a hash, a mask, a truncation, a
-propagated source type and ``TinyIntOneToBooleanConverter``; the snapshot's rows (``op=r``) and the
+propagated source type, ``message.key.columns`` and ``TinyIntOneToBooleanConverter``; the snapshot's rows (``op=r``) and the
 streamed ones (``op=c``) must carry the same transformed values and schemas. The values themselves are
 Debezium's (its classes answered the same on these rules: ``bench/debezium_columns.py``).
 """
@@ -58,6 +58,7 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
             "column.mask.with.4.chars": f"{db}.people.card",
             "column.truncate.to.8.chars": f"{db}.people.bio",
             "column.propagate.source.type": f"{db}.people.score",
+            "message.key.columns": f"{db}.people:card,id",
             "converters": "boolean",
             "boolean.type": "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter",
         },
@@ -84,6 +85,8 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
         assert after.get("email") == debezium_hash(f"user{i}@example.com", "SHA-256", SALT)[:120]
         assert after.get("card") == "****"
         assert after.get("bio") == "a long b"
+        assert [f.name for f in record.key.schema.fields] == ["card", "id"]
+        assert record.key.get("card") == "****" and record.key.get("id") == i
         schema = {f.name: f.schema for f in after.schema.fields}
         assert schema["active"].type.name == "BOOLEAN" and schema["active"].default is True
         assert schema["email"].parameters == {"masked": "true"}
