@@ -2,8 +2,9 @@
 
 The connector task runs in-process on a database of the test's own with a hash, a mask, a truncation, a
 propagated source type, ``message.key.columns`` and ``TinyIntOneToBooleanConverter``; the snapshot's
-rows (``op=r``) and the streamed ones (``op=c``) must carry the same transformed values and schemas. The values themselves are
-Debezium's (its classes answered the same on these rules: ``bench/debezium_columns.py``).
+rows (``op=r``) and the streamed ones (``op=c``) must carry the same transformed values and schemas.
+The values themselves are Debezium's (its classes answered the same on these rules:
+``bench/debezium_columns.py``).
 """
 
 from __future__ import annotations
