@@ -350,7 +350,16 @@ def _def() -> ConfigDef:
     e = {"group": EVT}
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
-    d.define("include.query", B, False, None, LO, "Add the SQL to the source struct.", **e)
+    d.define(
+        "include.query",
+        B,
+        False,
+        None,
+        LO,
+        "Put the statement that wrote each row into source.query (MariaDB: binlog_annotate_row_events=ON, "
+        "its default; MySQL: binlog_rows_query_log_events=ON).",
+        **e,
+    )
     d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
     d.define(

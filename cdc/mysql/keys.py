@@ -168,7 +168,6 @@ REFUSED: tuple[Refusal, ...] = (
 
 LIMITED: tuple[Refusal, ...] = (
     Refusal(r"provide\.transaction\.metadata", "transaction metadata events are not implemented", ("false",)),
-    Refusal(r"include\.query", "the SQL of row events is not read", ("false",)),
     Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
     Refusal(r"schema\.name\.adjustment\.mode", "schema names are never adjusted", ("none",)),
     Refusal(

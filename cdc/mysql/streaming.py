@@ -26,9 +26,11 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
     GtidEvent,
     HeartbeatLogEvent,
+    MariadbAnnotateRowsEvent,
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
+    RowsQueryLogEvent,
     XidEvent,
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
@@ -78,6 +80,9 @@ STREAM_EVENTS = (
     MariadbGtidEvent,
     HeartbeatLogEvent,
 )
+# With include.query: the statement of the row events that follow (MariaDB's ANNOTATE_ROWS, written with
+# binlog_annotate_row_events=ON; MySQL's ROWS_QUERY, with binlog_rows_query_log_events=ON).
+QUERY_EVENTS = (MariadbAnnotateRowsEvent, RowsQueryLogEvent)
 _ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 _GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
@@ -111,6 +116,8 @@ class Streamer:
         self.mariadb = mariadb
         self.heartbeat_ms = settings.heartbeat_interval_ms
         self.max_retries = settings.errors_max_retries
+        self.include_query = settings.include_query
+        self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         # Position state.
@@ -212,7 +219,8 @@ class Streamer:
             log_file=start.file,
             log_pos=start.pos,
             blocking=True,
-            only_events=list(STREAM_EVENTS),
+            only_events=[*STREAM_EVENTS, *(QUERY_EVENTS if self.include_query else ())],
+            annotate_rows=self.include_query and self.mariadb,
             slave_heartbeat=1,
             is_mariadb=False,
             freeze_schema=True,
@@ -243,6 +251,11 @@ class Streamer:
     def _dispatch(self, event: Any) -> None:
         if isinstance(event, HeartbeatLogEvent):
             return
+        if isinstance(event, QUERY_EVENTS):
+            # Positions move as if the event had been skipped (as it is without include.query).
+            text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
+            self.row_query = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+            return
         if isinstance(event, RotateEvent):
             self.file = event.next_binlog
             self.next_pos = int(event.position)
@@ -272,6 +285,7 @@ class Streamer:
         self.tx_start = self.event_start
         self.tx_gtid = gtid
         self.events_done = 0
+        self.row_query = None
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -295,6 +309,7 @@ class Streamer:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
         self.tx_gtid = None
+        self.row_query = None
         self.events_done = 0
         self.skip_events = self.skip_rows = 0
         self.next_pos = int(event.packet.log_pos)
@@ -417,7 +432,14 @@ class Streamer:
             base["gtids"] = self.completed_gtids
         tail = {"server_id": self.server_id} if self.server_id else {}
         pos = SourcePosition(
-            self.file, self.event_start, self.server_id, self.ts_sec, self.tx_gtid, 0, self.tx_thread
+            self.file,
+            self.event_start,
+            self.server_id,
+            self.ts_sec,
+            self.tx_gtid,
+            0,
+            self.tx_thread,
+            self.row_query if self.include_query else None,
         )
         source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
         events = self.events

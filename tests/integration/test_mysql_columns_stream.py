@@ -60,6 +60,7 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
             "column.truncate.to.8.chars": f"{db}.people.bio",
             "column.propagate.source.type": f"{db}.people.score",
             "message.key.columns": f"{db}.people:card,id",
+            "include.query": "true",
             "converters": "boolean",
             "boolean.type": "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter",
         },
@@ -86,6 +87,11 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
         assert after.get("email") == debezium_hash(f"user{i}@example.com", "SHA-256", SALT)[:120]
         assert after.get("card") == "****"
         assert after.get("bio") == "a long b"
+        query = record.value.get("source").get("query")
+        if record.value.get("op") == "r":
+            assert query is None
+        else:  # include.query: the statement that wrote the row (MariaDB's ANNOTATE_ROWS)
+            assert query is not None and query.startswith(f"INSERT INTO people VALUES ({i}, "), query
         assert [f.name for f in record.key.schema.fields] == ["card", "id"]
         assert record.key.get("card") == "****" and record.key.get("id") == i
         schema = {f.name: f.schema for f in after.schema.fields}

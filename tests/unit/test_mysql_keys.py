@@ -216,7 +216,6 @@ def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
     ("key", "value", "default"),
     [
         ("provide.transaction.metadata", "true", "false"),
-        ("include.query", "true", "false"),
         ("gtid.source.includes", "3E11FA47-71CA-11E1-9E33-C80AA9429562", ""),
         ("schema.name.adjustment.mode", "avro", "none"),
         ("connect.keep.alive", "false", "true"),
