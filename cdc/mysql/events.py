@@ -32,6 +32,7 @@ from cdc.mysql.columns import ColumnRules
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.converters import CustomConverters
 from cdc.mysql.filters import Filters
+from cdc.mysql.schemanames import adjust_schema_name
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
 __all__ = ["SOURCE_SCHEMA", "EventFactory", "SourcePosition", "TableSchema", "topic_name"]
@@ -127,13 +128,18 @@ class TableSchema:
         self.id = table.id
         self.topic = topic_name(settings, table.id)
         base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
+        mode = settings.schema_name_adjustment_mode
+
+        def schema_name(name: str) -> str:
+            return adjust_schema_name(name, mode)
+
         included = [c for c in table.columns if filters.column(table.id, c.name)]
         self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
         if adjust is not None:  # custom converters and column rules
             self.mappings = [adjust(table.id, m) for m in self.mappings]
         names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
-        value_builder = SchemaBuilder.struct().name(_adjust(base + ".Value"))
+        value_builder = SchemaBuilder.struct().name(schema_name(base + ".Value"))
         for m in self.mappings:
             value_builder.field(m.column.name, m.schema)
         self.value_schema = value_builder.optional().build()
@@ -141,7 +147,7 @@ class TableSchema:
         key_mappings = [m for m in self.mappings if m.column.name in keys]
         key_mappings.sort(key=lambda m: keys.index(m.column.name))
         if key_mappings:
-            kb = SchemaBuilder.struct().name(_adjust(base + ".Key"))
+            kb = SchemaBuilder.struct().name(schema_name(base + ".Key"))
             for m in key_mappings:
                 schema = m.schema
                 if schema.optional:  # key fields are never optional (a PK column is NOT NULL anyway)
@@ -158,7 +164,7 @@ class TableSchema:
             self._key_nulls = []
         self.envelope = (
             SchemaBuilder.struct()
-            .name(_adjust(base + ".Envelope"))
+            .name(schema_name(base + ".Envelope"))
             .version(2)
             .field("before", self.value_schema)
             .field("after", self.value_schema)
@@ -212,10 +218,6 @@ def _row_function(converters: Sequence[tuple[int, Any, Any]]) -> Callable[[Seque
     exec(compile(source, "<table-schema-row>", "exec"), namespace)  # generated from column positions only
     function: Callable[[Sequence[Any]], list[Any]] = namespace["values"]
     return function
-
-
-def _adjust(name: str) -> str:
-    return name
 
 
 def parse_key_columns(spec: str) -> dict[str, list[str]]:

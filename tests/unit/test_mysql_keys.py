@@ -217,7 +217,6 @@ def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
     [
         ("provide.transaction.metadata", "true", "false"),
         ("gtid.source.includes", "3E11FA47-71CA-11E1-9E33-C80AA9429562", ""),
-        ("schema.name.adjustment.mode", "avro", "none"),
         ("connect.keep.alive", "false", "true"),
         ("database.ssl.mode", "verify_identity", "preferred"),
     ],
@@ -233,3 +232,24 @@ def test_docs_key_table_is_the_generated_one() -> None:
 
     docs = (Path(__file__).resolve().parent.parent.parent / "docs" / "mysql.md").read_text()
     assert docs.endswith(key_table()), "docs/mysql.md's key table is stale: regenerate it with key_table()"
+
+
+# Debezium 3.5's SchemaNameAdjuster.AVRO / AVRO_UNICODE on these names (run with its jars, 25 Nov 2026).
+ADJUSTED = [
+    ("p.db.table.Value", "p.db.table.Value", "p.db.table.Value"),
+    ("my-prefix.db-1.t$x.Value", "my_prefix.db_1.t_x.Value", "my_u002dprefix.db_u002d1.t_u0024x.Value"),
+    ("1abc.2def.Key", "_1abc.2def.Key", "_u0031abc.2def.Key"),
+    ("p.db.tâble.Envelope", "p.db.t_ble.Envelope", "p.db.t_u00e2ble.Envelope"),
+    ("a..b", "a..b", "a..b"),
+    (".x", "_x", "_u002ex"),
+    ("_ok.__9", "_ok.__9", "_u005fok._u005f_u005f9"),
+]
+
+
+@pytest.mark.parametrize(("name", "avro", "avro_unicode"), ADJUSTED)
+def test_schema_names_are_adjusted_as_debezium_does(name: str, avro: str, avro_unicode: str) -> None:
+    from cdc.mysql.schemanames import adjust_schema_name
+
+    assert adjust_schema_name(name, "avro") == avro
+    assert adjust_schema_name(name, "avro_unicode") == avro_unicode
+    assert adjust_schema_name(name, "none") == name
