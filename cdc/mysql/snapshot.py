@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
-from cdc.mysql.schema import SchemaState
-from cdc.mysql.schema_events import SchemaChangeEvents
 
 __all__ = ["SnapshotResult", "Snapshotter"]
 
@@ -46,27 +41,20 @@ class SnapshotResult:
 
 class Snapshotter:
     def __init__(
-        self,
-        settings: MySqlSettings,
-        schema: SchemaState,
-        events: EventFactory,
-        filters: Filters,
-        emit: Callable[[list[SourceRecord]], bool],
-        stopping: threading.Event,
-        mariadb: bool,
-        metrics: SnapshotMetrics,
-        schema_events: SchemaChangeEvents | None = None,
+        self, ctx: CaptureContext, metrics: SnapshotMetrics, emit_schema_changes: bool = True
     ) -> None:
-        self.settings = settings
-        self.schema = schema
-        self.events = events
-        self.filters = filters
-        self.emit = emit
-        self.stopping = stopping
-        self.mariadb = mariadb
+        """``emit_schema_changes``: False for a run that only takes the position and the schema (the
+        Spark engine's start, whose records go nowhere)."""
+        self.settings = ctx.settings
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.filters = ctx.filters
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
+        self.mariadb = ctx.mariadb
         self.metrics = metrics
-        self.schema_events = schema_events
-        self.locking = settings.snapshot_locking_mode.lower()
+        self.schema_events = ctx.schema_events if emit_schema_changes else None
+        self.locking = self.settings.snapshot_locking_mode.lower()
 
     # -- the procedure -------------------------------------------------------------------------------
     def run(self, data: bool = True) -> SnapshotResult:

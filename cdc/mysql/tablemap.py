@@ -53,7 +53,7 @@ class TableMaps:
         columns = library_table.columns
         if len(columns) != len(model.columns):
             return False
-        named = done is None and all(isinstance(c.name, str) and c.name for c in columns)
+        named = all(isinstance(c.name, str) and c.name for c in columns)
         if named and [c.name for c in columns] == [c.name for c in model.columns]:
             # FULL metadata: the server named the columns itself.
             self._done[table_id] = (library_table, model)

@@ -25,10 +25,10 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
 from cdc.mysql.history import open_history
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
@@ -57,6 +57,8 @@ class MySqlSourceTask(SourceTask):
         self.queue: ChangeEventQueue | None = None
         self.thread: threading.Thread | None = None
         self.streamer: Streamer | None = None
+        self.snapshotter: Snapshotter | None = None
+        self._metrics_prefix: str | None = None  # the server name its metrics are registered under
         self.history: Any = None
         self.poll_timeout = 0.5
         self.props: dict[str, str] = {}
@@ -76,38 +78,19 @@ class MySqlSourceTask(SourceTask):
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)
-        filters = Filters(settings)
         self.history = open_history(props, self.context.worker_client_config())
-        schema = SchemaState(settings, filters, self.history)
-        events = EventFactory(settings, self.CONNECTOR)
-        schema_events = SchemaChangeEvents(settings, events)
+        ctx = CaptureContext.build(
+            settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
+        )
+        schema, schema_events = ctx.schema, ctx.schema_events
+        self._metrics_prefix = settings.prefix
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
-        snapshotter = Snapshotter(
-            settings,
-            schema,
-            events,
-            filters,
-            self._emit,
-            self.stopping,
-            server.mariadb,
-            snapshot_metrics,
-            schema_events,
-        )
-        self.streamer = Streamer(
-            settings,
-            schema,
-            events,
-            filters,
-            schema_events,
-            self._emit,
-            self.stopping,
-            streaming_metrics,
-            server.mariadb,
-        )
+        snapshotter = Snapshotter(ctx, snapshot_metrics)
+        self.streamer = Streamer(ctx, streaming_metrics)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
@@ -315,7 +298,7 @@ class MySqlSourceTask(SourceTask):
             self.queue.close()
         if self.thread is not None:
             self.thread.join(0.5)
-            if self.thread.is_alive() and getattr(self, "snapshotter", None) is not None:
+            if self.thread.is_alive() and self.snapshotter is not None:
                 self.snapshotter.interrupt()
             self.thread.join(10)
         if self.history is not None:
@@ -323,10 +306,9 @@ class MySqlSourceTask(SourceTask):
                 self.history.stop()
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
-        settings = getattr(self, "settings", None)
-        if settings is not None:
-            REGISTRY.unregister("snapshot", settings.prefix)
-            REGISTRY.unregister("streaming", settings.prefix)
+        if self._metrics_prefix is not None:
+            REGISTRY.unregister("snapshot", self._metrics_prefix)
+            REGISTRY.unregister("streaming", self._metrics_prefix)
 
 
 class MariaDbSourceTask(MySqlSourceTask):

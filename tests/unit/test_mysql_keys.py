@@ -192,21 +192,21 @@ class _NoWait(threading.Event):
 
 @pytest.mark.parametrize("retries", [0, 2])
 def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
+    from cdc.history.store import MemorySchemaHistory
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.metrics import StreamingMetrics
     from cdc.mysql.offsets import BinlogOffset
     from cdc.mysql.streaming import Streamer
 
     settings = MySqlSettings.parse({**BASE, "errors.max.retries": str(retries)})
-    streamer = Streamer(
-        settings, None, None, None, None, lambda r: True, _NoWait(), StreamingMetrics("p"), True
-    )  # type: ignore[arg-type]
+    ctx = CaptureContext.build(settings, MemorySchemaHistory(), lambda r: True, _NoWait(), mariadb=True)
     attempts: list[Any] = []
 
-    def lost(start: Any) -> None:
+    def lost(start: Any) -> Any:
         attempts.append(start)
         raise OperationalError(2013, "Lost connection to MySQL server during query")
 
-    streamer._stream = lost  # type: ignore[method-assign]
+    streamer = Streamer(ctx, StreamingMetrics("p"), reader_factory=lost)
     with pytest.raises(ConnectError, match=f"errors.max.retries={retries}"):
         streamer.run(BinlogOffset("binlog.000001", 4))
     assert len(attempts) == retries + 1

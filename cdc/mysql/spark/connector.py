@@ -125,10 +125,8 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
     while not done.wait(0.2):
         if not stopping.is_set():
             continue
-        sc = getattr(job.runner, "sc", None)
-        if sc is not None:
-            with contextlib.suppress(Exception):  # the session may be stopping already
-                sc.cancelAllJobs()
+        if job.runner is not None:
+            job.runner.cancel()
 
 
 def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:

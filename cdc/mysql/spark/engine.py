@@ -133,23 +133,27 @@ def capture_start(
     settings: MySqlSettings, schema: Any, connector: str, mariadb: bool, stopping: threading.Event
 ) -> tuple[BinlogOffset, list[TableId]]:
     """The single reader's lock → position → schema → unlock, without reading rows."""
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.events import EventFactory
     from cdc.mysql.filters import Filters
     from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
+    from cdc.mysql.schema_events import SchemaChangeEvents
     from cdc.mysql.snapshot import Snapshotter
 
     metrics = SnapshotMetrics(settings.prefix)
+    events = EventFactory(settings, connector)
+    ctx = CaptureContext(
+        settings,
+        schema,
+        events,
+        Filters(settings),
+        SchemaChangeEvents(settings, events),
+        lambda records: True,
+        stopping,
+        mariadb,
+    )
     try:
-        snap = Snapshotter(
-            settings,
-            schema,
-            EventFactory(settings, connector),
-            Filters(settings),
-            lambda records: True,
-            stopping,
-            mariadb,
-            metrics,
-        )
+        snap = Snapshotter(ctx, metrics, emit_schema_changes=False)
         result = snap.run(data=False)
     finally:
         REGISTRY.unregister("snapshot", settings.prefix)
