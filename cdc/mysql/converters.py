@@ -206,7 +206,7 @@ def converter_errors(names: Sequence[str], props: Mapping[str, Any]) -> dict[str
             errors["converters"] = f"The converter '{name}' has no '{key}'"
             continue
         try:
-            _load(str(type_name)).configure  # noqa: B018 - loading is the check
+            _load(str(type_name))
         except (ImportError, ValueError) as exc:
             errors[key] = f"The '{key}' value is invalid: {exc}"
     return errors
