@@ -483,7 +483,7 @@ def _def() -> ConfigDef:
     )
     d.define("schema.history.internal.kafka.recovery.attempts", INT, 100, None, LO, "Recovery attempts.", **h)
     # The history store's own keys (cdc.history.config), the column rules whose names carry a parameter,
-    # and what the worker adds for a Spark snapshot.
+    # and the worker's cdc.worker.* entries (task configs written before SourceTaskContext carried them).
     from cdc.history.config import history_config_def
 
     history_keys = history_config_def().keys()
