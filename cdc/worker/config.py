@@ -269,6 +269,20 @@ def _common_connector_def() -> ConfigDef:
     )
     d.define("errors.log.enable", B, False, None, M, "Log each error and the failed operation.", **e)
     d.define("errors.log.include.messages", B, False, None, M, "Include the records in error logs.", **e)
+    # Keys read as groups: converter and client settings, transform/predicate settings, topic creation.
+    d.accept(
+        prefixes=(
+            "key.converter.",
+            "value.converter.",
+            "header.converter.",
+            "producer.override.",
+            "consumer.override.",
+            "admin.override.",
+            "transforms.",
+            "predicates.",
+            "topic.creation.",
+        )
+    )
     return d
 
 

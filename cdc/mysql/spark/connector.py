@@ -162,8 +162,8 @@ def spark_snapshot(
     it blocks while the connector is paused and raises :class:`InterruptedError` to give up.
     """
     from cdc.api.errors import ConnectError
-    from cdc.mysql.config import require_valid
     from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.mysql.validation import require_valid
     from cdc.snapshot.runners import spark_available
 
     if not spark_available():

@@ -170,7 +170,7 @@ class SnapshotRun:
         options: SnapshotOptions,
         runner: ChunkRunner | None = None,
     ) -> None:
-        from cdc.mysql.config import require_valid
+        from cdc.mysql.validation import require_valid
 
         self.config = dict(connector_config)
         self.worker = dict(worker_props)

@@ -409,6 +409,8 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
     ts = events.schema_for(table)
     if ts.key_schema is None:
         raise Unsupported("no key")
+    if any(m.custom for m in ts.mappings):
+        raise Unsupported("custom converters or column rules (masking, hashing, truncation …)")
     sample = events.read(
         ts, [None] * len(ts.column_names), events.source(_position(ctx), table.id, 0, "true"), {}
     )
