@@ -558,8 +558,10 @@ class ConnectHerder(Herder):
         before = self.config_store.snapshot().offset
         self.config_store.put_restart_request(request)
         self._refresh()
-        # A store that does not announce restart requests (memory) gets them applied directly.
-        if self.config_store.snapshot().offset == before or not _announces_restarts(self.config_store):
+        # A store that records restart requests (Kafka) announces them to every worker, this one included,
+        # through on_restart_request once the record is read back; one that does not (memory) leaves its
+        # offset where it was, and the request is applied here.
+        if self.config_store.snapshot().offset == before:
             self.on_restart_request(request)
 
     def restart_task(self, task: TaskId) -> None:
@@ -775,7 +777,3 @@ def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:
     if trace:
         out["trace"] = trace
     return out
-
-
-def _announces_restarts(store: ConfigBackingStore) -> bool:
-    return bool(getattr(store, "announces_restart_requests", False))
