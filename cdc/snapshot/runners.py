@@ -4,9 +4,10 @@ Both submit each chunk as its own unit of work and report each one as it complet
 resumability and the progress display need. On Spark each chunk is a one-task job submitted from a
 driver thread; ``parallelism`` threads keep that many tasks running, and Spark's scheduler places them
 on free executor cores. A failed task is retried by Spark (``spark.task.maxFailures``; in local mode the
-master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). A retried chunk writes
-its records again; every record is keyed, so the reduced topic is unchanged (see
-:mod:`cdc.mysql.spark.reconcile` for why a retry can never leave a stale row last).
+master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). A retried chunk's earlier
+attempt is fenced and its records never reach a ``read_committed`` consumer (exactly once, the default;
+:mod:`cdc.snapshot.delivery`), or are written again (at least once: every record is keyed, so the reduced
+topic is unchanged; see :mod:`cdc.mysql.spark.reconcile` for why a retry can never leave a stale row last).
 
 Two ways to run a chunk on Spark (``RunContext.encoder``): the JVM path (:mod:`cdc.mysql.spark.jvm`: Spark's
 JDBC reader, the envelope built by Spark SQL expressions, bytes produced from the executor's Python
@@ -14,12 +15,19 @@ worker) for every table it encodes byte-identically, and the Python path (:mod:`
 PyMySQL and our converters inside the task) for the others. The JVM path needs the JDBC driver: the
 session is created with ``spark.jars.packages`` = :data:`cdc.mysql.spark.jvm.JDBC_PACKAGE` (from Maven
 Central, cached by Ivy); when it cannot be resolved the session is created without it and every chunk
-takes the Python path. For a cluster, the ``cdc`` package is shipped to the executors with
-``addPyFile``; its dependencies (PyMySQL, confluent-kafka, orjson, fastavro) must be installed there.
+takes the Python path.
+
+On a cluster (any master but ``local…``) the ``cdc`` package is zipped and shipped to the executors with
+``addPyFile`` (it comes first on their ``sys.path``); its dependencies (PyMySQL, confluent-kafka, orjson,
+fastavro …) must be there: installed on every worker host, or shipped as an environment archive
+(``spark.archives`` + ``spark.pyspark.python``), see docs/snapshots.md "Spark cluster". Nothing about the
+network or the executors' interpreter is forced on a cluster; ``conf`` (``cdc snapshot --conf``, a
+properties file) is the user's way to say them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -39,6 +47,7 @@ __all__ = ["ChunkRunner", "SparkRunner", "ThreadRunner", "spark_available"]
 log = logging.getLogger(__name__)
 
 OnDone = Callable[[ChunkResult], None]
+OnStart = Callable[[ChunkTask], None]
 
 
 def spark_available() -> bool:
@@ -53,8 +62,21 @@ class ChunkRunner(Protocol):
     parallelism: int
 
     def run(
-        self, tasks: Sequence[ChunkTask], ctx: RunContext, on_done: OnDone, stopping: threading.Event
-    ) -> None: ...
+        self,
+        tasks: Sequence[ChunkTask],
+        ctx: RunContext,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
+    ) -> None:
+        """Run the chunks, ``parallelism`` at a time: ``on_start`` as each is handed to the executors,
+        ``on_done`` as each is in Kafka; raises the first failure, or InterruptedError once ``stopping``."""
+
+    def cancel(self) -> None:
+        """Cancel the chunks in flight (from another thread); ``run`` then raises."""
+
+    def lost(self) -> str | None:
+        """Why this runner can run nothing more (the application is gone), or None."""
 
     def close(self) -> None: ...
 
@@ -65,16 +87,21 @@ def _drive(
     parallelism: int,
     on_done: OnDone,
     stopping: threading.Event,
+    on_start: OnStart | None = None,
 ) -> None:
-    """Keep ``parallelism`` chunks in flight; report each as it completes; stop submitting on a failure
-    or when ``stopping`` is set, and re-raise the first failure once the chunks in flight are over."""
+    """Keep ``parallelism`` chunks in flight; report each as it starts and as it completes; stop
+    submitting on a failure or when ``stopping`` is set, and re-raise the first failure once the chunks
+    in flight are over."""
     pending = list(tasks)
     running: set[Future[ChunkResult]] = set()
     failure: BaseException | None = None
     with ThreadPoolExecutor(max(1, parallelism), thread_name_prefix="snapshot-chunk") as pool:
         while pending or running:
             while pending and len(running) < parallelism and failure is None and not stopping.is_set():
-                running.add(pool.submit(submit, pending.pop(0)))
+                task = pending.pop(0)
+                if on_start is not None:
+                    on_start(task)
+                running.add(pool.submit(submit, task))
             if not running:
                 break
             finished, running = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
@@ -99,12 +126,27 @@ class ThreadRunner:
         self.parallelism = max(1, parallelism)
 
     def run(
-        self, tasks: Sequence[ChunkTask], ctx: RunContext, on_done: OnDone, stopping: threading.Event
+        self,
+        tasks: Sequence[ChunkTask],
+        ctx: RunContext,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
     ) -> None:
-        _drive(lambda t: run_chunk(t, ctx), tasks, self.parallelism, on_done, stopping)
+        _drive(lambda t: run_chunk(t, ctx), tasks, self.parallelism, on_done, stopping, on_start)
+
+    def cancel(self) -> None:
+        pass  # threads finish their chunk; ``stopping`` keeps new ones from starting
+
+    def lost(self) -> str | None:
+        return None
 
     def close(self) -> None:
         pass
+
+
+def _local(master: str) -> bool:
+    return master.strip().startswith("local")
 
 
 def _with_retries(master: str, failures: int = 4) -> str:
@@ -138,8 +180,12 @@ class SparkRunner:
         conf: dict[str, str] | None = None,
         jdbc_package: Any = _DEFAULT_PACKAGE,
     ) -> None:
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if _local(master):
+            # Everything runs in this process and on this machine: loopback, and this interpreter for
+            # the Python workers. A cluster's driver and executors are the user's to place (spark.driver.host,
+            # spark.pyspark.python …, see docs/snapshots.md); whatever the environment says is kept.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from cdc.mysql.spark.jvm import JDBC_PACKAGE
 
@@ -168,7 +214,7 @@ class SparkRunner:
         self.session.sparkContext.setLogLevel("WARN")
         self.sc = self.session.sparkContext
         self.master = master
-        if not master.startswith("local"):
+        if not _local(master):
             self._ship_package()
         self.parallelism = max(1, parallelism or int(self.sc.defaultParallelism))
         self._encodings: dict[Any, Any] = {}
@@ -285,12 +331,33 @@ class SparkRunner:
         return done
 
     def run(
-        self, tasks: Sequence[ChunkTask], ctx: RunContext, on_done: OnDone, stopping: threading.Event
+        self,
+        tasks: Sequence[ChunkTask],
+        ctx: RunContext,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
     ) -> None:
         with self._encodings_lock:
             self._run_tasks = list(tasks)
             self._table_lines.clear()
-        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
+        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping, on_start)
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):  # the context may be stopping already
+            self.sc.cancelAllJobs()
+
+    def lost(self) -> str | None:
+        try:
+            stopped = bool(self.sc._jsc.sc().isStopped())
+        except Exception as exc:  # the JVM gateway itself is gone
+            return f"the Spark driver's JVM is gone ({exc})"
+        if stopped:
+            return (
+                "Spark stopped the application (its master unreachable, the application killed, or "
+                "the driver's context stopped); see the Spark log above"
+            )
+        return None
 
     def close(self) -> None:
         try:

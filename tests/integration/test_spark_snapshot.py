@@ -299,6 +299,7 @@ class _Hooked(ThreadRunner):
         ctx: RunContext,
         on_done: Callable[[ChunkResult], None],
         stopping: threading.Event,
+        on_start: Callable[[ChunkTask], None] | None = None,
     ) -> None:
         self.submitted.extend(t.chunk.id for t in tasks)
         count = [0]
@@ -308,7 +309,7 @@ class _Hooked(ThreadRunner):
             count[0] += 1
             self.after_chunk(count[0])
 
-        super().run(tasks, ctx, hooked, stopping)
+        super().run(tasks, ctx, hooked, stopping, on_start)
 
 
 def test_concurrent_writes_are_reconciled(tmp_path: Path, kafka: Any, mysql_db: Any) -> None:
