@@ -180,6 +180,10 @@ class SparkRunner:
         conf: dict[str, str] | None = None,
         jdbc_package: Any = _DEFAULT_PACKAGE,
     ) -> None:
+        if conf and conf.get("spark.pyspark.python"):
+            # spark-submit turns this setting into the executors' interpreter; a session made in this
+            # process does not, it reads only the environment
+            os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
         if _local(master):
             # Everything runs in this process and on this machine: loopback, and this interpreter for
             # the Python workers. A cluster's driver and executors are the user's to place (spark.driver.host,
