@@ -122,6 +122,7 @@ class ChunkTransaction:
         self.timeout = timeout
         self.writer = RecordWriter(spec, transactional_producer_config(spec.producer, transactional_id))
         self._consumer: Any = None
+        self._open = False
 
     def _group_consumer(self) -> Any:
         if self._consumer is None:
@@ -141,6 +142,7 @@ class ChunkTransaction:
         producer = self.writer.producer
         producer.init_transactions(self.timeout)
         producer.begin_transaction()
+        self._open = True
 
     def committed_rows(self, topic: str) -> int | None:
         """The row count an earlier attempt committed for this chunk (its mark on ``topic``), or None."""
@@ -167,12 +169,20 @@ class ChunkTransaction:
             metadata = self._group_consumer().consumer_group_metadata()
             producer.send_offsets_to_transaction([mark], metadata, self.timeout)
         producer.commit_transaction(self.timeout)
+        self._open = False
 
     def close(self) -> None:
+        """After a failure: abort the transaction (what a killed executor cannot do, its retry's fencing
+        does), so ``read_committed`` consumers are not held back until the transaction times out."""
+        if self._open:
+            try:
+                self.writer.producer.abort_transaction(min(self.timeout, 30.0))
+            except Exception as exc:
+                log.warning("Could not abort the transaction %s (a retry fences it): %s", self.id, exc)
+            self._open = False
         if self._consumer is not None:
             with contextlib.suppress(Exception):
                 self._consumer.close()
-        self.writer.producer.flush(0)
 
 
 def fence(spec: WriterSpec, transactional_ids: Iterable[str], timeout: float = 10.0) -> list[str]:
