@@ -130,3 +130,16 @@ def test_progress_state_keeps_the_delivery_bookkeeping(tmp_path: Path) -> None:
         ["srv.db.t", "other"],
         {"srv.db.t": 17},
     )
+
+
+def test_the_connectors_spark_settings() -> None:
+    from cdc.mysql.spark.connector import spark_conf
+
+    props = {
+        "snapshot.spark.master": "spark://m:7077",
+        "snapshot.spark.conf.spark.driver.host": "10.1.2.3",
+        "snapshot.spark.conf.spark.executor.memory": "2g",
+    }
+    assert spark_conf(props) == {"spark.driver.host": "10.1.2.3", "spark.executor.memory": "2g"}
+    with pytest.raises(ConfigError, match="snapshot.spark.conf.driver.host: not Spark settings"):
+        spark_conf({"snapshot.spark.conf.driver.host": "x"})
