@@ -141,5 +141,5 @@ def test_the_connectors_spark_settings() -> None:
         "snapshot.spark.conf.spark.executor.memory": "2g",
     }
     assert spark_conf(props) == {"spark.driver.host": "10.1.2.3", "spark.executor.memory": "2g"}
-    with pytest.raises(ConfigError, match="snapshot.spark.conf.driver.host: not Spark settings"):
+    with pytest.raises(ConfigError, match=r"snapshot\.spark\.conf\.driver\.host: not Spark settings"):
         spark_conf({"snapshot.spark.conf.driver.host": "x"})
