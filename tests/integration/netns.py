@@ -96,17 +96,16 @@ class Host:
         )
 
     def popen(self, cmd: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path | None = None) -> Any:
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                ["ip", "netns", "exec", self.name, *cmd],
-                env=dict(env),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=cwd,
-            )
+        proc = _spawn(["ip", "netns", "exec", self.name, *cmd], env, log, cwd)
         self.procs.append(proc)
         return proc
+
+
+def _spawn(cmd: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path | None) -> Any:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            list(cmd), env=dict(env), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd
+        )
 
 
 def _free_subnet() -> tuple[int, int]:
@@ -170,15 +169,7 @@ class Lab:
 
     def popen(self, cmd: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path | None = None) -> Any:
         """A process on this machine (the driver host)."""
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                list(cmd),
-                env=dict(env),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=cwd,
-            )
+        proc = _spawn(cmd, env, log, cwd)
         self.procs.append(proc)
         return proc
 

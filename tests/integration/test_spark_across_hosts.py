@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import PrivateKafka, read_topic, wait_for
+from faultkit import PrivateKafka, free_port, mysql_connector, read_topic, wait_for, worker_properties
 from netns import Lab, TcpForward, require_netns
 from spark_cluster import SparkCluster, kill_executors_when
 
@@ -94,41 +94,20 @@ def _dataset(mysql_db: Any, rows: int) -> None:
 
 
 def _files(tmp: Path, h: Hosts, mysql_db: Any, name: str) -> tuple[dict[str, str], Path, Path]:
+    """The worker file and the connector, both pointing at the lab's address only."""
     prefix = f"{name}{int(time.time() * 1000) % 10**8}"
-    worker = {
-        "bootstrap.servers": h.kafka.bootstrap,
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "false",
-        "value.converter.schemas.enable": "false",
-        "offset.storage.file.filename": str(tmp / "offsets"),
-        "offset.flush.interval.ms": "300",
-        "listeners": f"http://127.0.0.1:{_free()}",
-    }
-    config = {
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-        "database.hostname": h.mysql.address,
-        "database.port": str(h.mysql.port),
-        "database.user": mysql_db.user,
-        "database.password": mysql_db.password,
-        "database.server.id": str(30_000 + int(time.time()) % 10_000),
-        "topic.prefix": prefix,
-        "database.include.list": mysql_db.name,
-        "schema.history.internal.kafka.topic": prefix + ".history",
-        "schema.history.internal.kafka.bootstrap.servers": h.kafka.bootstrap,
-        "include.schema.changes": "false",
-    }
-    worker_file = tmp / "worker.properties"
-    worker_file.write_text("".join(f"{k}={v}\n" for k, v in worker.items()))
+    worker_file = worker_properties(
+        tmp / "worker.properties", h.kafka.bootstrap, free_port(), offsets_file=tmp / "offsets"
+    )
+    config = mysql_connector(
+        mysql_db,
+        prefix,
+        h.kafka.bootstrap,
+        **{"database.hostname": h.mysql.address, "database.port": str(h.mysql.port)},
+    )
     connector_file = tmp / "connector.json"
     connector_file.write_text(json.dumps({"name": name, "config": config}))
     return {"prefix": prefix, "topic": f"{prefix}.{mysql_db.name}.a"}, worker_file, connector_file
-
-
-def _free() -> int:
-    from faultkit import free_port
-
-    return free_port()
 
 
 def _snapshot(

@@ -523,39 +523,28 @@ def test_at_least_once_counts_the_records_written_twice(
 class _Hanging(ThreadRunner):
     """Chunks after the first ``fine`` hang like a job whose executors are all gone, until cancelled."""
 
-    def __init__(self, fine: int) -> None:
+    def __init__(self, fine: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        import cdc.snapshot.runners as runners
+
         super().__init__(1)
-        self.fine = fine
         self.cancelled = threading.Event()
+        count, real = [0], runners.run_chunk
 
-    def run(
-        self,
-        tasks: Sequence[ChunkTask],
-        ctx: RunContext,
-        on_done: Callable[[ChunkResult], None],
-        stopping: threading.Event,
-        on_start: Callable[[ChunkTask], None] | None = None,
-    ) -> None:
-        from cdc.mysql.spark.executor import run_chunk
-        from cdc.snapshot.runners import _drive
-
-        count = [0]
-
-        def submit(task: ChunkTask) -> ChunkResult:
+        def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
             count[0] += 1
-            if count[0] > self.fine:
+            if count[0] > fine:
                 self.cancelled.wait(600)
                 raise RuntimeError("Job cancelled")
-            return run_chunk(task, ctx)
+            return real(task, ctx)
 
-        _drive(submit, tasks, 1, on_done, stopping, on_start)
+        monkeypatch.setattr(runners, "run_chunk", run_chunk)
 
     def cancel(self) -> None:
         self.cancelled.set()
 
 
 def test_a_run_without_progress_stops_keeps_its_state_and_resumes(
-    tmp_path: Path, kafka: Any, mysql_db: Any
+    tmp_path: Path, kafka: Any, mysql_db: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cdc.snapshot.watchdog import SnapshotStalled
 
@@ -565,8 +554,11 @@ def test_a_run_without_progress_stops_keeps_its_state_and_resumes(
     topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
     options = SnapshotOptions(chunk_rows=500, state_dir=tmp_path / "state", progress=False, stall_timeout=3)
     started = time.monotonic()
-    with pytest.raises(SnapshotStalled, match="no executor made progress") as stalled:
-        SnapshotRun(config, worker, options, runner=_Hanging(fine=2)).run()
+    with (
+        monkeypatch.context() as m,
+        pytest.raises(SnapshotStalled, match="no executor made progress") as stalled,
+    ):
+        SnapshotRun(config, worker, options, runner=_Hanging(2, m)).run()
     assert time.monotonic() - started < 3 + 20
     assert "2 chunks are done" in str(stalled.value) and "run the same command again" in str(stalled.value)
     summary = SnapshotRun(config, worker, options, runner=ThreadRunner(2)).run()

@@ -135,6 +135,15 @@ def _connector_kind(config: Mapping[str, str]) -> str:
     return "mariadb" if "mariadb" in str(config.get("connector.class", "")).lower() else "mysql"
 
 
+def _choice(key: str, value: Any, choices: Sequence[str]) -> str:
+    mode = str(value).strip().lower()
+    if mode not in choices:
+        raise ConfigError(
+            f"Invalid value {mode} for configuration {key}: String must be one of: {', '.join(choices)}"
+        )
+    return mode
+
+
 def _reads(state: ProgressState, chunk_id: str, done: Mapping[str, Any]) -> int:
     """How often a done chunk was read: each time a run handed it to the runner, plus Spark's retries."""
     return max(1, state.submitted.get(chunk_id, 1)) + int(done.get("attempt", 0))
@@ -268,28 +277,18 @@ class SnapshotRun:
 
     def encoder(self) -> str:
         """The encoder mode of this run: the option, else the connector's ``snapshot.spark.encoder``."""
-        mode = (
-            str(self.options.encoder or self.config.get("snapshot.spark.encoder") or "auto").strip().lower()
+        return _choice(
+            "snapshot.spark.encoder",
+            self.options.encoder or self.config.get("snapshot.spark.encoder") or "auto",
+            ENCODERS,
         )
-        if mode not in ENCODERS:
-            raise ConfigError(
-                f"Invalid value {mode} for configuration snapshot.spark.encoder: "
-                f"String must be one of: {', '.join(ENCODERS)}"
-            )
-        return mode
 
     def delivery(self) -> str:
-        """The delivery: the option, else the connector's ``snapshot.spark.delivery``."""
+        """The delivery: the option (``exactly-once`` spelt either way), else ``snapshot.spark.delivery``."""
         from cdc.snapshot.delivery import DELIVERIES
 
-        mode = str(self.options.delivery or self.settings["snapshot.spark.delivery"]).strip().lower()
-        mode = mode.replace("-", "_")
-        if mode not in DELIVERIES:
-            raise ConfigError(
-                f"Invalid value {mode} for configuration snapshot.spark.delivery: "
-                f"String must be one of: {', '.join(DELIVERIES)}"
-            )
-        return mode
+        chosen = str(self.options.delivery or self.settings["snapshot.spark.delivery"]).replace("-", "_")
+        return _choice("snapshot.spark.delivery", chosen, DELIVERIES)
 
     def stall_timeout(self) -> float:
         if self.options.stall_timeout is not None:
