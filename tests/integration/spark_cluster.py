@@ -1,5 +1,5 @@
 """A Spark standalone cluster of a test's own: the master on the lab's driver host, each worker (and so
-its executors) in a network namespace of :mod:`tests.integration.netns`.
+its executors) in a network namespace of :mod:`netlab`.
 
 Started from the jars of the installed pyspark (``spark-class org.apache.spark.deploy.master.Master`` and
 ``…worker.Worker``), each daemon with a small heap. Workers get no ``PYTHONPATH``: the executors' Python
@@ -20,7 +20,7 @@ from typing import Any
 
 import requests
 from faultkit import free_port
-from netns import Host, Lab, children, kill_tree
+from netlab import Host, Lab, children, kill_tree
 
 __all__ = ["SparkCluster"]
 

@@ -1,6 +1,6 @@
 """``cdc snapshot`` on a Spark standalone cluster whose executors live only on other hosts (issue #18).
 
-The hosts are network namespaces of the test's own (:mod:`netns`): a bridge with ``10.X.Y.1`` on this
+The hosts are network namespaces of the test's own (:mod:`netlab`): a bridge with ``10.X.Y.1`` on this
 machine (the driver host) and two namespaces ``10.X.Y.2`` and ``.3``, each running one Spark worker and so
 its executors; a namespace's 127.0.0.1 is its own, so nothing an executor does can take a loopback
 shortcut. On the driver host, on the lab's address only: the Spark master, a Kafka broker of the test's own,
@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 from faultkit import PrivateKafka, free_port, mysql_connector, read_topic, wait_for, worker_properties
-from netns import Lab, TcpForward, require_netns
+from netlab import Lab, TcpForward, require_netns
 from spark_cluster import SparkCluster, kill_executors_when
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,8 @@
-"""Hosts of a test's own: Linux network namespaces on a bridge, so a loopback shortcut cannot pass.
+"""Several hosts of a test's own: Linux network namespaces on one bridge, so a loopback shortcut cannot pass.
+
+(``netns.Host`` is one namespace on a veth pair of its own, each with its own /24: a service of this
+machine on one host's gateway address is out of the other hosts' reach. A Spark cluster needs every
+worker to reach one master, one broker and one database, and each other: so a bridge, here.)
 
 :class:`Lab` makes a bridge on this machine with an address of a private /24 of its own (``10.X.Y.1``, the
 "driver host": servers the other hosts must reach listen there), and :meth:`Lab.add_host` a network
