@@ -8,7 +8,6 @@ scripts do, reading the same files.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -20,29 +19,15 @@ __all__ = ["main"]
 log = logging.getLogger("cdc")
 
 
-def _connector_file(path: str) -> dict[str, str]:
-    """A connector config from a .properties file, or a JSON file as users POST it."""
-    from cdc.worker.properties import load_properties
-
-    if path.endswith(".json"):
-        with open(path, encoding="utf-8") as fh:
-            body = json.load(fh)
-        config = body.get("config", body)
-        if "name" in body and "config" in body:
-            config = {**config, "name": body["name"]}
-        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
-    return load_properties(path)
-
-
 def _standalone(args: argparse.Namespace) -> int:
-    from cdc.worker.properties import load_properties
+    from cdc.worker.properties import load_connector_config, load_properties
     from cdc.worker.runtime import build_standalone
 
     runtime = build_standalone(load_properties(args.worker_config))
     runtime.start()
     try:
         for path in args.connector_configs:
-            config = _connector_file(path)
+            config = load_connector_config(path)
             name = config.get("name")
             if not name:
                 raise SystemExit(f"{path}: connector config has no 'name'")

@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["STALLED", "add_parser", "spark_settings"]
+if TYPE_CHECKING:
+    from cdc.mysql.offsets import BinlogOffset
+
+__all__ = ["STALLED", "add_parser", "spark_settings", "write_offsets"]
 
 log = logging.getLogger("cdc.snapshot")
 
@@ -96,6 +99,14 @@ def add_parser(sub: Any) -> None:
     sn.set_defaults(func=run)
 
 
+def write_offsets(worker_props: Mapping[str, Any], name: str, prefix: str, end: BinlogOffset) -> str:
+    """Store the snapshot's end as the connector's offset where its worker reads it; returns where."""
+    from cdc.mysql.offsets import partition_for
+    from cdc.worker.offsets import store_offset
+
+    return store_offset(worker_props, name, partition_for(prefix), end.with_(snapshot=False).to_dict())
+
+
 STALLED = 75
 """The exit status of a run stopped for want of progress (EX_TEMPFAIL: run it again to resume)."""
 
@@ -121,13 +132,12 @@ def spark_settings(properties_file: str | None, conf: Sequence[str]) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
-    from cdc.cli import _connector_file
-    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun, write_offsets
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
     from cdc.snapshot.watchdog import SnapshotStalled
     from cdc.worker.config_providers import resolve_worker_config
-    from cdc.worker.properties import load_properties
+    from cdc.worker.properties import load_connector_config, load_properties
 
-    config = _connector_file(args.connector_config)
+    config = load_connector_config(args.connector_config)
     worker = resolve_worker_config(load_properties(args.worker_config))
     spark_conf = spark_settings(args.properties_file, args.conf)
     options = SnapshotOptions(

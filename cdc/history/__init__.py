@@ -14,6 +14,7 @@ from cdc.history.errors import (
     SchemaHistoryMissingError,
     UnparseableDdlError,
 )
+from cdc.history.factory import history_from_config
 from cdc.history.model import Column, Table, TableId, Tables
 from cdc.history.positions import BinlogPositionComparator, GtidSet, gtid_source_filter
 from cdc.history.records import (
@@ -30,7 +31,6 @@ from cdc.history.store import (
     FileSchemaHistory,
     MemorySchemaHistory,
     SchemaHistory,
-    history_from_config,
     recover_tables,
 )
 

@@ -26,9 +26,10 @@ from typing import Any
 
 import pytest
 
-from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun, write_offsets
+from cdc.cli.snapshot import write_offsets
+from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
-from cdc.snapshot.runners import ThreadRunner
+from cdc.mysql.spark.runners import MySqlThreadRunner as ThreadRunner
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,12 +129,10 @@ def _single_reader_record(
     import cdc.mysql.events as events_mod
     import cdc.mysql.snapshot as snapshot_mod
     from cdc.converters.json_converter import JsonConverter
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.config import MySqlSettings
-    from cdc.mysql.events import EventFactory
-    from cdc.mysql.filters import Filters
     from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
     from cdc.mysql.offsets import BinlogOffset
-    from cdc.mysql.schema import SchemaState
     from cdc.mysql.snapshot import Snapshotter
 
     class _Clock:
@@ -165,17 +164,8 @@ def _single_reader_record(
         found.extend(r for r in records if r.key is not None and r.key.get("id") == id_)
         return True
 
-    events = EventFactory(settings, "mysql")
-    Snapshotter(
-        settings,
-        SchemaState(settings, Filters(settings), _NoHistory()),
-        events,
-        Filters(settings),
-        emit,
-        threading.Event(),
-        True,
-        SnapshotMetrics(settings.prefix),
-    ).run(data=True)
+    ctx = CaptureContext.build(settings, _NoHistory(), emit, threading.Event(), True)
+    Snapshotter(ctx, SnapshotMetrics(settings.prefix), emit_schema_changes=False).run(data=True)
     REGISTRY.unregister("snapshot", settings.prefix)
     assert len(found) == 1
     key_conv, value_conv = JsonConverter(), JsonConverter()
@@ -523,28 +513,27 @@ def test_at_least_once_counts_the_records_written_twice(
 class _Hanging(ThreadRunner):
     """Chunks after the first ``fine`` hang like a job whose executors are all gone, until cancelled."""
 
-    def __init__(self, fine: int, monkeypatch: pytest.MonkeyPatch) -> None:
-        import cdc.snapshot.runners as runners
-
+    def __init__(self, fine: int) -> None:
         super().__init__(1)
         self.cancelled = threading.Event()
-        count, real = [0], runners.run_chunk
+        count, real = [0], self.run_chunk
 
-        def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
+        def run_chunk(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
             count[0] += 1
             if count[0] > fine:
                 self.cancelled.wait(600)
                 raise RuntimeError("Job cancelled")
-            return real(task, ctx)
+            result: ChunkResult = real(item)
+            return result
 
-        monkeypatch.setattr(runners, "run_chunk", run_chunk)
+        self.run_chunk = run_chunk
 
     def cancel(self) -> None:
         self.cancelled.set()
 
 
 def test_a_run_without_progress_stops_keeps_its_state_and_resumes(
-    tmp_path: Path, kafka: Any, mysql_db: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, kafka: Any, mysql_db: Any
 ) -> None:
     from cdc.snapshot.watchdog import SnapshotStalled
 
@@ -554,11 +543,8 @@ def test_a_run_without_progress_stops_keeps_its_state_and_resumes(
     topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
     options = SnapshotOptions(chunk_rows=500, state_dir=tmp_path / "state", progress=False, stall_timeout=3)
     started = time.monotonic()
-    with (
-        monkeypatch.context() as m,
-        pytest.raises(SnapshotStalled, match="no executor made progress") as stalled,
-    ):
-        SnapshotRun(config, worker, options, runner=_Hanging(2, m)).run()
+    with pytest.raises(SnapshotStalled, match="no executor made progress") as stalled:
+        SnapshotRun(config, worker, options, runner=_Hanging(2)).run()
     assert time.monotonic() - started < 3 + 20
     assert "2 chunks are done" in str(stalled.value) and "run the same command again" in str(stalled.value)
     summary = SnapshotRun(config, worker, options, runner=ThreadRunner(2)).run()

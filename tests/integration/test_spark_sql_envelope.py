@@ -20,7 +20,7 @@ import pytest
 
 from cdc.mysql.spark import engine
 from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
-from cdc.snapshot.runners import ThreadRunner
+from cdc.mysql.spark.runners import MySqlThreadRunner as ThreadRunner
 
 pytestmark = pytest.mark.slow
 
@@ -230,7 +230,7 @@ def _without_clock(record: tuple[Any, ...]) -> tuple[Any, ...]:
 @pytest.fixture(scope="module")
 def spark_runner() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark` (CI installs it)")
-    from cdc.snapshot.runners import SparkRunner
+    from cdc.mysql.spark.runners import MySqlSparkRunner as SparkRunner
 
     runner = SparkRunner("local[2]", 2, app_name="test-sql-envelope")
     try:

@@ -1,5 +1,5 @@
 """The distributed worker's group client (kafka-python) reads ``sasl.jaas.config`` with Kafka's grammar
-(:func:`cdc.kafka.clients.parse_jaas`), as the librdkafka clients do."""
+(:func:`cdc.kafka.jaas.parse_jaas`), as the librdkafka clients do."""
 
 from __future__ import annotations
 

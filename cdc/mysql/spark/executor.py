@@ -26,7 +26,13 @@ from cdc.snapshot.chunks import Chunk
 from cdc.snapshot.delivery import EXACTLY_ONCE, ChunkWriter, RunIds, task_attempt
 from cdc.snapshot.writer import WriterSpec
 
-__all__ = ["ChunkResult", "ChunkTask", "RunContext", "run_chunk"]
+__all__ = [
+    "ChunkResult",
+    "ChunkTask",
+    "RunContext",
+    "run_chunk",
+    "run_item",
+]
 
 FETCH_ROWS = 2000
 
@@ -119,7 +125,7 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     table_id = task.table.id
     sql, params = task.chunk.select()
     if not task.chunk.key and task.chunk.count == 1:
-        override = _override(settings, str(table_id))
+        override = settings.select_override(str(table_id))
         if override:
             sql, params = override, []
     out = ChunkWriter(ctx.writer, ctx.transactional_id(task.chunk.id))
@@ -179,8 +185,6 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     return ChunkResult(task.chunk.id, rows, low, high, seconds, task_attempt(), False, out.topic)
 
 
-def _override(settings: Any, table: str) -> str | None:
-    tables = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
-    if table in tables:
-        return settings.raw.get(f"snapshot.select.statement.overrides.{table}")
-    return None
+def run_item(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
+    """:func:`run_chunk` of ``(task, ctx)``: the chunk function the runners ship to Spark."""
+    return run_chunk(item[0], item[1])
