@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -43,6 +44,8 @@ def require_netns() -> None:
     """Skip unless this process may create network namespaces."""
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
+    if shutil.which("socat") is None or shutil.which("ip") is None:
+        pytest.skip("needs ip (iproute2) and socat: scripts/install-deps.sh")
     name = f"cdcprobe{os.getpid() % 100000}"
     probe = _ip("netns", "add", name, check=False)
     if probe.returncode != 0:
