@@ -268,6 +268,29 @@ def _def() -> ConfigDef:
         **s,
     )
     d.define(
+        "snapshot.spark.delivery",
+        S,
+        "exactly_once",
+        v.case_insensitive_one_of("exactly_once", "at_least_once"),
+        LO,
+        "snapshot.engine=spark: exactly_once writes each chunk in a Kafka transaction of its own, committed "
+        "once the chunk is complete and fenced when the chunk is retried, so read_committed consumers see "
+        "one op=r record per row even when executors die; at_least_once writes without transactions (a "
+        "retried chunk's records appear twice).",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.stall.timeout.ms",
+        L,
+        300000,
+        v.at_least(1),
+        LO,
+        "snapshot.engine=spark: when no chunk finishes and no record is written for this long (every "
+        "executor gone), or Spark loses the application, the snapshot stops with an error and keeps what it "
+        "finished for the next attempt.",
+        **s,
+    )
+    d.define(
         "snapshot.spark.state.dir",
         S,
         None,
@@ -542,6 +565,8 @@ class MySqlSettings:
     snapshot_spark_partitions: int | None = setting("snapshot.spark.partitions")
     snapshot_spark_chunk_rows: int = setting("snapshot.spark.chunk.rows")
     snapshot_spark_encoder: str = setting("snapshot.spark.encoder")
+    snapshot_spark_delivery: str = setting("snapshot.spark.delivery")
+    snapshot_spark_stall_timeout_ms: int = setting("snapshot.spark.stall.timeout.ms")
     snapshot_spark_state_dir: str | None = setting("snapshot.spark.state.dir")
     time_precision_mode: str = setting("time.precision.mode")
     decimal_handling_mode: str = setting("decimal.handling.mode")

@@ -36,10 +36,11 @@ from typing import Any
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
-__all__ = ["may_resume", "spark_snapshot", "state_dir"]
+__all__ = ["SPARK_CONF_PREFIX", "may_resume", "spark_conf", "spark_snapshot", "state_dir"]
 
 log = logging.getLogger(__name__)
 
+SPARK_CONF_PREFIX = "snapshot.spark.conf."
 _one_at_a_time = threading.Lock()
 
 
@@ -129,7 +130,27 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
             job.runner.cancel()
 
 
-def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:
+def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings among the connector's keys: ``snapshot.spark.conf.<spark key>``."""
+    from cdc.api.errors import ConfigError
+
+    conf = {k[len(SPARK_CONF_PREFIX) :]: str(v) for k, v in props.items() if k.startswith(SPARK_CONF_PREFIX)}
+    wrong = sorted(k for k in conf if not k.startswith("spark."))
+    if wrong:
+        raise ConfigError(
+            f"{', '.join(SPARK_CONF_PREFIX + k for k in wrong)}: not Spark settings "
+            f"({SPARK_CONF_PREFIX} must be followed by a key that starts with 'spark.')"
+        )
+    return conf
+
+
+def _runner(
+    master: str,
+    partitions: int | None,
+    app_name: str,
+    gate: Callable[[], None] | None,
+    conf: Mapping[str, str],
+) -> Any:
     from cdc.mysql.spark.runners import MySqlSparkRunner
 
     class GatedSparkRunner(MySqlSparkRunner):
@@ -140,7 +161,7 @@ def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[
                 gate()
             return super()._submit(task, ctx)
 
-    return GatedSparkRunner(master, partitions, app_name=app_name)
+    return GatedSparkRunner(master, partitions, app_name=app_name, conf=dict(conf))
 
 
 def spark_snapshot(
@@ -183,6 +204,7 @@ def spark_snapshot(
         restart=not resume,
         state_dir=directory,
         progress=False,
+        spark_conf=spark_conf(raw),
     )
     with _exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options)
@@ -202,7 +224,9 @@ def spark_snapshot(
                 f"{options.partitions} readers" if options.partitions else "one reader per core",
                 "resuming the unfinished run" if resume else "a new run",
             )
-            job.runner = _runner(options.master, options.partitions, f"cdc-snapshot-{job.name}", gate)
+            job.runner = _runner(
+                options.master, options.partitions, f"cdc-snapshot-{job.name}", gate, options.spark_conf
+            )
             if stopping.is_set():  # while Spark started: take no lock, write no history
                 raise InterruptedError("snapshot stopped")
             with _observing(schema, on_history):
