@@ -49,12 +49,14 @@ IGNORED = (
     "topic prefix and database names (written <prefix>, <db>, <other>)",
     "envelope ts_ms/ts_us/ts_ns; source.ts_* of snapshot records; history ts_ms; ts_sec of offsets/positions",
     "source.version",
+    "the value of the __debezium.context.runId header (a UUID made when each task starts)",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "(each connector reads the binlog position when its own snapshot starts)",
 )
 
 _WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
 _INDEX = re.compile(r"\[\d+\]")
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @dataclass
@@ -242,6 +244,12 @@ def _signature(rec: Record, side: Captured) -> str:
     return f"{key.decode('utf-8', 'replace')}|{op}|{ddl}"
 
 
+def _header_value(key: str, value: bytes | None) -> bytes | None:
+    if key == "__debezium.context.runId" and value is not None and _UUID.fullmatch(value):
+        return b"<run id>"
+    return value
+
+
 def _compare_pair(
     area: str, topic: str, index: str, a: Record, b: Record, dbz: Captured, ours: Captured
 ) -> list[Difference]:
@@ -265,8 +273,8 @@ def _compare_pair(
     va = norm(_loads(dbz.normalise_bytes(a.value)))
     vb = norm(_loads(ours.normalise_bytes(b.value)))
     _diff_values(va, vb, "value", found)
-    ha = [(k, dbz.normalise_bytes(v)) for k, v in a.headers]
-    hb = [(k, ours.normalise_bytes(v)) for k, v in b.headers]
+    ha = [(k, _header_value(k, dbz.normalise_bytes(v))) for k, v in a.headers]
+    hb = [(k, _header_value(k, ours.normalise_bytes(v))) for k, v in b.headers]
     if ha != hb:
         da, db_ = dict(ha), dict(hb)
         for k in sorted(set(da) | set(db_)):

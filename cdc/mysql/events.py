@@ -396,7 +396,8 @@ class EventFactory:
             )
         ]
         if self.tombstones:
-            out.append(self._record(ts, old_key, None, offset))
+            newkey = Headers().add("__debezium.newkey", new_key, ts.key_schema)
+            out.append(self._record(ts, old_key, None, offset, newkey))
         out.append(
             self._record(
                 ts,

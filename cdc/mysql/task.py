@@ -25,9 +25,10 @@ from typing import Any
 
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
-from cdc.api.records import SourceRecord
+from cdc.api.records import Header, SourceRecord
 from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
+from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
@@ -61,6 +62,7 @@ class MySqlSourceTask(SourceTask):
         self.poll_timeout = 0.5
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
+        self._context_headers: list[Header] = []
 
     @staticmethod
     def uses_worker_clients(props: Mapping[str, str]) -> bool:
@@ -74,6 +76,7 @@ class MySqlSourceTask(SourceTask):
         self.settings = settings
         self.props = dict(props)
         self._last_poll = time.monotonic()
+        self._context_headers = context_headers(settings.prefix, self.CONNECTOR, "0")
         self.poll_timeout = int(settings["poll.interval.ms"]) / 1000
         self.queue = ChangeEventQueue(int(settings["max.queue.size"]), int(settings["max.batch.size"]))
         conn = connect(settings)
@@ -328,7 +331,12 @@ class MySqlSourceTask(SourceTask):
         assert self.queue is not None
         self._last_poll = time.monotonic()
         batch = self.queue.poll(self.poll_timeout)
-        return batch or None
+        if not batch:
+            return None
+        for record in batch:
+            for header in self._context_headers:
+                record.headers.add_header(header)
+        return batch
 
     def stop(self) -> None:
         self.stopping.set()
