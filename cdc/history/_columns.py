@@ -408,9 +408,9 @@ def parse_column_options(cur: Cursor, spec: ColumnDef, stop_words: tuple[str, ..
         elif cur.accept_word("NULL"):
             spec.optional = True
         elif cur.accept_word("DEFAULT"):
-            has, expr = parse_default(cur)
-            if has:
-                spec.has_default, spec.default_expression = True, expr
+            # DEFAULT NULL too: Debezium records it as a default (hasDefaultValue, no expression)
+            _has, expr = parse_default(cur)
+            spec.has_default, spec.default_expression = True, expr
         elif cur.accept_word("AUTO_INCREMENT"):
             spec.auto_incremented = True
         elif cur.accept_words("SERIAL", "DEFAULT", "VALUE"):

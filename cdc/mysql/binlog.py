@@ -125,6 +125,7 @@ class FastRows(FastEvent):
         "columns_present_bitmap2",
         "data",
         "end",
+        "event_size",
         "kind",
         "number_of_columns",
         "pos",
@@ -141,6 +142,7 @@ class FastRows(FastEvent):
     columns_present_bitmap2: bytes
     data: bytes
     end: int
+    event_size: int
     kind: str
     number_of_columns: int
     pos: int
@@ -326,6 +328,7 @@ class BinlogReader(BinLogStreamReader):
         width = (ncols + 7) >> 3
         kind = _ROWS_KIND[etype]
         event = FastRows(header[0], etype, header[2], header[4])
+        event.event_size = header[3]
         event.columns_present_bitmap = data[pos : pos + width]
         pos += width
         if kind == "u":

@@ -291,7 +291,9 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        pos = SourcePosition(self.file, self.event_start, self.server_id, self.ts_sec, None, 0)
+        pos = SourcePosition(
+            self.file, _start_of(event, self.event_start), self.server_id, self.ts_sec, None, 0
+        )
         try:
             changes = self.schema.apply_ddl(query, database, offset.position())
         except Exception:
@@ -392,7 +394,13 @@ class Streamer:
             base["gtids"] = self.completed_gtids
         tail = {"server_id": self.server_id} if self.server_id else {}
         pos = SourcePosition(
-            self.file, self.event_start, self.server_id, self.ts_sec, self.tx_gtid, 0, self.tx_thread
+            self.file,
+            _start_of(event, self.event_start),
+            self.server_id,
+            self.ts_sec,
+            self.tx_gtid,
+            0,
+            self.tx_thread,
         )
         source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
         events = self.events
@@ -471,6 +479,13 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     if second:
         return [TableId(first, second)]
     return [TableId(database or "", first)] if database else []
+
+
+def _start_of(event: Any, fallback: int) -> int:
+    """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
+    (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
+    end, size = int(event.packet.log_pos or 0), int(event.packet.event_size or 0)
+    return end - size if end and size else fallback
 
 
 def _ordered(

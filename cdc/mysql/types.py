@@ -240,6 +240,16 @@ def _unsigned_wrap(bits: int) -> Converter:
     return convert
 
 
+def _time_literal(text: str) -> dt.timedelta:
+    """A TIME literal ('-01:02:03', '100:00:00', '12:00:00.5') as a signed timedelta."""
+    negative = text.startswith("-")
+    parts = text.lstrip("-+").split(":")
+    hours, minutes = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    seconds = decimal.Decimal(parts[2]) if len(parts) > 2 else decimal.Decimal(0)
+    micros = int((hours * 3600 + minutes * 60) * 1_000_000 + seconds * 1_000_000)
+    return dt.timedelta(microseconds=-micros if negative else micros)
+
+
 def _to_int(v: Any) -> Any:
     return None if v is None else int(v)
 
@@ -371,7 +381,7 @@ class TypeMapper:
         builder, convert, fallback = self._builder(column)
         if column.optional:
             builder.optional()
-        default = self._default(column, convert)
+        default = self._default(column, convert, fallback)
         if default is not None:
             builder.default_value(default)
         schema = builder.build()
@@ -380,7 +390,7 @@ class TypeMapper:
         null = None if column.optional else (default if default is not None else fallback)
         return ColumnMapping(column, schema, None if convert is _ident else convert, null)
 
-    def _default(self, column: Column, convert: Converter) -> Any:
+    def _default(self, column: Column, convert: Converter, fallback: Any) -> Any:
         """The schema default from a literal column default, as Debezium derives it (best effort)."""
         expr = column.default_expression
         if not column.has_default or expr is None or expr.upper() == "NULL":
@@ -391,10 +401,15 @@ class TypeMapper:
             return None
         text = expr.strip("'\"")
         base = column.base_type
+        if base in ("DATE", "DATETIME", "TIMESTAMP") and text.startswith("0000-00-00"):
+            # a zero date: Debezium's default is the NOT NULL column's stand-in value (epoch)
+            return None if column.optional else fallback
         try:
             value: Any
             if base in _INT_TYPES or base == "YEAR":
                 value = int(text)
+                if base in ("BIGINT", "SERIAL") and self.bigint_mode != "precise":
+                    value = min(value, (1 << 63) - 1)  # Debezium saturates (BIGINT UNSIGNED's maximum)
             elif base in ("FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"):
                 value = float(text)
             elif base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
@@ -403,10 +418,17 @@ class TypeMapper:
                 value = dt.date.fromisoformat(text)
             elif base in ("DATETIME", "TIMESTAMP"):
                 value = dt.datetime.fromisoformat(text)
+            elif base == "TIME":
+                value = _time_literal(text)
+            elif base == "BIT":
+                # b'0101' is kept as its digits; SHOW CREATE TABLE writes BIT defaults that way
+                value = int(text, 2) if text and set(text) <= {"0", "1"} else int(text)
             elif base in ("BOOLEAN", "BOOL"):
                 value = text not in ("0", "false", "FALSE")
             elif base in _TEXT_TYPES or base in ("ENUM", "SET"):
                 value = text
+            elif base in _BINARY_TYPES:
+                value = text.encode("utf-8")
             else:
                 return None
             return convert(value)

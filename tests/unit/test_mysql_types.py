@@ -202,3 +202,33 @@ def test_defaults() -> None:
     assert mapper().map(column("INT", 11, optional=False, default="42")).schema.default == 42
     assert mapper().map(column("VARCHAR", 10, default="'abc'")).schema.default == "abc"
     assert mapper().map(column("VARCHAR", 10, default="NULL")).schema.default is None
+
+
+@pytest.mark.parametrize(
+    ("type_name", "length", "optional", "default", "expected"),
+    [
+        # the defaults Debezium 3.5 gives these columns (seen side by side in `make compat`)
+        ("BIT", 1, True, "1", True),
+        ("BIT", 10, True, "1000000001", b"\x01\x02"),
+        ("BIT", 64, True, "1", b"\x01" + b"\x00" * 7),
+        ("TIME", 0, True, "-01:02:03", -3_723_000_000),
+        ("TIME", 6, True, "12:00:00.5", 43_200_500_000),
+        ("TIME", 6, True, "-00:00:00.25", -250_000),
+        ("TIME", 0, True, "100:00:00", 360_000_000_000),
+        ("DATE", None, False, "0000-00-00", 0),
+        ("DATETIME", 0, False, "0000-00-00 00:00:00", 0),
+        ("TIMESTAMP", 0, False, "0000-00-00 00:00:00", "1970-01-01T00:00:00Z"),
+        ("BINARY", 2, True, "ab", b"ab"),
+        ("VARBINARY", 8, True, "xyz", b"xyz"),
+        ("BIGINT UNSIGNED", None, True, "18446744073709551615", 9_223_372_036_854_775_807),
+    ],
+)
+def test_defaults_of_every_type(
+    type_name: str, length: int | None, optional: bool, default: str, expected: Any
+) -> None:
+    col = column(type_name.split()[0], length, optional=optional, default=default)
+    if type_name.endswith("UNSIGNED"):
+        col = Column(
+            "c", 1, type_name, type_name, 0, None, None, True, has_default=True, default_expression=default
+        )
+    assert mapper().map(col).schema.default == expected

@@ -383,5 +383,7 @@ def test_negative_time2_with_fractions(fsp: int, micros: int) -> None:
     """A negative TIME(n) is the two's complement of its integer part and fraction together: -00:00:00.000001
     is one microsecond below zero (Debezium's MicroTime -1), not 999 999 (the library's reading)."""
     decoder = RowDecoder()
-    rows = decoder.decode(event(WriteRowsEvent, [col(F.TIME2, "tm", fsp=fsp)], b"\x00" + _time2_bytes(micros, fsp)))
+    rows = decoder.decode(
+        event(WriteRowsEvent, [col(F.TIME2, "tm", fsp=fsp)], b"\x00" + _time2_bytes(micros, fsp))
+    )
     assert rows == [([datetime.timedelta(microseconds=micros)], {})]
