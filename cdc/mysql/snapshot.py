@@ -286,11 +286,12 @@ def _one(cur: Any) -> Any:
 
 
 def _remark(record: SourceRecord, marker: str) -> SourceRecord:
-    """The same record with ``source.snapshot`` set to ``marker``, by Debezium's precedence: last of the
-    snapshot > first of the snapshot > first in its table > last in its table > true."""
+    """The same record with ``source.snapshot`` set to ``marker``, by Debezium's precedence: the last of a
+    table is ``last`` (of the snapshot) or ``last_in_data_collection`` even when it is also the first
+    (a one-row table, as Debezium 3.5 marks it), else ``first``/``first_in_data_collection``, else true."""
     value = record.value
     source = value.get("source")
-    if marker != "last" and source.get("snapshot") != "true":
+    if marker not in ("last", "last_in_data_collection") and source.get("snapshot") != "true":
         return record
     new_source = type(source)(source.schema, list(source.values))
     new_source.values[source.schema.field("snapshot").index] = marker

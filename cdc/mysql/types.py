@@ -149,21 +149,16 @@ def _connect_timestamp(zero: Any) -> Converter:
     return convert
 
 
-_ZERO_TIMESTAMP = dt.datetime(1970, 1, 1)
-
-
 def _zoned(fsp: int, zero: Any) -> Converter:
     """TIMESTAMP(fsp) → ISO-8601 UTC with ``Z`` (ZonedTimestamp): the fraction has exactly ``fsp`` digits
-    (none for fsp 0). The binlog carries a zero TIMESTAMP as epoch second 0, which no real TIMESTAMP can
-    be (the range starts at 00:00:01 UTC); it and '0000-00-00 00:00:00' text from a SELECT → ``zero``."""
+    (none for fsp 0). The binlog carries a zero TIMESTAMP as epoch second 0, which Debezium streams as
+    ``1970-01-01T00:00:00Z`` (with ``fsp`` zeros); '0000-00-00 00:00:00' text from a SELECT → ``zero``."""
 
     def convert(v: Any) -> Any:
         if not isinstance(v, dt.datetime):
             return zero
         if v.tzinfo is not None:
             v = v.astimezone(_UTC).replace(tzinfo=None)
-        if v == _ZERO_TIMESTAMP:
-            return zero
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
         if fsp > 0:
             text += "." + f"{v.microsecond:06d}"[:fsp]
@@ -464,7 +459,8 @@ class TypeMapper:
         if base == "FLOAT":
             if c.scale is None and (length is None or length <= 24):
                 return SchemaBuilder.float32(), _to_float32, 0.0
-            return SchemaBuilder.float64(), _to_float, 0.0
+            # FLOAT(M,D) is still a float32 in the row: Debezium gives its exact double (-9999.9990234375)
+            return SchemaBuilder.float64(), _to_float32 if c.scale is not None else _to_float, 0.0
         if base in ("DOUBLE", "DOUBLE PRECISION", "REAL"):
             return SchemaBuilder.float64(), _to_float, 0.0
         if base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):

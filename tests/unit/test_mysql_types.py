@@ -232,3 +232,15 @@ def test_defaults_of_every_type(
             "c", 1, type_name, type_name, 0, None, None, True, has_default=True, default_expression=default
         )
     assert mapper().map(col).schema.default == expected
+
+
+def test_float_with_scale_is_a_float32_widened_and_a_streamed_zero_timestamp_is_epoch() -> None:
+    """As the real Debezium 3.5 writes them (make compat): FLOAT(7,3) -9999.999 is the float32's double,
+    and the binlog's zero TIMESTAMP (epoch second 0) streams as 1970-01-01T00:00:00 with fsp digits."""
+    m = mapper()
+    float_p = m.map(column("FLOAT", 7, 3))
+    assert float_p.schema.type is Type.FLOAT64
+    assert convert(float_p, -9999.999) == -9999.9990234375
+    assert convert(m.map(column("TIMESTAMP", 6)), dt.datetime(1970, 1, 1)) == "1970-01-01T00:00:00.000000Z"
+    assert convert(m.map(column("TIMESTAMP", 0)), dt.datetime(1970, 1, 1)) == "1970-01-01T00:00:00Z"
+    assert convert(m.map(column("TIMESTAMP", 3)), "0000-00-00 00:00:00") is None
