@@ -331,9 +331,10 @@ def _offsets(side: Captured) -> tuple[Record | None, list[str]]:
 def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every difference between Debezium's records (``dbz``) and ours, in topic order."""
     diffs: list[Difference] = []
-    for topic in sorted(set(dbz.data) | set(ours.data)):
-        a, b = dbz.data.get(topic, []), ours.data.get(topic, [])
-        diffs.extend(_compare_lists("data", dbz.normalise_text(topic), a, b, dbz, ours))
+    by_a = {dbz.normalise_text(t): records for t, records in dbz.data.items()}
+    by_b = {ours.normalise_text(t): records for t, records in ours.data.items()}
+    for topic in sorted(set(by_a) | set(by_b)):
+        diffs.extend(_compare_lists("data", topic, by_a.get(topic, []), by_b.get(topic, []), dbz, ours))
     diffs.extend(
         _compare_lists("schema-changes", "<prefix>", dbz.schema_changes, ours.schema_changes, dbz, ours)
     )
