@@ -277,6 +277,7 @@ _TABLE_SCHEMA = (
     .field("primaryKeyColumnNames", SchemaBuilder.array(STRING_SCHEMA).optional().build())
     .field("columns", SchemaBuilder.array(_COLUMN_SCHEMA).build())
     .field("comment", OPTIONAL_STRING_SCHEMA)
+    .optional()  # Debezium's is optional: its DROP changes carry no table
     .build()
 )
 CHANGE_SCHEMA: Schema = (
