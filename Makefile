@@ -60,7 +60,7 @@ demo: install up ## the main job end to end: a worker, the seed Debezium config,
 bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")
 	$(BIN)/python -m bench run $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
-compat: install up ## the real Debezium (Kafka Connect + its MariaDB connector) beside cdc on one database: differences (COMPAT_ARGS="--handover")
+compat: install up ## the real Debezium (Kafka Connect + its MariaDB connector) beside cdc on one database: differences (COMPAT_ARGS="--dump --keep")
 	$(BIN)/python -m bench.compat $(COMPAT_ARGS)
 
 fuzz: install up ## fuzz the REST API with schemathesis: no 5xx, no stack trace (FUZZ_EXAMPLES=50)

@@ -317,10 +317,5 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--keep", action="store_true", help="keep the database and topics")
     parser.add_argument("--dump", action="store_true", help="write each side's records as JSON")
-    parser.add_argument("--handover", action="store_true", help="run the hand-over both ways instead")
     args = parser.parse_args(argv)
-    if args.handover:
-        from bench.compat.handover import run_handover
-
-        return run_handover(args)
     return run_compat(args)

@@ -8,7 +8,7 @@ the run's two database names. The statements run as root through the ``mariadb``
 
 from __future__ import annotations
 
-__all__ = ["END_TABLE", "handover_batch", "snapshot_sql", "streaming_sql"]
+__all__ = ["END_TABLE", "snapshot_sql", "streaming_sql"]
 
 END_TABLE = "zz_end"  # the streaming phase's last insert: when both sides have it, they have everything
 
@@ -198,17 +198,4 @@ DROP TABLE t_renamed;
         f"DROP DATABASE `{other}`;\n"
         f"CREATE TABLE {END_TABLE} (id INT PRIMARY KEY);\n"
         f"INSERT INTO {END_TABLE} VALUES (1);\n"
-    )
-
-
-def handover_batch(db: str, batch: int, rows: int = 5) -> str:
-    """One transaction of several rows on ``t_hand``: ``rows`` inserts and an update of the previous
-    batch's first row, each change unique by (id, v)."""
-    first = batch * rows
-    values = ", ".join(f"({first + i}, 0)" for i in range(rows))
-    update = f"UPDATE t_hand SET v = v + 1 WHERE id = {first - rows};\n" if batch > 0 else ""
-    return (
-        f"BEGIN;\nINSERT INTO `{db}`.t_hand VALUES {values};\n"
-        + update.replace("t_hand", f"`{db}`.t_hand")
-        + "COMMIT;\n"
     )
