@@ -52,6 +52,7 @@ class Side:
     spec: WorkerSpec | None = None
     worker: WorkerProcess | None = None
     extra_config: dict[str, str] = field(default_factory=dict)
+    shared_offsets: str | None = None  # another worker's offsets topic (a hand-over)
 
     @property
     def history_topic(self) -> str:
@@ -59,7 +60,7 @@ class Side:
 
     @property
     def offsets_topic(self) -> str:
-        return f"{self.group}-offsets"
+        return self.shared_offsets or f"{self.group}-offsets"
 
     def topics(self, stack: Stack) -> list[str]:
         own = [t for t in stack.topics_with_prefix(self.prefix)]
@@ -102,6 +103,7 @@ def worker_spec(side: Side, stack: Stack, workdir: Path, cache: Path, python: st
             "key.converter.schemas.enable": "true",
             "value.converter.schemas.enable": "true",
             "offset.flush.interval.ms": "1000",
+            "offset.storage.topic": side.offsets_topic,
         },
     )
     if side.name == "debezium":
@@ -317,5 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--keep", action="store_true", help="keep the database and topics")
     parser.add_argument("--dump", action="store_true", help="write each side's records as JSON")
+    parser.add_argument("--handover", action="store_true", help="hand a running capture over, both ways")
     args = parser.parse_args(argv)
+    if args.handover:
+        from bench.compat.handover import run_handover
+
+        return run_handover(args)
     return run_compat(args)

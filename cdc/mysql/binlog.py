@@ -177,6 +177,8 @@ class BinlogReader(BinLogStreamReader):
         }
         self.fast = 0
         self.slow = 0
+        # TABLE_MAP events read so far (cached or not): Debezium counts them in an offset's ``event``
+        self.table_maps_read = 0
 
     # -- reading ---------------------------------------------------------------------------------------------
     def fetchone(self) -> Any:
@@ -291,6 +293,7 @@ class BinlogReader(BinLogStreamReader):
         return FastQuery(header, query.decode(), data[start : start + schema_len], thread_id)
 
     def _table_map(self, data: bytes) -> Any:
+        self.table_maps_read += 1
         size = int.from_bytes(data[10:14], "little")
         table_id = int.from_bytes(data[20:26], "little")
         body = data[20 : self._body_end(data, size)]

@@ -2,9 +2,15 @@
 
 mysql-replication decodes the protocol; everything about positions is ours. The library's silent
 reconnect (which replays from its original position) is disabled, and :class:`Streamer` reconnects
-itself from its checkpoint: the start of the current transaction plus the number of row events and
-rows already emitted — the same rule a restart from the committed offset follows, so neither a lost
+itself from its checkpoint: the start of the current transaction plus the number of events and rows
+already emitted — the same rule a restart from the committed offset follows, so neither a lost
 connection nor a crash mid-transaction emits a row twice or skips one.
+
+The counts are Debezium's, so that either connector resumes from the other's offset: ``event`` is the
+number of the transaction's events completed before the current one, its GTID (or BEGIN) and every
+TABLE_MAP included; ``row`` is the number of the current rows event's rows emitted (all of them after
+its last row). A rows event whose index is below ``event`` is skipped on restart, the one at ``event``
+loses its first ``row`` rows.
 
 Positions are kept by file/pos, which works on both MySQL and MariaDB (mysql-replication's MariaDB GTID
 positioning has a framing bug, see libraries.md); the GTID sets of completed transactions are carried
@@ -109,7 +115,9 @@ class Streamer:
         self.tx_gtid: str | None = None
         self.tx_thread: int | None = None
         self.completed_gtids: str | None = None
-        self.events_done = 0
+        self.events_done = 0  # Debezium's count of the transaction's completed events
+        self.maps_seen = 0  # the reader's TABLE_MAP count when events_done was last brought up to date
+        self.binlog: BinlogReader | None = None
         self.skip_events = 0
         self.skip_rows = 0
         self.server_id = 0
@@ -200,6 +208,8 @@ class Streamer:
 
     def _stream(self, start: BinlogOffset) -> None:
         reader = self._reader(start)
+        self.binlog = reader if isinstance(reader, BinlogReader) else None
+        self.maps_seen = self._maps_read()
         self.metrics.connected = True
         self.file, self.next_pos = start.file, start.pos
         try:
@@ -246,11 +256,15 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos) or self.next_pos
         self.metrics.binlog_position = self.next_pos
 
+    def _maps_read(self) -> int:
+        return self.binlog.table_maps_read if self.binlog is not None else 0
+
     def _begin(self, event: Any, gtid: str | None) -> None:
         self.in_tx = True
         self.tx_start = self.event_start
         self.tx_gtid = gtid
-        self.events_done = 0
+        self.events_done = 1  # the GTID (or BEGIN) event itself, as Debezium counts it
+        self.maps_seen = self._maps_read()
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -323,13 +337,16 @@ class Streamer:
         return out
 
     def _rows(self, event: Any) -> None:
-        index = self.events_done
-        self.events_done += 1
+        maps = self._maps_read()
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
             self.tx_start = self.event_start
-            self.events_done = 1
-            index = 0
+            self.events_done = 0
+        else:
+            self.events_done += maps - self.maps_seen  # the TABLE_MAP events since the last rows event
+        self.maps_seen = maps
+        index = self.events_done
+        self.events_done += 1
         if self.skip_events > index:
             self.metrics.skipped_events += 1
             return
@@ -385,7 +402,7 @@ class Streamer:
                 else:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
         n = len(images) // 2 if update else len(images)
-        event_index = self.events_done - 1
+        event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
         ts_ms = int(event.timestamp) * 1000
         # Per event once: the offset's fixed part (Debezium's key order) and the source block's template;
         # per row only the event/row counts and the row index change.
@@ -406,14 +423,9 @@ class Streamer:
         events = self.events
         out: list[SourceRecord] = []
         for i in range(first_row, n):
-            if i < n - 1:
-                offset = (
-                    {**base, "event": event_index, "row": i + 1, **tail}
-                    if event_index
-                    else {**base, "row": i + 1, **tail}
-                )
-            else:
-                offset = {**base, "event": event_index + 1, **tail}
+            # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
+            counts = {"event": event_index, "row": i + 1} if event_index else {"row": i + 1}
+            offset = {**base, **counts, **tail}
             values = template.copy()
             values[row_field] = i
             source = Struct(source_schema, values)
