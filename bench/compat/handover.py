@@ -114,8 +114,8 @@ def _seen(stack: Stack, topic: str) -> list[tuple[str, int, int]]:
             continue  # a tombstone
         payload = value.get("payload", value)
         op = payload.get("op")
-        if op == "r":
-            continue
+        if op == "r" or int((payload.get("after") or {}).get("id", -1)) == 0:
+            continue  # the snapshot's row
         image = payload.get("before") if op == "d" else payload.get("after")
         out.append((op, int(image["id"]), int(image["v"])))
     return out
@@ -162,7 +162,8 @@ def handover(
     )
     stack.sql(
         f"DROP DATABASE IF EXISTS `{db}`; CREATE DATABASE `{db}`; "
-        f"CREATE TABLE `{db}`.t_hand (id INT PRIMARY KEY, v INT NOT NULL);"
+        f"CREATE TABLE `{db}`.t_hand (id INT PRIMARY KEY, v INT NOT NULL); "
+        f"INSERT INTO `{db}`.t_hand VALUES (0, 0);"  # the snapshot's one row: the writer starts after it
     )
     topic = f"{prefix}.{db}.t_hand"
     writer = Writer(stack, db)
@@ -172,6 +173,7 @@ def handover(
         a.worker.wait_ready()
         a.worker.create_connector(NAME, connector_config(a, stack, [db]))
         a.worker.wait_running(NAME)
+        _wait_count(stack, topic, 1, a.worker, 180)  # the snapshot is over: changes from now on stream
         writer.start()
         _wait_count(stack, topic, 400, a.worker, 180)
         a.worker.stop()

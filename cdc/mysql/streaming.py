@@ -295,6 +295,19 @@ class Streamer:
         self.metrics.gtid_set = self.completed_gtids or ""
 
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
+        gtid, gtids_before = self.tx_gtid, self.completed_gtids
+        start = _start_of(event, self.event_start)
+        # The history records a DDL at the position before it, as Debezium does: its GTID event (counted
+        # as the one event done) and the GTID set without it; a restart there applies the DDL again.
+        history_position = BinlogOffset(
+            self.file,
+            self.tx_start if gtid else start,
+            gtids_before,
+            1 if gtid else 0,
+            0,
+            self.server_id,
+            self.ts_sec,
+        ).position()
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
@@ -305,11 +318,9 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        pos = SourcePosition(
-            self.file, _start_of(event, self.event_start), self.server_id, self.ts_sec, None, 0
-        )
+        pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, 0)
         try:
-            changes = self.schema.apply_ddl(query, database, offset.position())
+            changes = self.schema.apply_ddl(query, database, history_position)
         except Exception:
             if self.event_failure_mode == "fail":
                 raise
