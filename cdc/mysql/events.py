@@ -258,8 +258,14 @@ class EventFactory:
 
     # -- records ---------------------------------------------------------------------------------------
     def source(
-        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
+        self,
+        pos: SourcePosition,
+        table_id: TableId | None,
+        ts_ms: int,
+        snapshot: str | None,
+        database: str = "",
     ) -> Struct:
+        """The ``source`` block; ``database`` names the database of an event without a table (DDL)."""
         return Struct(
             self.source_schema,
             [
@@ -268,7 +274,7 @@ class EventFactory:
                 self.settings.prefix,
                 ts_ms,
                 snapshot,
-                table_id.database if table_id else "",
+                table_id.database if table_id else database,
                 None,
                 ts_ms * 1000,
                 ts_ms * 1_000_000,

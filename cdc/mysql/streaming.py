@@ -118,6 +118,7 @@ class Streamer:
         self.events_done = 0  # Debezium's count of the transaction's completed events
         self.maps_seen = 0  # the reader's TABLE_MAP count when events_done was last brought up to date
         self.binlog: BinlogReader | None = None
+        self.last_row = 0  # the last rows event's last row number (Debezium's source.row of a DDL)
         self.skip_events = 0
         self.skip_rows = 0
         self.server_id = 0
@@ -297,17 +298,10 @@ class Streamer:
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
         start = _start_of(event, self.event_start)
-        # The history records a DDL at the position before it, as Debezium does: its GTID event (counted
-        # as the one event done) and the GTID set without it; a restart there applies the DDL again.
-        history_position = BinlogOffset(
-            self.file,
-            self.tx_start if gtid else start,
-            gtids_before,
-            1 if gtid else 0,
-            0,
-            self.server_id,
-            self.ts_sec,
-        ).position()
+        # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
+        # position before it, as Debezium does: its GTID event counted as the one event done and the GTID set
+        # without it; a restart there applies the DDL again, which the parser tolerates (it is idempotent).
+        before = BinlogOffset(self.file, self.tx_start, gtids_before, 1, 0, self.server_id, self.ts_sec)
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
@@ -318,9 +312,18 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, 0)
+        history_position = (before if gtid else offset).position()
+        record_offset = history_position
+        # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
+        pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
+        truncate = bool(_TRUNCATE.match(query))
+        drop_tables = bool(_DROP_TABLE.match(query))
         try:
-            changes = self.schema.apply_ddl(query, database, history_position)
+            # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
+            # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
+            changes = self.schema.apply_ddl(
+                query, database, history_position, record=not (truncate or drop_tables)
+            )
         except Exception:
             if self.event_failure_mode == "fail":
                 raise
@@ -328,14 +331,21 @@ class Streamer:
             return
         for change in changes:
             self.events.forget(self.schema._change_id(change))
-        records = self.schema_events.records(query, database, changes, pos, offset.to_dict())
-        if query[:8].upper().startswith("TRUNCATE"):
-            records.extend(self._truncates(changes, query, database, pos, offset))
+        records: list[SourceRecord] = []
+        if truncate:
+            records.extend(self._truncates(query, database, pos, record_offset))
+        elif drop_tables:
+            for change in changes:
+                text = f"DROP TABLE {self.schema._change_id(change).sql()}"
+                self.schema.record(text, database, history_position, [change])
+                records += self.schema_events.records(text, database, [change], pos, record_offset)
+        else:
+            records = self.schema_events.records(query, database, changes, pos, record_offset)
         if records:
             self._emit(records)
 
     def _truncates(
-        self, changes: list[Any], query: str, database: str | None, pos: SourcePosition, offset: BinlogOffset
+        self, query: str, database: str | None, pos: SourcePosition, offset: dict[str, Any]
     ) -> list[SourceRecord]:
         out: list[SourceRecord] = []
         for table_id in _truncated_tables(query, database):
@@ -344,7 +354,7 @@ class Streamer:
                 continue
             ts = self.events.schema_for(table)
             source = self.events.source(pos, table_id, self.ts_sec * 1000, None)
-            out.extend(self.events.truncate(ts, source, offset.to_dict()))
+            out.extend(self.events.truncate(ts, source, offset))
         return out
 
     def _rows(self, event: Any) -> None:
@@ -447,6 +457,7 @@ class Streamer:
             else:
                 out.extend(events.delete(ts, images[i], source, offset))
         emitted = n - first_row
+        self.last_row = max(n - 1, 0)
         if kind == "c":
             self.metrics.creates += emitted
         elif kind == "u":
@@ -502,6 +513,9 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     if second:
         return [TableId(first, second)]
     return [TableId(database or "", first)] if database else []
+
+
+_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
 
 
 def _start_of(event: Any, fallback: int) -> int:

@@ -154,8 +154,8 @@ class ColumnDef:
     def to_column(self, position: int, table_charset: str | None) -> Column:
         optional = True if self.optional is None else self.optional
         has_default, expression = self.has_default, self.default_expression
-        if self.optional is True and not has_default:
-            has_default = True  # an explicit NULL: the default is NULL
+        if optional and not has_default:
+            has_default = True  # a nullable column's default is NULL, said or not (Debezium: hasDefaultValue)
         if self.primary:
             optional = False
             if has_default and expression is None:
