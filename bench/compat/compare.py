@@ -52,6 +52,8 @@ IGNORED = (
     "the value of the __debezium.context.runId header (a UUID made when each task starts)",
     "the order of the snapshot's DDL records in the history and schema change topics (Debezium's CREATE "
     "TABLE order is the iteration order of a Java hash set): they are compared sorted",
+    "which intermediate offsets each worker commits (timing): cdc's field sets must be among Debezium's "
+    "and the last offsets must be equal",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "(each connector reads the binlog position when its own snapshot starts)",
 )
@@ -365,13 +367,13 @@ def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     diffs.extend(_compare_lists("history", "<history>", dbz.history, ours.history, dbz, ours))
     last_a, shapes_a, snap_a = _offsets(dbz)
     last_b, shapes_b, snap_b = _offsets(ours)
-    # which offsets a worker happens to commit depends on timing: the streaming field sets must match
-    # where both sides committed the same kind; in-snapshot ones only when both committed one
+    # which offsets a worker happens to commit depends on timing (a flush every second): every field set
+    # cdc committed must be one Debezium committed too; in-snapshot ones are compared when both have one
     if snap_a and snap_b and snap_a != snap_b:
         diffs.append(
             Difference("offsets", "<offsets>", "all", "<snapshot field sets>", str(snap_a), str(snap_b))
         )
-    if set(shapes_a) != set(shapes_b):
+    if not set(shapes_b) <= set(shapes_a):
         diffs.append(
             Difference(
                 "offsets", "<offsets>", "all", "<field sets>", _short(shapes_a, 400), _short(shapes_b, 400)

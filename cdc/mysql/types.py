@@ -22,6 +22,7 @@ from typing import Any
 from cdc.api.schema import Decimal as ConnectDecimal
 from cdc.api.schema import Schema, SchemaBuilder, Type
 from cdc.api.struct import Struct
+from cdc.drivers import SelectedTimestamp
 from cdc.history.model import Column
 from cdc.mysql.config import MySqlSettings
 
@@ -160,7 +161,10 @@ def _zoned(fsp: int, zero: Any) -> Converter:
         if v.tzinfo is not None:
             v = v.astimezone(_UTC).replace(tzinfo=None)
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
-        if fsp > 0:
+        if isinstance(v, SelectedTimestamp):  # a snapshot's: ISO_OFFSET_DATE_TIME, no trailing zeros
+            if v.microsecond:
+                text += "." + f"{v.microsecond:06d}".rstrip("0")
+        elif fsp > 0:
             text += "." + f"{v.microsecond:06d}"[:fsp]
         return text + "Z"
 
