@@ -244,3 +244,16 @@ def test_float_with_scale_is_a_float32_widened_and_a_streamed_zero_timestamp_is_
     assert convert(m.map(column("TIMESTAMP", 6)), dt.datetime(1970, 1, 1)) == "1970-01-01T00:00:00.000000Z"
     assert convert(m.map(column("TIMESTAMP", 0)), dt.datetime(1970, 1, 1)) == "1970-01-01T00:00:00Z"
     assert convert(m.map(column("TIMESTAMP", 3)), "0000-00-00 00:00:00") is None
+
+
+def test_a_selected_timestamp_has_no_trailing_zeros_a_streamed_one_has_fsp_digits() -> None:
+    """Debezium 3.5 (make compat): the snapshot's TIMESTAMP(3) 23:59:59.900 is ...59.9Z, the binlog's
+    ...59.900Z; a zero fraction is left out of the snapshot's text."""
+    from cdc.drivers import timestamp_from_text
+
+    ts3, ts6 = mapper().map(column("TIMESTAMP", 3)), mapper().map(column("TIMESTAMP", 6))
+    assert convert(ts3, timestamp_from_text("1999-12-31 23:59:59.900")) == "1999-12-31T23:59:59.9Z"
+    assert convert(ts3, dt.datetime(1999, 12, 31, 23, 59, 59, 900000)) == "1999-12-31T23:59:59.900Z"
+    assert convert(ts6, timestamp_from_text(b"2030-06-15 12:00:00.000000")) == "2030-06-15T12:00:00Z"
+    assert convert(ts6, dt.datetime(2030, 6, 15, 12)) == "2030-06-15T12:00:00.000000Z"
+    assert timestamp_from_text("0000-00-00 00:00:00") == "0000-00-00 00:00:00"
