@@ -270,11 +270,6 @@ KNOWN_ISSUES = {
         "snapshot.py: the snapshot records its DDL in the history but writes nothing to the schema change "
         "topic"
     ),
-    "c_timestamp0: '1970-01-01T00:00:00Z' (str), expected None (NoneType)": (
-        "the fixture (written from documentation) expects null for a streamed zero TIMESTAMP; the real "
-        "Debezium 3.5 streams it as '1970-01-01T00:00:00Z' (make compat, docs/debezium-compatibility.md) "
-        "and gives null in the snapshot, which cdc now does too"
-    ),
     "c_set: None (NoneType), expected '' (str)": (
         "streaming: mysql-replication decodes an empty SET ('') as None (none_sources EMPTY_SET); the binlog "
         "reader passes it on as NULL"
@@ -328,7 +323,9 @@ def test_every_type_matches_debeziums_events(mysql_db: Any, kafka: Any, worker: 
                     value,
                     envelope,
                     "c" if streamed else "r",
-                    expected_row(mode or None, row, row_id),
+                    _streamed(expected_row(mode or None, row, row_id), row)
+                    if streamed
+                    else _selected(expected_row(mode or None, row, row_id)),
                     None,
                     mysql_db.name,
                     prefix,
@@ -339,10 +336,36 @@ def test_every_type_matches_debeziums_events(mysql_db: Any, kafka: Any, worker: 
         # Snapshot and streaming give the same value for the same row.
         for row in ROWS:
             snap = dict(by_id.get(row) or {}, id=None)
-            stream = dict(by_id.get(row + STREAM_BASE) or {}, id=None)
+            stream = _selected(dict(by_id.get(row + STREAM_BASE) or {}, id=None))
+            for name in STREAMED_ZERO_TIMESTAMP.get(row, {}):  # Debezium's own snapshot and stream differ
+                stream[name] = snap.get(name)
             problems += [f"[{label}] snapshot vs streaming id={row}: {p}" for p in diff(snap, stream)]
         assert snapshots[mode][0].key() is not None
     _fail_or_xfail(problems)
+
+
+_ZONED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
+
+
+# Row 2 holds a zero TIMESTAMP: Debezium 3.5 snapshots it as null and streams the binlog's epoch second 0 as
+# text (make compat); the fixture, written from documentation, has null for both.
+STREAMED_ZERO_TIMESTAMP = {2: {"c_timestamp0": "1970-01-01T00:00:00Z"}}
+
+
+def _streamed(expected: Any, row: int) -> Any:
+    return {**expected, **STREAMED_ZERO_TIMESTAMP.get(row, {})} if isinstance(expected, dict) else expected
+
+
+def _selected(row: Any) -> Any:
+    """A row's values as a snapshot gives them: Debezium 3.5 writes a selected TIMESTAMP(n) without the
+    fraction's trailing zeros (make compat), where the binlog's has n digits."""
+    if not isinstance(row, dict):
+        return row
+    out = dict(row)
+    for name, value in row.items():
+        if isinstance(value, str) and _ZONED.fullmatch(value):
+            out[name] = value.rstrip("Z").rstrip("0").rstrip(".") + "Z"
+    return out
 
 
 def _headers(message: Any) -> dict[str, Any]:
@@ -472,7 +495,9 @@ def test_update_delete_key_change_truncate_and_schema_changes(
     }
     for k, v in records:
         problems += [f"schema change key: {p}" for p in diff(key_schema_sc, k["schema"], "schema")]
-        assert k["payload"] == {"databaseName": mysql_db.name}
+        # the snapshot's SET character_set_server names no database, as Debezium's
+        database = "" if v["payload"]["ddl"].startswith("SET ") else mysql_db.name
+        assert k["payload"] == {"databaseName": database}
         schema = v["schema"]
         assert schema["name"] == "io.debezium.connector.mysql.SchemaChangeValue"
         if schema.get("version") != 1:
@@ -485,7 +510,7 @@ def test_update_delete_key_change_truncate_and_schema_changes(
             "ddl",
             "tableChanges",
         ]
-        assert v["payload"]["databaseName"] == mysql_db.name and v["payload"]["schemaName"] is None
+        assert v["payload"]["databaseName"] == database and v["payload"]["schemaName"] is None
     creates = [v for _k, v in records if "CREATE TABLE" in v["payload"]["ddl"].upper()]
     if not creates:
         problems.append("schema change topic: no CREATE TABLE record from the snapshot")
