@@ -1,9 +1,9 @@
 """``BinlogReader``: mysql-replication's stream reader with a fast path for the events of every transaction.
 
-Profiling B3 (one-row transactions) showed most of the capture thread's time inside the library's
-per-event machinery, not in decoding rows: every packet builds a ``BinLogPacketWrapper`` and an event
-object through a dozen keyword arguments and a method call per field read, and every transaction repeats
-the same TABLE_MAP, which the library parses again each time. A MariaDB transaction is five packets (GTID,
+Why: with small transactions the capture thread's time goes to the library's per-event machinery more
+than to decoding rows: every packet builds a ``BinLogPacketWrapper`` and an event object through a dozen
+keyword arguments and a method call per field read, and every transaction repeats the same TABLE_MAP,
+which the library parses again each time. A MariaDB transaction is five packets (GTID,
 ANNOTATE_ROWS, TABLE_MAP, ROWS, XID), a MySQL one five as well (GTID, BEGIN, TABLE_MAP, ROWS, XID).
 
 This reader keeps the library for everything about the protocol (connecting, registering as a replica,
@@ -70,13 +70,16 @@ _EVENT_MAP: dict[int, type] = BinLogPacketWrapper._BinLogPacketWrapper__event_ma
 class FastEvent:
     """What every fast event has; ``packet`` is the event itself, for the library's ``event.packet.*``."""
 
-    __slots__ = ("event_type", "log_pos", "server_id", "timestamp")
+    __slots__ = ("event_size", "event_type", "log_pos", "server_id", "timestamp")
 
-    def __init__(self, timestamp: int, event_type: int, server_id: int, log_pos: int) -> None:
+    def __init__(
+        self, timestamp: int, event_type: int, server_id: int, log_pos: int, event_size: int = 0
+    ) -> None:
         self.timestamp = timestamp
         self.event_type = event_type
         self.server_id = server_id
         self.log_pos = log_pos
+        self.event_size = event_size  # 0: not known
 
     @property
     def packet(self) -> FastEvent:
@@ -89,7 +92,7 @@ class FastGtid(FastEvent):
     __slots__ = ("flags", "gtid")
 
     def __init__(self, header: tuple[int, ...], gtid: str, flags: int) -> None:
-        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
+        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
         self.gtid = gtid
         self.flags = flags
 
@@ -98,7 +101,7 @@ class FastXid(FastEvent):
     __slots__ = ("xid",)
 
     def __init__(self, header: tuple[int, ...], xid: int) -> None:
-        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
+        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
         self.xid = xid
 
 
@@ -108,7 +111,7 @@ class FastQuery(FastEvent):
     __slots__ = ("query", "schema", "slave_proxy_id")
 
     def __init__(self, header: tuple[int, ...], query: str, schema: bytes, thread_id: int) -> None:
-        super().__init__(header[0], header[1], header[2], header[4])
+        super().__init__(header[0], header[1], header[2], header[4], header[3])
         self.query = query
         self.schema = schema
         self.slave_proxy_id = thread_id
@@ -125,7 +128,6 @@ class FastRows(FastEvent):
         "columns_present_bitmap2",
         "data",
         "end",
-        "event_size",
         "kind",
         "number_of_columns",
         "pos",
@@ -142,7 +144,6 @@ class FastRows(FastEvent):
     columns_present_bitmap2: bytes
     data: bytes
     end: int
-    event_size: int
     kind: str
     number_of_columns: int
     pos: int
@@ -330,8 +331,7 @@ class BinlogReader(BinLogStreamReader):
             pos += 1
         width = (ncols + 7) >> 3
         kind = _ROWS_KIND[etype]
-        event = FastRows(header[0], etype, header[2], header[4])
-        event.event_size = header[3]
+        event = FastRows(header[0], etype, header[2], header[4], header[3])
         event.columns_present_bitmap = data[pos : pos + width]
         pos += width
         if kind == "u":
