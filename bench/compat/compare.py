@@ -182,6 +182,15 @@ def _diff_fields(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any
             _diff_values(item, by_b[name(item)], sub, out)
 
 
+def _blank_snapshot(doc: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """In a block written during a snapshot, the coordinates (each side's own) become placeholders."""
+    if doc.get("snapshot") in (None, False, "false"):
+        return
+    for key in keys:
+        if key in doc:
+            doc[key] = f"<snapshot {key}>"
+
+
 class _Normaliser:
     """Drops or blanks what :data:`IGNORED` lists, on a copy."""
 
@@ -198,10 +207,7 @@ class _Normaliser:
         if isinstance(source, dict):
             if "version" in source:
                 source["version"] = "<version>"
-            if source.get("snapshot") not in (None, "false", False):
-                for key in (*_WALL_CLOCK, "file", "pos", "gtid", "row", "thread", "server_id"):
-                    if key in source:
-                        source[key] = f"<snapshot {key}>"
+            _blank_snapshot(source, (*_WALL_CLOCK, "file", "pos", "gtid", "row", "thread", "server_id"))
         return value
 
     @staticmethod
@@ -214,10 +220,7 @@ class _Normaliser:
         position = value.get("position")
         if isinstance(position, dict):
             position.pop("ts_sec", None)
-            if position.get("snapshot") not in (None, False, "false"):
-                for key in ("file", "pos", "gtids"):
-                    if key in position:
-                        position[key] = f"<snapshot {key}>"
+            _blank_snapshot(position, ("file", "pos", "gtids"))
         return value
 
     @staticmethod
@@ -226,13 +229,8 @@ class _Normaliser:
         if not isinstance(value, dict):
             return value
         value.pop("ts_sec", None)
-        if (
-            value.get("snapshot") not in (None, False, "false")
-            and value.get("snapshot_completed") is not True
-        ):
-            for key in ("file", "pos", "gtids"):
-                if key in value:
-                    value[key] = f"<snapshot {key}>"
+        if value.get("snapshot_completed") is not True:
+            _blank_snapshot(value, ("file", "pos", "gtids"))
         return value
 
 
