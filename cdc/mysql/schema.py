@@ -63,8 +63,11 @@ class SchemaState:
             self._record(ddl, database, position, changes)
 
     def _should_store(self, changes: list[Any], database: str | None) -> bool:
-        if self.only_captured_dbs and database and not self.filters.database(database):
-            return False
+        if self.only_captured_dbs:
+            # the tables' databases when the statement names tables (CREATE TABLE other.t run anywhere)
+            names = {self._change_id(c).database for c in changes} or ({database} if database else set())
+            if names and not any(self.filters.database(name) for name in names):
+                return False
         if self.only_captured_tables and changes:
             return any(self.filters.table(self._change_id(c)) for c in changes)
         return True
