@@ -199,3 +199,46 @@ def test_ddl_becomes_schema_change_events_and_history(
     ]
     table = streamer.schema.table(next(iter(streamer.schema.tables.ids())))
     assert table is not None and [c.name for c in table.columns] == ["id", "name", "note"]
+
+
+class MappedBinlog(FakeBinlog):
+    """:class:`FakeBinlog` whose readers count a TABLE_MAP before each rows event, as the server sends one."""
+
+    class Reader(FakeBinlog.Reader):
+        def fetchone(self) -> Any:
+            event = super().fetchone()
+            if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
+                self.table_maps_read += 1
+            return event
+
+    def __call__(self, start: BinlogOffset) -> FakeBinlog.Reader:
+        self.opened.append((start.file, start.pos))
+        lose_at = self.cut if len(self.opened) == 1 else None
+        return MappedBinlog.Reader(self, start.pos, lose_at=lose_at)
+
+
+def test_offsets_count_table_maps_as_debezium_and_a_reconnect_still_emits_each_row_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Debezium's ``event`` counts the BEGIN and every TABLE_MAP: the first rows event of a transaction is
+    event 2, the second (after its own TABLE_MAP) event 4; a reconnect after the first skips events 0-2."""
+    settings = MySqlSettings.parse(CONFIG)
+    stopping = threading.Event()
+    out: list[SourceRecord] = []
+
+    def emit(records: list[SourceRecord]) -> bool:
+        out.extend(records)
+        return True
+
+    monkeypatch.setattr(stopping, "wait", lambda timeout=None: stopping.is_set())
+    ctx = CaptureContext.build(settings, MemorySchemaHistory(), emit, stopping, mariadb=True)
+    binlog = MappedBinlog(stopping, cut=320)
+    streamer = Streamer(ctx, StreamingMetrics(settings.prefix), reader_factory=binlog)
+    try:
+        streamer.run(BinlogOffset(FILE, 4))
+    finally:
+        REGISTRY.unregister("streaming", settings.prefix)
+    data = _data(out)
+    assert [r.key.get("id") for r in data if r.value is not None] == [1, 2, 3, 2, 3, 4]
+    offsets = [(dict(r.source_offset).get("event"), dict(r.source_offset).get("row")) for r in data[:3]]
+    assert offsets == [(2, 1), (4, 1), (4, 2)]
