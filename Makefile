@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install spark up down status test test-all lint demo bench fuzz test-security clean-stack
+.PHONY: help install spark up down status test test-all lint demo bench compat fuzz test-security clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -59,6 +59,9 @@ demo: install up ## the main job end to end: a worker, the seed Debezium config,
 
 bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")
 	$(BIN)/python -m bench run $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
+
+compat: install up ## the real Debezium (Kafka Connect + its MariaDB connector) beside cdc on one database: differences (COMPAT_ARGS="--dump --keep")
+	$(BIN)/python -m bench.compat $(COMPAT_ARGS)
 
 fuzz: install up ## fuzz the REST API with schemathesis: no 5xx, no stack trace (FUZZ_EXAMPLES=50)
 	scripts/fuzz.sh $(or $(FUZZ_EXAMPLES),50)

@@ -16,7 +16,14 @@ from typing import Any
 
 from cdc.api.errors import ConnectError
 
-__all__ = ["DRIVER_ENV", "mysql_driver", "mysqldb_connect", "mysqldb_conversions"]
+__all__ = [
+    "DRIVER_ENV",
+    "SelectedTimestamp",
+    "mysql_driver",
+    "mysqldb_connect",
+    "mysqldb_conversions",
+    "timestamp_from_text",
+]
 
 DRIVER_ENV = "CDC_JDBC_MYSQL_DRIVER"
 
@@ -47,6 +54,24 @@ def _mysqldb_datetime(text: str) -> Any:
         return text
 
 
+class SelectedTimestamp(dt.datetime):
+    """A TIMESTAMP value as a SELECT returned it. Debezium's snapshot writes such a value with Java's
+    ISO_OFFSET_DATE_TIME (no trailing zeros in the fraction) where a streamed TIMESTAMP(n) has n digits, so
+    the MySQL connector's converter needs to know where the value came from."""
+
+    __slots__ = ()
+
+
+def timestamp_from_text(text: str | bytes) -> Any:
+    """A TIMESTAMP column's text as :class:`SelectedTimestamp` (zero and invalid dates stay text)."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii")
+    try:
+        return SelectedTimestamp.fromisoformat(text)
+    except ValueError:
+        return text
+
+
 def _mysqldb_date(text: str) -> Any:
     try:
         return dt.date.fromisoformat(text)
@@ -58,7 +83,7 @@ def mysqldb_conversions() -> dict[Any, Any]:
     """MySQLdb's converters, changed where PyMySQL gives other Python values.
 
     * DATETIME/TIMESTAMP/DATE: ``fromisoformat`` (C) instead of MySQLdb's Python parser, and zero dates
-      as text, as PyMySQL gives them;
+      as text, as PyMySQL gives them; TIMESTAMP as :class:`SelectedTimestamp`;
     * SET columns (flagged strings): text ``'a,b'`` as PyMySQL, not a Python set.
     """
     global _MYSQLDB_CONV
@@ -68,7 +93,7 @@ def mysqldb_conversions() -> dict[Any, Any]:
 
         conv = dict(conversions)
         conv[FIELD_TYPE.DATETIME] = _mysqldb_datetime
-        conv[FIELD_TYPE.TIMESTAMP] = _mysqldb_datetime
+        conv[FIELD_TYPE.TIMESTAMP] = timestamp_from_text
         conv[FIELD_TYPE.DATE] = _mysqldb_date
         conv.pop(FIELD_TYPE.SET, None)
         _MYSQLDB_CONV = conv

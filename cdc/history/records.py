@@ -69,6 +69,8 @@ class TableChange:
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"type": self.type.value, "id": self.id.quoted()}
+        if self.type is TableChangeType.DROP:
+            return doc  # Debezium's DROP change names the table only
         if self.previous_id is not None:
             doc["previousId"] = self.previous_id.quoted()
         doc["table"] = _table_to_json(self.table)
@@ -277,6 +279,7 @@ _TABLE_SCHEMA = (
     .field("primaryKeyColumnNames", SchemaBuilder.array(STRING_SCHEMA).optional().build())
     .field("columns", SchemaBuilder.array(_COLUMN_SCHEMA).build())
     .field("comment", OPTIONAL_STRING_SCHEMA)
+    .optional()  # Debezium's is optional: its DROP changes carry no table
     .build()
 )
 CHANGE_SCHEMA: Schema = (
@@ -295,6 +298,9 @@ def table_changes_from_model(changes: Iterable[TableChange]) -> list[dict[str, A
     """``tableChanges`` of a SchemaChangeValue as plain dicts, in the Change struct's field order."""
     out: list[dict[str, Any]] = []
     for ch in changes:
+        if ch.type is TableChangeType.DROP:
+            out.append({"type": ch.type.value, "id": ch.id.quoted(), "table": None})
+            continue
         t = ch.table
         columns = []
         for c in t.columns:
@@ -335,6 +341,8 @@ def table_changes_from_model(changes: Iterable[TableChange]) -> list[dict[str, A
 def table_change_struct(change: TableChange) -> Struct:
     """One change as a :data:`CHANGE_SCHEMA` struct."""
     (doc,) = table_changes_from_model([change])
+    if doc["table"] is None:
+        return Struct(CHANGE_SCHEMA).put("type", doc["type"]).put("id", doc["id"]).put("table", None)
     table = Struct(_TABLE_SCHEMA)
     for k in ("defaultCharsetName", "primaryKeyColumnNames", "comment"):
         table.put(k, doc["table"][k])

@@ -72,13 +72,16 @@ _EVENT_MAP: dict[int, type] = BinLogPacketWrapper._BinLogPacketWrapper__event_ma
 class FastEvent:
     """What every fast event has; ``packet`` is the event itself, for the library's ``event.packet.*``."""
 
-    __slots__ = ("event_type", "log_pos", "server_id", "timestamp")
+    __slots__ = ("event_size", "event_type", "log_pos", "server_id", "timestamp")
 
-    def __init__(self, timestamp: int, event_type: int, server_id: int, log_pos: int) -> None:
+    def __init__(
+        self, timestamp: int, event_type: int, server_id: int, log_pos: int, event_size: int = 0
+    ) -> None:
         self.timestamp = timestamp
         self.event_type = event_type
         self.server_id = server_id
         self.log_pos = log_pos
+        self.event_size = event_size  # 0: not known
 
     @property
     def packet(self) -> FastEvent:
@@ -91,7 +94,7 @@ class FastGtid(FastEvent):
     __slots__ = ("flags", "gtid")
 
     def __init__(self, header: tuple[int, ...], gtid: str, flags: int) -> None:
-        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
+        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
         self.gtid = gtid
         self.flags = flags
 
@@ -100,7 +103,7 @@ class FastXid(FastEvent):
     __slots__ = ("xid",)
 
     def __init__(self, header: tuple[int, ...], xid: int) -> None:
-        self.timestamp, self.event_type, self.server_id, _, self.log_pos, _ = header
+        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
         self.xid = xid
 
 
@@ -110,7 +113,7 @@ class FastQuery(FastEvent):
     __slots__ = ("query", "schema", "slave_proxy_id")
 
     def __init__(self, header: tuple[int, ...], query: str, schema: bytes, thread_id: int) -> None:
-        super().__init__(header[0], header[1], header[2], header[4])
+        super().__init__(header[0], header[1], header[2], header[4], header[3])
         self.query = query
         self.schema = schema
         self.slave_proxy_id = thread_id
@@ -178,6 +181,8 @@ class BinlogReader(BinLogStreamReader):
         }
         self.fast = 0
         self.slow = 0
+        # TABLE_MAP events read so far (cached or not): Debezium counts them in an offset's ``event``
+        self.table_maps_read = 0
 
     def _register_slave(self) -> None:
         """Registers as a replica; with ``annotate_rows``, the dump request that follows asks a MariaDB server
@@ -310,6 +315,7 @@ class BinlogReader(BinLogStreamReader):
         return FastQuery(header, query.decode(), data[start : start + schema_len], thread_id)
 
     def _table_map(self, data: bytes) -> Any:
+        self.table_maps_read += 1
         size = int.from_bytes(data[10:14], "little")
         table_id = int.from_bytes(data[20:26], "little")
         body = data[20 : self._body_end(data, size)]
@@ -346,7 +352,7 @@ class BinlogReader(BinLogStreamReader):
             pos += 1
         width = (ncols + 7) >> 3
         kind = _ROWS_KIND[etype]
-        event = FastRows(header[0], etype, header[2], header[4])
+        event = FastRows(header[0], etype, header[2], header[4], header[3])
         event.columns_present_bitmap = data[pos : pos + width]
         pos += width
         if kind == "u":

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pymysql
+import pymysql.converters
 import pymysql.cursors
+from pymysql.constants import FIELD_TYPE
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import mysql_driver, mysqldb_connect
+from cdc.drivers import mysql_driver, mysqldb_connect, timestamp_from_text
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
@@ -42,6 +44,10 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
     return conn
 
 
+# PyMySQL's conversions with TIMESTAMP read as SelectedTimestamp, as the mysqlclient path reads it
+_PYMYSQL_CONV: dict[Any, Any] = {**pymysql.converters.conversions, FIELD_TYPE.TIMESTAMP: timestamp_from_text}
+
+
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
         return pymysql.connect(
@@ -55,6 +61,7 @@ def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | N
             read_timeout=None,
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
+            conv=_PYMYSQL_CONV,
         )
     except pymysql.err.OperationalError as exc:
         raise _connect_error(settings, exc) from exc

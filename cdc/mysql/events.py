@@ -281,8 +281,14 @@ class EventFactory:
 
     # -- records ---------------------------------------------------------------------------------------
     def source(
-        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
+        self,
+        pos: SourcePosition,
+        table_id: TableId | None,
+        ts_ms: int,
+        snapshot: str | None,
+        database: str = "",
     ) -> Struct:
+        """The ``source`` block; ``database`` names the database of an event without a table (DDL)."""
         return Struct(
             self.source_schema,
             [
@@ -291,7 +297,7 @@ class EventFactory:
                 self.settings.prefix,
                 ts_ms,
                 snapshot,
-                table_id.database if table_id else "",
+                table_id.database if table_id else database,
                 None,
                 ts_ms * 1000,
                 ts_ms * 1_000_000,
@@ -419,7 +425,8 @@ class EventFactory:
             )
         ]
         if self.tombstones:
-            out.append(self._record(ts, old_key, None, offset))
+            newkey = Headers().add("__debezium.newkey", new_key, ts.key_schema)
+            out.append(self._record(ts, old_key, None, offset, newkey))
         out.append(
             self._record(
                 ts,

@@ -46,7 +46,7 @@ class BinlogOffset:
         if self.server_id:
             out["server_id"] = self.server_id
         if self.snapshot:
-            out["snapshot"] = True
+            out["snapshot"] = "INITIAL"  # Debezium 3.x's SnapshotType name (older versions wrote true)
         return out
 
     @classmethod
@@ -72,7 +72,4 @@ class BinlogOffset:
 
     def position(self) -> dict[str, Any]:
         """The history record ``position`` for this offset."""
-        out = self.to_dict()
-        if self.snapshot:
-            out["snapshot"] = True
-        return out
+        return self.to_dict()

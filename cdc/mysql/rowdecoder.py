@@ -198,24 +198,33 @@ def _timestamp2_reader(fsp: int | None) -> Reader:
 
 
 def _time2_reader(fsp: int | None) -> Reader:
-    fsize, frac = _fsp_reader(fsp)
+    """TIME2 as MySQL's ``my_time_packed_from_binary`` reads it: a negative time is the two's complement of
+    the integer part and the fraction together, so ``-00:00:00.000001`` is one microsecond below zero (the
+    integer part borrows one when the fraction is not zero)."""
+    fsize = {1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}.get(fsp or 0, 0)
     width = 3 + fsize
+    unit = {0: 0, 1: 10_000, 2: 100, 3: 1}[fsize]
 
     def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        d = int.from_bytes(data[pos : pos + 3], "big", signed=True)
-        sign = 1 if (d >> 23) & 1 else -1
-        if sign == -1:
-            d = ~d + 1
-        value = (
-            _timedelta(
-                hours=(d >> 12) & 0x3FF,
-                minutes=(d >> 6) & 0x3F,
-                seconds=d & 0x3F,
-                microseconds=frac(data, pos + 3),
-            )
-            * sign
+        if fsize == 3:
+            packed = int.from_bytes(data[pos : pos + 6], "big") - 0x800000000000
+        else:
+            intpart = int.from_bytes(data[pos : pos + 3], "big") - 0x800000
+            frac = int.from_bytes(data[pos + 3 : pos + width], "big") if fsize else 0
+            if intpart < 0 and frac:
+                intpart += 1
+                frac -= 1 << (8 * fsize)
+            packed = (intpart << 24) + frac * unit
+        negative = packed < 0
+        packed = -packed if negative else packed
+        hms = packed >> 24
+        value = _timedelta(
+            hours=(hms >> 12) & 0x3FF,
+            minutes=(hms >> 6) & 0x3F,
+            seconds=hms & 0x3F,
+            microseconds=packed & 0xFFFFFF,
         )
-        return value, pos + width
+        return (-value if negative else value), pos + width
 
     return read
 

@@ -57,9 +57,17 @@ class SchemaState:
             self._record(ddl, database, position, changes)
         return list(changes)
 
+    def record(self, ddl: str, database: str | None, position: dict[str, Any], changes: list[Any]) -> None:
+        """Record ``ddl`` (already applied, e.g. one table of a multi-table DROP) unless filtered out."""
+        if self._should_store(changes, database):
+            self._record(ddl, database, position, changes)
+
     def _should_store(self, changes: list[Any], database: str | None) -> bool:
-        if self.only_captured_dbs and database and not self.filters.database(database):
-            return False
+        if self.only_captured_dbs:
+            # the tables' databases when the statement names tables (CREATE TABLE other.t run anywhere)
+            names = {self._change_id(c).database for c in changes} or ({database} if database else set())
+            if names and not any(self.filters.database(name) for name in names):
+                return False
         if self.only_captured_tables and changes:
             return any(self.filters.table(self._change_id(c)) for c in changes)
         return True
@@ -72,6 +80,8 @@ class SchemaState:
     def _record(self, ddl: str, database: str | None, position: dict[str, Any], changes: list[Any]) -> None:
         from cdc.history.records import HistoryRecord
 
+        if changes:  # the table's database when the statement names one, as Debezium records it
+            database = self._change_id(changes[0]).database
         rec = HistoryRecord(
             source={"server": self.settings.prefix},
             position=position,

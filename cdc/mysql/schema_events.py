@@ -88,12 +88,11 @@ class SchemaChangeEvents:
         if changes and not captured:
             return []
         ts_ms = pos.ts_sec * 1000 if pos.ts_sec else int(time.time() * 1000)
-        source = self.events.source(pos, _id(captured[0]) if captured else None, ts_ms, snapshot)
-        db = database or (_id(captured[0]).database if captured else "")
+        # the table's database when the statement names one (CREATE TABLE other.t run in db), as Debezium
+        db = _id(captured[0]).database if captured else (database or "")
+        source = self.events.source(pos, _id(captured[0]) if captured else None, ts_ms, snapshot, db)
         change_structs = [table_change_struct(c) for c in captured]
-        value = Struct(
-            self.value_schema, [source, int(time.time() * 1000), db or None, None, ddl, change_structs]
-        )
+        value = Struct(self.value_schema, [source, int(time.time() * 1000), db, None, ddl, change_structs])
         key = Struct(self.key_schema, [db or ""])
         return [
             SourceRecord(

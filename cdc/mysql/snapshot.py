@@ -166,31 +166,50 @@ class Snapshotter:
     def _record_schema(
         self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]
     ) -> None:
+        """The schema as Debezium's snapshot records it, in the history and the schema change topic: the
+        server's character set, a DROP TABLE IF EXISTS per table, then per database DROP/CREATE DATABASE,
+        USE and each table's SHOW CREATE TABLE."""
         cur.execute("SELECT @@character_set_server, @@collation_server")
         charset, collation = _one(cur)
-        self.schema.apply_ddl(
-            f"SET character_set_server={charset}, collation_server={collation}", None, position
-        )
-        for db in databases:
-            db_tables = [t for t in tables if t.database == db]
-            if self.schema.only_captured_tables and not any(self.filters.table(t) for t in db_tables):
-                continue
-            quoted = f"`{db.replace('`', '``')}`"
-            self.schema.apply_ddl(f"DROP DATABASE IF EXISTS {quoted}", db, position)
-            cur.execute(f"SHOW CREATE DATABASE {quoted}")
-            self.schema.apply_ddl(str(_one(cur)[1]), db, position)
-            self.schema.apply_ddl(f"USE {quoted}", db, position)
+        self._snapshot_ddl(f"SET character_set_server={charset}, collation_server={collation}", "", position)
+        recorded = {
+            db: [
+                t
+                for t in tables
+                if t.database == db and (not self.schema.only_captured_tables or self.filters.table(t))
+            ]
+            for db in databases
+        }
+        recorded = {db: ts for db, ts in recorded.items() if ts or not self.schema.only_captured_tables}
+        for db, db_tables in recorded.items():
             for table in db_tables:
-                if self.schema.only_captured_tables and not self.filters.table(table):
-                    continue
+                self._snapshot_ddl(f"DROP TABLE IF EXISTS {table.sql()}", db, position)
+        for db, db_tables in recorded.items():
+            quoted = f"`{db.replace('`', '``')}`"
+            self._snapshot_ddl(f"DROP DATABASE IF EXISTS {quoted}", db, position)
+            cur.execute(
+                "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA "
+                "WHERE SCHEMA_NAME = %s",
+                (db,),
+            )
+            db_charset, db_collation = _one(cur)
+            self._snapshot_ddl(
+                f"CREATE DATABASE {quoted} CHARSET {db_charset} COLLATE {db_collation}", db, position
+            )
+            self._snapshot_ddl(f"USE {quoted}", db, position)
+            for table in db_tables:
                 cur.execute(f"SHOW CREATE TABLE {table.sql()}")
-                ddl = str(_one(cur)[1])
-                changes = self.schema.apply_ddl(ddl, db, position)
-                if self.schema_events is not None and changes and self.filters.table(table):
-                    pos = SourcePosition(file=position["file"], pos=position["pos"])
-                    records = self.schema_events.records(ddl, db, changes, pos, position, snapshot="true")
-                    if records and not self.emit(records):
-                        raise InterruptedError("snapshot interrupted")
+                self._snapshot_ddl(str(_one(cur)[1]), db, position)
+
+    def _snapshot_ddl(self, ddl: str, database: str, position: dict[str, Any]) -> None:
+        """Apply and record one snapshot statement; write it to the schema change topic too."""
+        changes = self.schema.apply_ddl(ddl, database, position)
+        if self.schema_events is None:
+            return
+        pos = SourcePosition(file=position["file"], pos=position["pos"])
+        records = self.schema_events.records(ddl, database, changes, pos, position, snapshot="true")
+        if records and not self.emit(records):
+            raise InterruptedError("snapshot interrupted")
 
     def _read_tables(self, conn: Any, tables: list[TableId], offset: BinlogOffset) -> int:
         total = 0
@@ -266,11 +285,12 @@ def _one(cur: Any) -> Any:
 
 
 def _remark(record: SourceRecord, marker: str) -> SourceRecord:
-    """The same record with ``source.snapshot`` set to ``marker``, by Debezium's precedence: last of the
-    snapshot > first of the snapshot > first in its table > last in its table > true."""
+    """The same record with ``source.snapshot`` set to ``marker``, by Debezium's precedence: the last of a
+    table is ``last`` (of the snapshot) or ``last_in_data_collection`` even when it is also the first
+    (a one-row table, as Debezium 3.5 marks it), else ``first``/``first_in_data_collection``, else true."""
     value = record.value
     source = value.get("source")
-    if marker != "last" and source.get("snapshot") != "true":
+    if marker not in ("last", "last_in_data_collection") and source.get("snapshot") != "true":
         return record
     new_source = type(source)(source.schema, list(source.values))
     new_source.values[source.schema.field("snapshot").index] = marker

@@ -2,9 +2,15 @@
 
 mysql-replication decodes the protocol; everything about positions is ours. The library's silent
 reconnect (which replays from its original position) is disabled, and :class:`Streamer` reconnects
-itself from its checkpoint: the start of the current transaction plus the number of row events and
-rows already emitted — the same rule a restart from the committed offset follows, so neither a lost
+itself from its checkpoint: the start of the current transaction plus the number of events and rows
+already emitted — the same rule a restart from the committed offset follows, so neither a lost
 connection nor a crash mid-transaction emits a row twice or skips one.
+
+The counts are Debezium's, so that either connector resumes from the other's offset: ``event`` is the
+number of the transaction's events completed before the current one, its GTID (or BEGIN) and every
+TABLE_MAP included; ``row`` is the number of the current rows event's rows emitted (all of them after
+its last row). A rows event whose index is below ``event`` is skipped on restart, the one at ``event``
+loses its first ``row`` rows.
 
 Positions are kept by file/pos, which works on both MySQL and MariaDB (mysql-replication's MariaDB GTID
 positioning has a framing bug, see libraries.md); the GTID sets of completed transactions are carried
@@ -99,6 +105,9 @@ class EventReader(Protocol):
     """A source of binlog events: the library's events (or ours, :mod:`cdc.mysql.binlog`), None at the
     end; an :class:`OperationalError` for a lost connection."""
 
+    table_maps_read: int
+    """TABLE_MAP events read so far (Debezium counts them in an offset's ``event``)."""
+
     def fetchone(self) -> Any: ...
 
     def close(self) -> None: ...
@@ -176,7 +185,10 @@ class Streamer:
         self.tx_gtid: str | None = None
         self.tx_thread: int | None = None
         self.completed_gtids: str | None = None
-        self.events_done = 0
+        self.events_done = 0  # Debezium's count of the transaction's completed events
+        self.maps_seen = 0  # the reader's TABLE_MAP count when events_done was last brought up to date
+        self.binlog: EventReader | None = None
+        self.last_row = 0  # the last rows event's last row number (Debezium's source.row of a DDL)
         self.skip_events = 0
         self.skip_rows = 0
         self.server_id = 0
@@ -256,6 +268,8 @@ class Streamer:
 
     def _stream(self, start: BinlogOffset) -> None:
         reader = self.reader_factory(start)
+        self.binlog = reader
+        self.maps_seen = reader.table_maps_read
         self.metrics.connected = True
         self.file, self.next_pos = start.file, start.pos
         try:
@@ -307,11 +321,15 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos) or self.next_pos
         self.metrics.binlog_position = self.next_pos
 
+    def _maps_read(self) -> int:
+        return self.binlog.table_maps_read if self.binlog is not None else 0
+
     def _begin(self, event: Any, gtid: str | None) -> None:
         self.in_tx = True
         self.tx_start = self.event_start
         self.tx_gtid = gtid
-        self.events_done = 0
+        self.events_done = 1  # the GTID (or BEGIN) event itself, as Debezium counts it
+        self.maps_seen = self._maps_read()
         self.row_query = None
 
     def _query(self, event: Any) -> None:
@@ -344,6 +362,12 @@ class Streamer:
         self.metrics.gtid_set = self.completed_gtids or ""
 
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
+        gtid, gtids_before = self.tx_gtid, self.completed_gtids
+        start = _start_of(event, self.event_start)
+        # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
+        # position before it, as Debezium does: its GTID event counted as the one event done and the GTID set
+        # without it; a restart there applies the DDL again, which the parser tolerates (it is idempotent).
+        before = BinlogOffset(self.file, self.tx_start, gtids_before, 1, 0, self.server_id, self.ts_sec)
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
@@ -354,9 +378,18 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        pos = SourcePosition(self.file, self.event_start, self.server_id, self.ts_sec, None, 0)
+        history_position = (before if gtid else offset).position()
+        record_offset = history_position
+        # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
+        pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
+        truncate = bool(_TRUNCATE.match(query))
+        drop_tables = bool(_DROP_TABLE.match(query))
         try:
-            changes = self.schema.apply_ddl(query, database, offset.position())
+            # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
+            # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
+            changes = self.schema.apply_ddl(
+                query, database, history_position, record=not (truncate or drop_tables)
+            )
         except Exception:
             if self.event_failure_mode == "fail":
                 raise
@@ -364,14 +397,21 @@ class Streamer:
             return
         for change in changes:
             self.events.forget(self.schema._change_id(change))
-        records = self.schema_events.records(query, database, changes, pos, offset.to_dict())
-        if query[:8].upper().startswith("TRUNCATE"):
-            records.extend(self._truncates(changes, query, database, pos, offset))
+        records: list[SourceRecord] = []
+        if truncate:
+            records.extend(self._truncates(query, database, pos, record_offset))
+        elif drop_tables:
+            for change in changes:
+                text = f"DROP TABLE {self.schema._change_id(change).sql()}"
+                self.schema.record(text, database, history_position, [change])
+                records += self.schema_events.records(text, database, [change], pos, record_offset)
+        else:
+            records = self.schema_events.records(query, database, changes, pos, record_offset)
         if records:
             self._emit(records)
 
     def _truncates(
-        self, changes: list[Any], query: str, database: str | None, pos: SourcePosition, offset: BinlogOffset
+        self, query: str, database: str | None, pos: SourcePosition, offset: dict[str, Any]
     ) -> list[SourceRecord]:
         out: list[SourceRecord] = []
         for table_id in _truncated_tables(query, database):
@@ -380,17 +420,20 @@ class Streamer:
                 continue
             ts = self.events.schema_for(table)
             source = self.events.source(pos, table_id, self.ts_sec * 1000, None)
-            out.extend(self.events.truncate(ts, source, offset.to_dict()))
+            out.extend(self.events.truncate(ts, source, offset))
         return out
 
     def _rows(self, event: Any) -> None:
-        index = self.events_done
-        self.events_done += 1
+        maps = self._maps_read()
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
             self.tx_start = self.event_start
-            self.events_done = 1
-            index = 0
+            self.events_done = 0
+        else:
+            self.events_done += maps - self.maps_seen  # the TABLE_MAP events since the last rows event
+        self.maps_seen = maps
+        index = self.events_done
+        self.events_done += 1
         if self.skip_events > index:
             self.metrics.skipped_events += 1
             return
@@ -447,7 +490,7 @@ class Streamer:
                 else:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
         n = len(images) // 2 if update else len(images)
-        event_index = self.events_done - 1
+        event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
         ts_ms = int(event.timestamp) * 1000
         # Per event once: the offset's fixed part (Debezium's key order) and the source block's template;
         # per row only the event/row counts and the row index change.
@@ -457,7 +500,7 @@ class Streamer:
         tail = {"server_id": self.server_id} if self.server_id else {}
         pos = SourcePosition(
             self.file,
-            self.event_start,
+            _start_of(event, self.event_start),
             self.server_id,
             self.ts_sec,
             self.tx_gtid,
@@ -469,14 +512,9 @@ class Streamer:
         events = self.events
         out: list[SourceRecord] = []
         for i in range(first_row, n):
-            if i < n - 1:
-                offset = (
-                    {**base, "event": event_index, "row": i + 1, **tail}
-                    if event_index
-                    else {**base, "row": i + 1, **tail}
-                )
-            else:
-                offset = {**base, "event": event_index + 1, **tail}
+            # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
+            counts = {"event": event_index, "row": i + 1} if event_index else {"row": i + 1}
+            offset = {**base, **counts, **tail}
             values = template.copy()
             values[row_field] = i
             source = Struct(source_schema, values)
@@ -487,6 +525,7 @@ class Streamer:
             else:
                 out.extend(events.delete(ts, images[i], source, offset))
         emitted = n - first_row
+        self.last_row = max(n - 1, 0)
         if kind == "c":
             self.metrics.creates += emitted
         elif kind == "u":
@@ -539,6 +578,16 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     if second:
         return [TableId(first, second)]
     return [TableId(database or "", first)] if database else []
+
+
+_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
+
+
+def _start_of(event: Any, fallback: int) -> int:
+    """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
+    (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
+    end, size = int(event.packet.log_pos or 0), int(event.packet.event_size or 0)
+    return end - size if end and size else fallback
 
 
 def _ordered(

@@ -24,10 +24,11 @@ from typing import Any
 
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
-from cdc.api.records import SourceRecord
+from cdc.api.records import Header, SourceRecord
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
+from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.history import open_history
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
@@ -63,6 +64,7 @@ class MySqlSourceTask(SourceTask):
         self.poll_timeout = 0.5
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
+        self._context_headers: list[Header] = []
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -70,6 +72,7 @@ class MySqlSourceTask(SourceTask):
         self.settings = settings
         self.props = dict(props)
         self._last_poll = time.monotonic()
+        self._context_headers = context_headers(settings.prefix, self.CONNECTOR, "0")
         self.poll_timeout = settings.poll_interval_ms / 1000
         self.queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
         conn = connect(settings)
@@ -290,7 +293,12 @@ class MySqlSourceTask(SourceTask):
         assert self.queue is not None
         self._last_poll = time.monotonic()
         batch = self.queue.poll(self.poll_timeout)
-        return batch or None
+        if not batch:
+            return None
+        for record in batch:
+            for header in self._context_headers:
+                record.headers.add_header(header)
+        return batch
 
     def stop(self) -> None:
         self.stopping.set()

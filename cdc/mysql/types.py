@@ -22,6 +22,7 @@ from typing import Any
 from cdc.api.schema import Decimal as ConnectDecimal
 from cdc.api.schema import Schema, SchemaBuilder, Type
 from cdc.api.struct import Struct
+from cdc.drivers import SelectedTimestamp
 from cdc.history.model import Column
 from cdc.mysql.config import MySqlSettings
 
@@ -151,23 +152,21 @@ def _connect_timestamp(zero: Any) -> Converter:
     return convert
 
 
-_ZERO_TIMESTAMP = dt.datetime(1970, 1, 1)
-
-
 def _zoned(fsp: int, zero: Any) -> Converter:
     """TIMESTAMP(fsp) → ISO-8601 UTC with ``Z`` (ZonedTimestamp): the fraction has exactly ``fsp`` digits
-    (none for fsp 0). The binlog carries a zero TIMESTAMP as epoch second 0, which no real TIMESTAMP can
-    be (the range starts at 00:00:01 UTC); it and '0000-00-00 00:00:00' text from a SELECT → ``zero``."""
+    (none for fsp 0). The binlog carries a zero TIMESTAMP as epoch second 0, which Debezium streams as
+    ``1970-01-01T00:00:00Z`` (with ``fsp`` zeros); '0000-00-00 00:00:00' text from a SELECT → ``zero``."""
 
     def convert(v: Any) -> Any:
         if not isinstance(v, dt.datetime):
             return zero
         if v.tzinfo is not None:
             v = v.astimezone(_UTC).replace(tzinfo=None)
-        if v == _ZERO_TIMESTAMP:
-            return zero
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
-        if fsp > 0:
+        if isinstance(v, SelectedTimestamp):  # a snapshot's: ISO_OFFSET_DATE_TIME, no trailing zeros
+            if v.microsecond:
+                text += "." + f"{v.microsecond:06d}".rstrip("0")
+        elif fsp > 0:
             text += "." + f"{v.microsecond:06d}"[:fsp]
         return text + "Z"
 
@@ -240,6 +239,16 @@ def _unsigned_wrap(bits: int) -> Converter:
         return v - (1 << bits) if v >= limit else v
 
     return convert
+
+
+def _time_literal(text: str) -> dt.timedelta:
+    """A TIME literal ('-01:02:03', '100:00:00', '12:00:00.5') as a signed timedelta."""
+    negative = text.startswith("-")
+    parts = text.lstrip("-+").split(":")
+    hours, minutes = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    seconds = decimal.Decimal(parts[2]) if len(parts) > 2 else decimal.Decimal(0)
+    micros = int((hours * 3600 + minutes * 60) * 1_000_000 + seconds * 1_000_000)
+    return dt.timedelta(microseconds=-micros if negative else micros)
 
 
 def _to_int(v: Any) -> Any:
@@ -373,7 +382,7 @@ class TypeMapper:
         builder, convert, fallback = self._builder(column)
         if column.optional:
             builder.optional()
-        default = self._default(column, convert)
+        default = self._default(column, convert, fallback)
         if default is not None:
             builder.default_value(default)
         schema = builder.build()
@@ -382,7 +391,7 @@ class TypeMapper:
         null = None if column.optional else (default if default is not None else fallback)
         return ColumnMapping(column, schema, None if convert is _ident else convert, null)
 
-    def _default(self, column: Column, convert: Converter) -> Any:
+    def _default(self, column: Column, convert: Converter, fallback: Any) -> Any:
         """The schema default from a literal column default, as Debezium derives it (best effort)."""
         expr = column.default_expression
         if not column.has_default or expr is None or expr.upper() == "NULL":
@@ -393,10 +402,15 @@ class TypeMapper:
             return None
         text = expr.strip("'\"")
         base = column.base_type
+        if base in ("DATE", "DATETIME", "TIMESTAMP") and text.startswith("0000-00-00"):
+            # a zero date: Debezium's default is the NOT NULL column's stand-in value (epoch)
+            return None if column.optional else fallback
         try:
             value: Any
             if base in _INT_TYPES or base == "YEAR":
                 value = int(text)
+                if base in ("BIGINT", "SERIAL") and self.bigint_mode != "precise":
+                    value = min(value, (1 << 63) - 1)  # Debezium saturates (BIGINT UNSIGNED's maximum)
             elif base in ("FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"):
                 value = float(text)
             elif base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
@@ -405,10 +419,17 @@ class TypeMapper:
                 value = dt.date.fromisoformat(text)
             elif base in ("DATETIME", "TIMESTAMP"):
                 value = dt.datetime.fromisoformat(text)
+            elif base == "TIME":
+                value = _time_literal(text)
+            elif base == "BIT":
+                # b'0101' is kept as its digits; SHOW CREATE TABLE writes BIT defaults that way
+                value = int(text, 2) if text and set(text) <= {"0", "1"} else int(text)
             elif base in ("BOOLEAN", "BOOL"):
                 value = text not in ("0", "false", "FALSE")
             elif base in _TEXT_TYPES or base in ("ENUM", "SET"):
                 value = text
+            elif base in _BINARY_TYPES:
+                value = text.encode("utf-8")
             else:
                 return None
             return convert(value)
@@ -444,7 +465,8 @@ class TypeMapper:
         if base == "FLOAT":
             if c.scale is None and (length is None or length <= 24):
                 return SchemaBuilder.float32(), _to_float32, 0.0
-            return SchemaBuilder.float64(), _to_float, 0.0
+            # FLOAT(M,D) is still a float32 in the row: Debezium gives its exact double (-9999.9990234375)
+            return SchemaBuilder.float64(), _to_float32 if c.scale is not None else _to_float, 0.0
         if base in ("DOUBLE", "DOUBLE PRECISION", "REAL"):
             return SchemaBuilder.float64(), _to_float, 0.0
         if base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):

@@ -320,7 +320,9 @@ def test_every_type_matches_debeziums_events(mysql_db: Any, kafka: Any, worker: 
                     value,
                     envelope,
                     "c" if streamed else "r",
-                    expected_row(mode or None, row, row_id),
+                    _streamed(expected_row(mode or None, row, row_id), row)
+                    if streamed
+                    else _selected(expected_row(mode or None, row, row_id)),
                     None,
                     mysql_db.name,
                     prefix,
@@ -331,14 +333,49 @@ def test_every_type_matches_debeziums_events(mysql_db: Any, kafka: Any, worker: 
         # Snapshot and streaming give the same value for the same row.
         for row in ROWS:
             snap = dict(by_id.get(row) or {}, id=None)
-            stream = dict(by_id.get(row + STREAM_BASE) or {}, id=None)
+            stream = _selected(dict(by_id.get(row + STREAM_BASE) or {}, id=None))
+            for name in STREAMED_ZERO_TIMESTAMP.get(row, {}):  # Debezium's own snapshot and stream differ
+                stream[name] = snap.get(name)
             problems += [f"[{label}] snapshot vs streaming id={row}: {p}" for p in diff(snap, stream)]
         assert snapshots[mode][0].key() is not None
     _fail_or_xfail(problems)
 
 
+_ZONED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
+
+
+# Row 2 holds a zero TIMESTAMP: Debezium 3.5 snapshots it as null and streams the binlog's epoch second 0 as
+# text (make compat); the fixture, written from documentation, has null for both.
+STREAMED_ZERO_TIMESTAMP = {2: {"c_timestamp0": "1970-01-01T00:00:00Z"}}
+
+
+def _streamed(expected: Any, row: int) -> Any:
+    return {**expected, **STREAMED_ZERO_TIMESTAMP.get(row, {})} if isinstance(expected, dict) else expected
+
+
+def _selected(row: Any) -> Any:
+    """A row's values as a snapshot gives them: Debezium 3.5 writes a selected TIMESTAMP(n) without the
+    fraction's trailing zeros (make compat), where the binlog's has n digits."""
+    if not isinstance(row, dict):
+        return row
+    out = dict(row)
+    for name, value in row.items():
+        if isinstance(value, str) and _ZONED.fullmatch(value):
+            out[name] = value.rstrip("Z").rstrip("0").rstrip(".") + "Z"
+    return out
+
+
 def _headers(message: Any) -> dict[str, Any]:
-    return {k: _json(v) for k, v in (message.headers() or [])}
+    """The key-change headers (JSON); Debezium's ``__debezium.context.*`` strings are checked apart."""
+    return {k: _json(v) for k, v in (message.headers() or []) if not k.startswith("__debezium.context.")}
+
+
+def _context_headers(message: Any) -> dict[str, str]:
+    return {
+        k.removeprefix("__debezium.context."): (v or b"").decode()
+        for k, v in (message.headers() or [])
+        if k.startswith("__debezium.context.")
+    }
 
 
 def test_update_delete_key_change_truncate_and_schema_changes(
@@ -430,6 +467,12 @@ def test_update_delete_key_change_truncate_and_schema_changes(
     # converter, SimpleHeaderConverter, writes a Struct as {"id":3}).
     assert _headers(messages[5]) == {"__debezium.newkey": {"id": 3}}
     assert _headers(messages[7]) == {"__debezium.oldkey": {"id": 1}}
+    # the tombstone between them names the new key too, and every record has Debezium's context headers
+    assert _headers(messages[6]) == {"__debezium.newkey": {"id": 3}}
+    for message in messages:
+        context = _context_headers(message)
+        assert list(context) == ["connectorLogicalName", "taskId", "connectorName", "runId"]
+        assert context["taskId"] == "0" and context["connectorName"] in ("mysql", "mariadb")
     # TRUNCATE: null key; a value with only source, op and ts_*.
     assert keys[8] is None
     truncate = values[8]["payload"]
@@ -449,7 +492,9 @@ def test_update_delete_key_change_truncate_and_schema_changes(
     }
     for k, v in records:
         problems += [f"schema change key: {p}" for p in diff(key_schema_sc, k["schema"], "schema")]
-        assert k["payload"] == {"databaseName": mysql_db.name}
+        # the snapshot's SET character_set_server names no database, as Debezium's
+        database = "" if v["payload"]["ddl"].startswith("SET ") else mysql_db.name
+        assert k["payload"] == {"databaseName": database}
         schema = v["schema"]
         assert schema["name"] == "io.debezium.connector.mysql.SchemaChangeValue"
         if schema.get("version") != 1:
@@ -462,7 +507,7 @@ def test_update_delete_key_change_truncate_and_schema_changes(
             "ddl",
             "tableChanges",
         ]
-        assert v["payload"]["databaseName"] == mysql_db.name and v["payload"]["schemaName"] is None
+        assert v["payload"]["databaseName"] == database and v["payload"]["schemaName"] is None
     creates = [v for _k, v in records if "CREATE TABLE" in v["payload"]["ddl"].upper()]
     if not creates:
         problems.append("schema change topic: no CREATE TABLE record from the snapshot")

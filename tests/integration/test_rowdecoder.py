@@ -322,6 +322,14 @@ def workload(mysql_db: Any) -> Iterator[tuple[Any, dict[str, list[str]], tuple[s
     yield mysql_db, names, start, end
 
 
+def _without_negative_fractions(ours: list[Any], theirs: list[Any]) -> tuple[list[Any], list[Any]]:
+    def odd(v: Any) -> bool:
+        return isinstance(v, datetime.timedelta) and v < datetime.timedelta(0) and v.microseconds != 0
+
+    keep = [i for i, v in enumerate(ours) if not odd(v)]
+    return [ours[i] for i in keep], [theirs[i] for i in keep]
+
+
 def test_decoder_equals_library(workload: Any) -> None:
     mysql_db, table_names, start, end = workload
     decoder = RowDecoder()
@@ -355,10 +363,14 @@ def test_decoder_equals_library(workload: Any) -> None:
             decoded, lib_images, ordered, strict=True
         ):
             assert lib_names == table_names[table]
-            assert [_norm(v) for v in values] == [_norm(v) for v in lib_values], (kind, table)
+            # the library misreads a negative TIME(n) with a fraction (the unit test
+            # test_negative_time2_with_fractions pins MySQL's packing): those values are left out here
+            mine, libs = _without_negative_fractions(values, lib_values)
+            assert [_norm(v) for v in mine] == [_norm(v) for v in libs], (kind, table)
             assert sources == lib_sources, (kind, table)
             lib_dict = dict(zip(lib_names, lib_values, strict=True))
-            assert [_norm(v) for v in row] == [_norm(v) for v in _ordered(lib_dict, names, lib_sources)]
+            row, lib_row = _without_negative_fractions(row, _ordered(lib_dict, names, lib_sources))
+            assert [_norm(v) for v in row] == [_norm(v) for v in lib_row]
             images += 1
             none_images += bool(sources)
     assert images > 1000 and none_images > 100 and multi > 10

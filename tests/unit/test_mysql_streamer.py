@@ -52,7 +52,7 @@ def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> Any:
     with the table map a server sending full metadata gives (named columns)."""
     event = object.__new__(cls)
     event.schema, event.table, event.timestamp = "db", "t", TS
-    event.packet = SimpleNamespace(server_id=SERVER, log_pos=end)
+    event.packet = SimpleNamespace(server_id=SERVER, log_pos=end, event_size=0)  # size 0: not known
     event._RowsEvent__rows = rows
     names = list(rows[0].get("values") or rows[0]["after_values"])
     columns = [Column(name=n, type=FIELD_TYPE.VARCHAR, unsigned=False, is_primary=False) for n in names]
@@ -113,6 +113,8 @@ class FakeBinlog:
         return FakeBinlog.Reader(self, start.pos, lose_at=self.cut if len(self.opened) == 1 else None)
 
     class Reader:
+        table_maps_read = 0  # the recording has no TABLE_MAP events
+
         def __init__(self, log: FakeBinlog, pos: int, lose_at: int | None) -> None:
             self.log = log
             self.events: Iterator[tuple[int, Any]] = iter(
@@ -183,11 +185,12 @@ def test_offsets_resume_inside_and_after_transactions(
 ) -> None:
     records, _binlog, streamer = streamed
     offsets = [dict(r.source_offset) for r in _data(records)]
-    # rows of the first transaction: resume at its BEGIN (200), skipping the events and rows done
+    # rows of the first transaction: resume at its BEGIN (200), skipping the events and rows done, counted
+    # as Debezium counts them (the BEGIN is event 0; after a rows event's last row, row = its row count)
     assert [(o["pos"], o.get("event"), o.get("row")) for o in offsets[:3]] == [
-        (200, 1, None),
         (200, 1, 1),
-        (200, 2, None),
+        (200, 2, 1),
+        (200, 2, 2),
     ]
     assert all(o["file"] == FILE and o["server_id"] == SERVER for o in offsets)
     assert streamer.checkpoint() == BinlogOffset(FILE, 851, None, 0, 0, SERVER, TS)
@@ -204,3 +207,46 @@ def test_ddl_becomes_schema_change_events_and_history(
     ]
     table = streamer.schema.table(next(iter(streamer.schema.tables.ids())))
     assert table is not None and [c.name for c in table.columns] == ["id", "name", "note"]
+
+
+class MappedBinlog(FakeBinlog):
+    """:class:`FakeBinlog` whose readers count a TABLE_MAP before each rows event, as the server sends one."""
+
+    class Reader(FakeBinlog.Reader):
+        def fetchone(self) -> Any:
+            event = super().fetchone()
+            if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
+                self.table_maps_read += 1
+            return event
+
+    def __call__(self, start: BinlogOffset) -> FakeBinlog.Reader:
+        self.opened.append((start.file, start.pos))
+        lose_at = self.cut if len(self.opened) == 1 else None
+        return MappedBinlog.Reader(self, start.pos, lose_at=lose_at)
+
+
+def test_offsets_count_table_maps_as_debezium_and_a_reconnect_still_emits_each_row_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Debezium's ``event`` counts the BEGIN and every TABLE_MAP: the first rows event of a transaction is
+    event 2, the second (after its own TABLE_MAP) event 4; a reconnect after the first skips events 0-2."""
+    settings = MySqlSettings.parse(CONFIG)
+    stopping = threading.Event()
+    out: list[SourceRecord] = []
+
+    def emit(records: list[SourceRecord]) -> bool:
+        out.extend(records)
+        return True
+
+    monkeypatch.setattr(stopping, "wait", lambda timeout=None: stopping.is_set())
+    ctx = CaptureContext.build(settings, MemorySchemaHistory(), emit, stopping, mariadb=True)
+    binlog = MappedBinlog(stopping, cut=320)
+    streamer = Streamer(ctx, StreamingMetrics(settings.prefix), reader_factory=binlog)
+    try:
+        streamer.run(BinlogOffset(FILE, 4))
+    finally:
+        REGISTRY.unregister("streaming", settings.prefix)
+    data = _data(out)
+    assert [r.key.get("id") for r in data if r.value is not None] == [1, 2, 3, 2, 3, 4]
+    offsets = [(dict(r.source_offset).get("event"), dict(r.source_offset).get("row")) for r in data[:3]]
+    assert offsets == [(2, 1), (4, 1), (4, 2)]

@@ -154,8 +154,8 @@ class ColumnDef:
     def to_column(self, position: int, table_charset: str | None) -> Column:
         optional = True if self.optional is None else self.optional
         has_default, expression = self.has_default, self.default_expression
-        if self.optional is True and not has_default:
-            has_default = True  # an explicit NULL: the default is NULL
+        if optional and not has_default:
+            has_default = True  # a nullable column's default is NULL, said or not (Debezium: hasDefaultValue)
         if self.primary:
             optional = False
             if has_default and expression is None:
@@ -408,9 +408,9 @@ def parse_column_options(cur: Cursor, spec: ColumnDef, stop_words: tuple[str, ..
         elif cur.accept_word("NULL"):
             spec.optional = True
         elif cur.accept_word("DEFAULT"):
-            has, expr = parse_default(cur)
-            if has:
-                spec.has_default, spec.default_expression = True, expr
+            # DEFAULT NULL too: Debezium records it as a default (hasDefaultValue, no expression)
+            _has, expr = parse_default(cur)
+            spec.has_default, spec.default_expression = True, expr
         elif cur.accept_word("AUTO_INCREMENT"):
             spec.auto_incremented = True
         elif cur.accept_words("SERIAL", "DEFAULT", "VALUE"):

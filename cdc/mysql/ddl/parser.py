@@ -566,18 +566,17 @@ class DdlParser:
             while True:
                 table_id = self._table_id(cur)
                 old = tables.remove(table_id)
-                if old is not None:
-                    changes.append(TableChange(TableChangeType.DROP, table_id, old))
+                # a DROP change even for a table not known (the snapshot's DROP TABLE IF EXISTS), as Debezium
+                changes.append(TableChange(TableChangeType.DROP, table_id, old or Table(table_id, ())))
                 if not cur.accept_punct(","):
                     break
             return changes
         if cur.accept_word("DATABASE", "SCHEMA"):
             cur.accept_words("IF", "EXISTS")
             name = cur.identifier()
-            dropped = [tables.get(t) for t in tables.ids() if t.database == name]
             tables.drop_database(name)
             self.database_charsets.pop(name, None)
-            return [TableChange(TableChangeType.DROP, t.id, t) for t in dropped if t is not None]
+            return []  # Debezium records DROP DATABASE without table changes
         return []
 
     def _rename_tables(self, tables: Tables, cur: Cursor) -> list[TableChange]:

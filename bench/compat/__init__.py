@@ -1,0 +1,1 @@
+"""The differential harness against the real Debezium (``make compat``): see :mod:`bench.compat.run`."""

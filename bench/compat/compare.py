@@ -1,0 +1,452 @@
+"""Record-by-record comparison of what Debezium and cdc wrote, and the table of their differences.
+
+Each side's records are read into :class:`Captured` (topic suffix → records, the connector's prefix, its
+database names). :func:`compare` normalises what must differ and nothing else, aligns each topic's records
+(``difflib`` on a signature: key, operation, DDL, so one extra record does not shift every later one into a
+difference) and compares keys byte for byte, value schemas (``default`` and ``parameters`` included),
+payloads, headers, the schema-change topic, the schema history topic and the connect-offsets records.
+
+What is ignored, and why (:data:`IGNORED` is printed with every run):
+
+* the topic prefix and the run's database names, written as ``<prefix>``, ``<db>``, ``<other>``;
+* wall-clock times: the envelope's ``ts_ms``/``ts_us``/``ts_ns``, ``source.ts_*`` of snapshot records,
+  the history record's ``ts_ms`` and the offsets' and history positions' ``ts_sec``;
+* ``source.version`` (a version string);
+* the binlog coordinates read when a snapshot starts (``source.file``/``pos``/``gtid`` of snapshot
+  records, the history position and the offsets written during a snapshot): each connector reads
+  ``SHOW MASTER STATUS`` when its own snapshot begins and the shared server's other clients move it in
+  between. Streaming records name the same binlog events on both sides and are compared in full.
+
+A difference's *kind* is ``<area> <topic> <path>`` with list indices and the run's names generalised
+(``data <db>.t_types value.payload.after.c_time6``); :func:`load_intentional` reads the kinds
+``docs/debezium-compatibility.md`` declares intentional (glob patterns with their reason).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import fnmatch
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "IGNORED",
+    "Captured",
+    "Difference",
+    "Record",
+    "compare",
+    "load_intentional",
+    "render",
+    "unexplained",
+]
+
+IGNORED = (
+    "topic prefix and database names (written <prefix>, <db>, <other>)",
+    "envelope ts_ms/ts_us/ts_ns; source.ts_* of snapshot records; history ts_ms; ts_sec of offsets/positions",
+    "source.version",
+    "the value of the __debezium.context.runId header (a UUID made when each task starts)",
+    "the order of the snapshot's DDL records in the history and schema change topics (Debezium's CREATE "
+    "TABLE order is the iteration order of a Java hash set): they are compared sorted",
+    "which intermediate offsets each worker commits (timing): cdc's field sets must be among Debezium's "
+    "and the last offsets must be equal",
+    "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
+    "(each connector reads the binlog position when its own snapshot starts)",
+)
+
+_WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
+_INDEX = re.compile(r"\[\d+\]")
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+@dataclass
+class Record:
+    """One Kafka record as read back: raw key and value, headers in order."""
+
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+
+    def key_json(self) -> Any:
+        return _loads(self.key)
+
+    def value_json(self) -> Any:
+        return _loads(self.value)
+
+
+@dataclass
+class Captured:
+    """What one side wrote: records per topic (named without the side's prefix), and its names."""
+
+    side: str
+    prefix: str
+    names: dict[str, str]  # real name -> placeholder (database names)
+    data: dict[str, list[Record]] = field(default_factory=dict)  # "<db>.table" -> records
+    schema_changes: list[Record] = field(default_factory=list)
+    history: list[Record] = field(default_factory=list)
+    offsets: list[Record] = field(default_factory=list)
+
+    def normalise_text(self, text: str) -> str:
+        # the longest names first: a database name may be a prefix of another
+        for real, placeholder in sorted(self.names.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(real, placeholder)
+        return text.replace(self.prefix, "<prefix>")
+
+    def normalise_bytes(self, raw: bytes | None) -> bytes | None:
+        if raw is None:
+            return None
+        try:
+            return self.normalise_text(raw.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+
+
+@dataclass(frozen=True)
+class Difference:
+    area: str  # data | schema-changes | history | offsets
+    topic: str
+    index: str  # record position(s): "dbz#3/cdc#4"
+    path: str
+    debezium: str
+    cdc: str
+
+    @property
+    def kind(self) -> str:
+        path = _INDEX.sub("[]", self.path)
+        return f"{self.area} {self.topic} {path}"
+
+
+def _loads(raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"<not json>": raw.decode("utf-8", "replace")}
+
+
+def _short(value: Any, limit: int = 90) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _diff_values(a: Any, b: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
+    """Structural differences of two JSON values: (path, a, b) for each leaf or shape that differs."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in a:
+                out.append((sub, "<absent>", b[k]))
+            elif k not in b:
+                out.append((sub, a[k], "<absent>"))
+            else:
+                _diff_values(a[k], b[k], sub, out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        if _fields_list(a) and _fields_list(b):
+            _diff_fields(a, b, path, out)
+            return
+        for i in range(max(len(a), len(b))):
+            sub = f"{path}[{i}]"
+            if i >= len(a):
+                out.append((sub, "<absent>", b[i]))
+            elif i >= len(b):
+                out.append((sub, a[i], "<absent>"))
+            else:
+                _diff_values(a[i], b[i], sub, out)
+        return
+    if a != b or type(a) is not type(b):
+        out.append((path, a, b))
+
+
+def _fields_list(items: list[Any]) -> bool:
+    """A Connect schema's ``fields`` (or a table change's ``columns``): matched by name, not position."""
+    return bool(items) and all(isinstance(i, dict) and ("field" in i or "name" in i) for i in items)
+
+
+def _diff_fields(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any, Any]]) -> None:
+    def name(item: dict[str, Any]) -> str:
+        return str(item.get("field", item.get("name")))
+
+    names_a, names_b = [name(i) for i in a], [name(i) for i in b]
+    if names_a != names_b:
+        out.append((f"{path}.<order>", names_a, names_b))
+    by_b = {name(i): i for i in b}
+    for item in a:
+        sub = f"{path}[{name(item)}]"
+        if name(item) in by_b:
+            _diff_values(item, by_b[name(item)], sub, out)
+
+
+def _blank_snapshot(doc: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """In a block written during a snapshot, the coordinates (each side's own) become placeholders."""
+    if doc.get("snapshot") in (None, False, "false"):
+        return
+    for key in keys:
+        if key in doc:
+            doc[key] = f"<snapshot {key}>"
+
+
+class _Normaliser:
+    """Drops or blanks what :data:`IGNORED` lists, on a copy."""
+
+    @staticmethod
+    def envelope(value: Any) -> Any:
+        value = copy.deepcopy(value)
+        payload = value.get("payload") if isinstance(value, dict) and "schema" in value else value
+        if not isinstance(payload, dict):
+            return value
+        for key in _WALL_CLOCK:
+            if key in payload:
+                payload[key] = "<time>"
+        source = payload.get("source")
+        if isinstance(source, dict):
+            if "version" in source:
+                source["version"] = "<version>"
+            _blank_snapshot(source, (*_WALL_CLOCK, "file", "pos", "gtid", "row", "thread", "server_id"))
+        return value
+
+    @staticmethod
+    def history(value: Any) -> Any:
+        value = copy.deepcopy(value)
+        if not isinstance(value, dict):
+            return value
+        if "ts_ms" in value:
+            value["ts_ms"] = "<time>"
+        position = value.get("position")
+        if isinstance(position, dict):
+            position.pop("ts_sec", None)
+            _blank_snapshot(position, ("file", "pos", "gtids"))
+        return value
+
+    @staticmethod
+    def offset(value: Any) -> Any:
+        value = copy.deepcopy(value)
+        if not isinstance(value, dict):
+            return value
+        value.pop("ts_sec", None)
+        if value.get("snapshot_completed") is not True:
+            _blank_snapshot(value, ("file", "pos", "gtids"))
+        return value
+
+
+def _signature(rec: Record, side: Captured) -> str:
+    """What aligns two sides' records: the key, the operation and the DDL (not the whole value)."""
+    key = side.normalise_bytes(rec.key) or b""
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) else value
+    op = ddl = ""
+    if isinstance(payload, dict):
+        op = str(payload.get("op", ""))
+        ddl = side.normalise_text(str(payload.get("ddl", "")))
+    return f"{key.decode('utf-8', 'replace')}|{op}|{ddl}"
+
+
+def _header_value(key: str, value: bytes | None) -> bytes | None:
+    if key == "__debezium.context.runId" and value is not None and _UUID.fullmatch(value):
+        return b"<run id>"
+    return value
+
+
+def _compare_pair(
+    area: str, topic: str, index: str, a: Record, b: Record, dbz: Captured, ours: Captured
+) -> list[Difference]:
+    diffs: list[Difference] = []
+    norm = {
+        "data": _Normaliser.envelope,
+        "schema-changes": _Normaliser.envelope,
+        "history": _Normaliser.history,
+        "offsets": _Normaliser.offset,
+    }[area]
+    ka, kb = dbz.normalise_bytes(a.key), ours.normalise_bytes(b.key)
+    if area == "offsets":
+        found: list[tuple[str, Any, Any]] = []
+        _diff_values(_loads(ka), _loads(kb), "key", found)
+    elif ka != kb:
+        found = [
+            ("key<bytes>", (ka or b"").decode("utf-8", "replace"), (kb or b"").decode("utf-8", "replace"))
+        ]
+    else:
+        found = []
+    va = norm(_loads(dbz.normalise_bytes(a.value)))
+    vb = norm(_loads(ours.normalise_bytes(b.value)))
+    _diff_values(va, vb, "value", found)
+    ha = [(k, _header_value(k, dbz.normalise_bytes(v))) for k, v in a.headers]
+    hb = [(k, _header_value(k, ours.normalise_bytes(v))) for k, v in b.headers]
+    if ha != hb:
+        da, db_ = dict(ha), dict(hb)
+        for k in sorted(set(da) | set(db_)):
+            if da.get(k, b"<absent>") != db_.get(k, b"<absent>"):
+                found.append(
+                    (
+                        f"header.{k}",
+                        (da.get(k) or b"<absent>").decode("utf-8", "replace"),
+                        (db_.get(k) or b"<absent>").decode("utf-8", "replace"),
+                    )
+                )
+    for path, x, y in found:
+        diffs.append(Difference(area, topic, index, path, _short(x), _short(y)))
+    return diffs
+
+
+def _in_snapshot(rec: Record) -> bool:
+    value = rec.value_json()
+    if not isinstance(value, dict):
+        return False
+    payload = value.get("payload", value)
+    marker = (payload.get("position") or {}).get("snapshot") or (payload.get("source") or {}).get("snapshot")
+    return marker not in (None, False, "false")
+
+
+def _snapshot_sorted(records: list[Record], side: Captured) -> list[Record]:
+    """The snapshot's DDL records sorted (by key, operation and statement), the rest in order."""
+    snapshot = sorted((r for r in records if _in_snapshot(r)), key=lambda r: _signature(r, side))
+    return snapshot + [r for r in records if not _in_snapshot(r)]
+
+
+def _compare_lists(
+    area: str, topic: str, a: list[Record], b: list[Record], dbz: Captured, ours: Captured
+) -> list[Difference]:
+    if area in ("history", "schema-changes"):
+        a, b = _snapshot_sorted(a, dbz), _snapshot_sorted(b, ours)
+    sig_a = [_signature(r, dbz) for r in a]
+    sig_b = [_signature(r, ours) for r in b]
+    diffs: list[Difference] = []
+    matcher = difflib.SequenceMatcher(a=sig_a, b=sig_b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        pairs = list(zip(range(i1, i2), range(j1, j2), strict=False))
+        for i, j in pairs:
+            diffs.extend(_compare_pair(area, topic, f"dbz#{i}/cdc#{j}", a[i], b[j], dbz, ours))
+        if tag == "equal":
+            continue
+        for i in range(i1 + len(pairs), i2):
+            diffs.append(Difference(area, topic, f"dbz#{i}", "<record>", _describe(a[i], dbz), "<absent>"))
+        for j in range(j1 + len(pairs), j2):
+            diffs.append(Difference(area, topic, f"cdc#{j}", "<record>", "<absent>", _describe(b[j], ours)))
+    return diffs
+
+
+def _describe(rec: Record, side: Captured) -> str:
+    return _short(_signature(rec, side) or "<tombstone>", 120)
+
+
+def _offsets(side: Captured) -> tuple[Record | None, list[str], list[str]]:
+    """The last offset record, the field-name sets of the streaming offsets and those of the offsets
+    written while the snapshot ran (``snapshot`` set, with its value)."""
+    streaming: set[str] = set()
+    snapshot: set[str] = set()
+    last = None
+    for rec in side.offsets:
+        value = rec.value_json()
+        if not isinstance(value, dict):
+            continue
+        if value.get("snapshot") not in (None, False, "false"):
+            snapshot.add(",".join(sorted(value)) + f" snapshot={value['snapshot']}")
+        else:
+            streaming.add(",".join(sorted(value)))
+        last = rec
+    return last, sorted(streaming), sorted(snapshot)
+
+
+def compare(dbz: Captured, ours: Captured) -> list[Difference]:
+    """Every difference between Debezium's records (``dbz``) and ours, in topic order."""
+    diffs: list[Difference] = []
+    by_a = {dbz.normalise_text(t): records for t, records in dbz.data.items()}
+    by_b = {ours.normalise_text(t): records for t, records in ours.data.items()}
+    for topic in sorted(set(by_a) | set(by_b)):
+        diffs.extend(_compare_lists("data", topic, by_a.get(topic, []), by_b.get(topic, []), dbz, ours))
+    diffs.extend(
+        _compare_lists("schema-changes", "<prefix>", dbz.schema_changes, ours.schema_changes, dbz, ours)
+    )
+    diffs.extend(_compare_lists("history", "<history>", dbz.history, ours.history, dbz, ours))
+    last_a, shapes_a, snap_a = _offsets(dbz)
+    last_b, shapes_b, snap_b = _offsets(ours)
+    # which offsets a worker happens to commit depends on timing (a flush every second): every field set
+    # cdc committed must be one Debezium committed too; in-snapshot ones are compared when both have one
+    if snap_a and snap_b and snap_a != snap_b:
+        diffs.append(
+            Difference("offsets", "<offsets>", "all", "<snapshot field sets>", str(snap_a), str(snap_b))
+        )
+    if not set(shapes_b) <= set(shapes_a):
+        diffs.append(
+            Difference(
+                "offsets", "<offsets>", "all", "<field sets>", _short(shapes_a, 400), _short(shapes_b, 400)
+            )
+        )
+    if last_a is None or last_b is None:
+        if last_a is not last_b:
+            diffs.append(
+                Difference(
+                    "offsets",
+                    "<offsets>",
+                    "last",
+                    "<record>",
+                    str(last_a is not None),
+                    str(last_b is not None),
+                )
+            )
+    else:
+        diffs.extend(_compare_pair("offsets", "<offsets>", "last", last_a, last_b, dbz, ours))
+    return diffs
+
+
+@dataclass(frozen=True)
+class Intentional:
+    pattern: str
+    reason: str
+
+
+def load_intentional(doc: Path) -> list[Intentional]:
+    """The rows of the table under ``## Intentional differences`` in ``doc``: ``| `pattern` | reason |``."""
+    if not doc.exists():
+        return []
+    rows: list[Intentional] = []
+    inside = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            inside = line.strip().lower() == "## intentional differences"
+            continue
+        if inside and line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 2 and cells[0].startswith("`") and cells[0].endswith("`"):
+                rows.append(Intentional(cells[0].strip("`"), cells[1]))
+    return rows
+
+
+def _reason(diff: Difference, intentional: Iterable[Intentional]) -> str | None:
+    for item in intentional:
+        if fnmatch.fnmatchcase(diff.kind, item.pattern):
+            return item.reason
+    return None
+
+
+def unexplained(diffs: Iterable[Difference], intentional: list[Intentional]) -> list[Difference]:
+    return [d for d in diffs if _reason(d, intentional) is None]
+
+
+def render(diffs: list[Difference], intentional: list[Intentional], examples: int = 1) -> str:
+    """A markdown table, one row per kind of difference: count, first example, intentional or not."""
+    kinds: dict[str, list[Difference]] = {}
+    for d in diffs:
+        kinds.setdefault(d.kind, []).append(d)
+    lines = [
+        "| kind of difference | n | example (record) | Debezium | cdc | status |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, items in kinds.items():
+        reason = _reason(items[0], intentional)
+        status = f"intentional: {reason}" if reason else "**UNEXPLAINED**"
+        for d in items[:examples]:
+            example = f"`{_cell(d.debezium)}` | `{_cell(d.cdc)}`"
+            lines.append(f"| `{kind}` | {len(items)} | {d.index} | {example} | {status} |")
+    if not kinds:
+        lines.append("| (none) | 0 | | | | |")
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")

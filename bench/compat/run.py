@@ -1,0 +1,328 @@
+"""``make compat``: the real Debezium and cdc capture one database side by side; their records are compared.
+
+A run makes a database of its own (``compat_<tag>``, :mod:`bench.compat.workload`), starts Apache Kafka
+Connect with Debezium's MariaDB connector (jars from Maven Central through :mod:`bench.jars`) and a
+``cdc distributed`` worker (:mod:`bench.workers`), each with its own group, internal topics, topic prefix
+(``dbz_<tag>``/``cdc_<tag>``) and history topic, JsonConverter with schemas on. Both snapshot the database;
+once both emitted their last snapshot record, the streaming workload runs; once both have its last insert,
+both workers are stopped (a final offset commit each) and every topic is read back and compared
+(:mod:`bench.compat.compare`). The comparison is then run once more on a copy of cdc's records with one
+value changed, and must find exactly that change (the self-test).
+
+Exit status: 0 when every difference is listed as intentional in ``docs/debezium-compatibility.md``, 1 when
+one is not, 2 when the self-test fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+from bench import jars
+from bench.compat import compare as cmp
+from bench.compat import workload
+from bench.stack import Stack, unique
+from bench.workers import WorkerProcess, WorkerSpec, cdc_worker, connect_worker, free_port, worker_properties
+
+__all__ = ["Side", "connector_config", "main", "read_topic", "run_compat"]
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "debezium-compatibility.md"
+CONNECTOR = "compat"
+MARIADB_CONNECTOR = "io.debezium.connector.mariadb.MariaDbConnector"
+
+
+@dataclass
+class Side:
+    """One contender: its worker, its names."""
+
+    name: str  # "debezium" | "cdc"
+    prefix: str
+    group: str
+    server_id: int
+    spec: WorkerSpec | None = None
+    worker: WorkerProcess | None = None
+    extra_config: dict[str, str] = field(default_factory=dict)
+    shared_offsets: str | None = None  # another worker's offsets topic (a hand-over)
+
+    @property
+    def history_topic(self) -> str:
+        return f"{self.prefix}-history"
+
+    @property
+    def offsets_topic(self) -> str:
+        return self.shared_offsets or f"{self.group}-offsets"
+
+    def topics(self, stack: Stack) -> list[str]:
+        own = [t for t in stack.topics_with_prefix(self.prefix)]
+        return [
+            *own,
+            f"__debezium-heartbeat.{self.prefix}",
+            f"{self.group}-configs",
+            self.offsets_topic,
+            f"{self.group}-status",
+        ]
+
+
+def connector_config(side: Side, stack: Stack, databases: list[str]) -> dict[str, str]:
+    """What a Debezium user writes for this capture; the same keys for both sides."""
+    return {
+        "connector.class": MARIADB_CONNECTOR,
+        "tasks.max": "1",
+        "database.hostname": stack.mysql_host,
+        "database.port": str(stack.mysql_port),
+        "database.user": "cdc",
+        "database.password": "cdc",
+        "database.server.id": str(side.server_id),
+        "topic.prefix": side.prefix,
+        "database.include.list": ",".join(databases),
+        "include.schema.changes": "true",
+        "snapshot.locking.mode": "none",
+        "schema.history.internal.kafka.bootstrap.servers": stack.bootstrap,
+        "schema.history.internal.kafka.topic": side.history_topic,
+        "schema.history.internal.store.only.captured.databases.ddl": "true",
+        **side.extra_config,
+    }
+
+
+def worker_spec(side: Side, stack: Stack, workdir: Path, cache: Path, python: str) -> WorkerSpec:
+    props = worker_properties(
+        stack.bootstrap,
+        side.group,
+        free_port(),
+        {
+            "key.converter.schemas.enable": "true",
+            "value.converter.schemas.enable": "true",
+            "offset.flush.interval.ms": "1000",
+            "offset.storage.topic": side.offsets_topic,
+        },
+    )
+    if side.name == "debezium":
+        plugin = jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
+        return connect_worker(workdir, cache, props, plugin_path=plugin)
+    return cdc_worker(workdir, python, props)
+
+
+def read_topic(bootstrap: str, topic: str, timeout: float = 30.0) -> list[cmp.Record]:
+    """Every record of ``topic`` up to its end now (all partitions, in partition then offset order)."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": unique("compat-read"), "enable.auto.commit": False}
+    )
+    try:
+        meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return []
+        out: list[cmp.Record] = []
+        for p in sorted(meta.partitions):
+            tp = TopicPartition(topic, p)
+            low, high = consumer.get_watermark_offsets(tp, timeout=10, cached=False)
+            if high <= low:
+                continue
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING)])
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error() is not None:
+                    continue
+                out.append(cmp.Record(msg.key(), msg.value(), list(msg.headers() or [])))
+                if msg.offset() >= high - 1:
+                    break
+            else:
+                raise TimeoutError(f"could not read {topic}[{p}] to its end {high}")
+        return out
+    finally:
+        consumer.close()
+
+
+def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
+    """Read back everything ``side`` wrote."""
+    got = cmp.Captured(side.name, side.prefix, names)
+    for topic in stack.topics_with_prefix(side.prefix + "."):
+        got.data[topic.removeprefix(side.prefix + ".")] = read_topic(stack.bootstrap, topic)
+    heartbeat = read_topic(stack.bootstrap, f"__debezium-heartbeat.{side.prefix}")
+    if heartbeat:
+        got.data["__debezium-heartbeat"] = heartbeat
+    got.schema_changes = read_topic(stack.bootstrap, side.prefix)
+    got.history = read_topic(stack.bootstrap, side.history_topic)
+    got.offsets = [
+        r for r in read_topic(stack.bootstrap, side.offsets_topic) if r.key and side.prefix.encode() in r.key
+    ]
+    return got
+
+
+def _payloads(stack: Stack, side: Side, suffix: str) -> list[Any]:
+    out = []
+    for rec in read_topic(stack.bootstrap, f"{side.prefix}.{suffix}"):
+        value = rec.value_json()
+        if isinstance(value, dict):
+            out.append(value.get("payload", value))
+    return out
+
+
+def wait_for(what: str, test: Callable[[], bool], sides: list[Side], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not test():
+        for side in sides:
+            assert side.worker is not None
+            try:
+                status = side.worker.status(CONNECTOR)
+            except RuntimeError:  # 404 until the worker wrote the connector's first status
+                continue
+            if "FAILED" in json.dumps(status):
+                raise RuntimeError(
+                    f"{side.name}: connector failed waiting for {what}: {json.dumps(status)[:3000]}"
+                )
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(1.0)
+
+
+def snapshot_done(stack: Stack, side: Side) -> bool:
+    for topic in stack.topics_with_prefix(side.prefix + "."):
+        for rec in read_topic(stack.bootstrap, topic):
+            value = rec.value_json()
+            source = (value or {}).get("payload", {}).get("source") if isinstance(value, dict) else None
+            if isinstance(source, dict) and source.get("snapshot") == "last":
+                return True
+    return False
+
+
+def self_test(dbz: cmp.Captured, ours: cmp.Captured) -> str | None:
+    """Alter one value in a copy of cdc's records; the comparison must report exactly that path."""
+    import copy
+
+    altered = copy.deepcopy(ours)
+    for records in altered.data.values():
+        for i, rec in enumerate(records):
+            value = rec.value_json()
+            after = value.get("payload", {}).get("after") if isinstance(value, dict) else None
+            if isinstance(after, dict) and "id" in after and isinstance(after["id"], int):
+                after["id"] += 1_000_000
+                records[i] = cmp.Record(rec.key, json.dumps(value).encode(), rec.headers)
+                before = {(d.kind, d.index) for d in cmp.compare(dbz, ours)}
+                now = [d for d in cmp.compare(dbz, altered) if (d.kind, d.index) not in before]
+                if not any(d.path == "value.payload.after.id" for d in now):
+                    return f"the altered id was not reported (new differences: {now[:3]})"
+                return None
+    return "no record with an integer after.id to alter"
+
+
+def run_compat(args: argparse.Namespace) -> int:
+    stack = Stack(REPO)
+    cache = Path(args.cache).expanduser()
+    workdir = Path(args.workdir or (cache / "compat" / unique("run")))
+    workdir.mkdir(parents=True, exist_ok=True)
+    tag = unique("x").split("-", 1)[1].replace("-", "_")
+    db, other = f"compat_{tag}", f"compat_{tag}_o"
+    names = {db: "<db>", other: "<other>"}
+    sides = [
+        Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + int(tag[-4:], 16) % 500),
+        Side("cdc", f"cdc_{tag}", f"compat-cdc-{tag}", 6000 + int(tag[-4:], 16) % 500),
+    ]
+    print(f"[compat] database {db}; prefixes {sides[0].prefix}, {sides[1].prefix}; workdir {workdir}")
+    stack.sql(workload.snapshot_sql(db))
+    jars.connect_libs(cache)
+    jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
+    try:
+        for side in sides:
+            side.spec = worker_spec(side, stack, workdir, cache, args.python)
+            side.worker = WorkerProcess(side.spec)
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda s: s.worker.wait_ready(), sides))  # type: ignore[union-attr]
+        for side in sides:
+            assert side.worker is not None
+            side.worker.create_connector(CONNECTOR, connector_config(side, stack, [db, other]))
+        wait_for("both snapshots", lambda: all(snapshot_done(stack, s) for s in sides), sides, 300)
+        print("[compat] both snapshots ended; streaming workload")
+        stack.sql(workload.streaming_sql(db, other))
+        end = f"{db}.{workload.END_TABLE}"
+        wait_for("the last streamed insert", lambda: all(_payloads(stack, s, end) for s in sides), sides, 300)
+        time.sleep(3)
+    finally:
+        for side in sides:
+            if side.worker is not None:
+                side.worker.stop()
+    got = {side.name: capture(side, stack, names) for side in sides}
+    versions = {
+        "Kafka Connect": jars.CONNECT_VERSION,
+        "Debezium": f"debezium-connector-mariadb {jars.DEBEZIUM_VERSION}",
+        "MariaDB": stack.sql("SELECT VERSION();").strip(),
+        "Java": jars.java_version(),
+    }
+    diffs = cmp.compare(got["debezium"], got["cdc"])
+    intentional = cmp.load_intentional(DOC)
+    bad = cmp.unexplained(diffs, intentional)
+    failed_self_test = self_test(got["debezium"], got["cdc"])
+    counts = {
+        side: {
+            "data records": sum(len(v) for v in c.data.values()),
+            "schema changes": len(c.schema_changes),
+            "history": len(c.history),
+            "offsets": len(c.offsets),
+        }
+        for side, c in got.items()
+    }
+    report = "\n".join(
+        [
+            "versions: " + "; ".join(f"{k} {v}" for k, v in versions.items()),
+            "records: " + "; ".join(f"{s}: {json.dumps(c)}" for s, c in counts.items()),
+            "ignored: " + "; ".join(cmp.IGNORED),
+            "",
+            cmp.render(diffs, intentional),
+            "",
+            f"{len(diffs)} differences in {len({d.kind for d in diffs})} kinds; "
+            f"{len(bad)} unexplained in {len({d.kind for d in bad})} kinds; "
+            "self-test: "
+            + (f"FAILED: {failed_self_test}" if failed_self_test else "the altered value was found"),
+        ]
+    )
+    print(report)
+    (workdir / "report.md").write_text(report + "\n", encoding="utf-8")
+    if args.dump:
+        for side, c in got.items():
+            dump = {
+                "data": {t: [_rec(r) for r in rs] for t, rs in c.data.items()},
+                "schema_changes": [_rec(r) for r in c.schema_changes],
+                "history": [_rec(r) for r in c.history],
+                "offsets": [_rec(r) for r in c.offsets],
+            }
+            (workdir / f"{side}.json").write_text(json.dumps(dump, indent=1, ensure_ascii=False))
+    if not args.keep:
+        stack.delete_topics([t for s in sides for t in s.topics(stack)])
+        stack.sql(f"DROP DATABASE IF EXISTS `{db}`; DROP DATABASE IF EXISTS `{other}`;")
+    if failed_self_test:
+        return 2
+    return 1 if bad else 0
+
+
+def _rec(r: cmp.Record) -> dict[str, Any]:
+    return {
+        "key": r.key_json(),
+        "value": r.value_json(),
+        "headers": [[k, (v or b"").decode("utf-8", "replace")] for k, v in r.headers],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.compat", description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", default="~/.cache/cdc")
+    parser.add_argument("--workdir")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--keep", action="store_true", help="keep the database and topics")
+    parser.add_argument("--dump", action="store_true", help="write each side's records as JSON")
+    parser.add_argument("--handover", action="store_true", help="hand a running capture over, both ways")
+    args = parser.parse_args(argv)
+    if args.handover:
+        from bench.compat.handover import run_handover
+
+        return run_handover(args)
+    return run_compat(args)

@@ -1,0 +1,40 @@
+"""Debezium's ``__debezium.context.*`` headers, on every record a connector task returns.
+
+Debezium 3.x (``extended.headers.enabled``, on by default) adds four string headers to each record:
+the logical name (``topic.prefix``), the task id, the connector's short name (``mysql``/``mariadb``)
+and a run id, a time-ordered UUID (version 7) made when the task starts, so a consumer can tell the
+records of one run from another's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+from cdc.api.records import Header
+from cdc.api.schema import STRING_SCHEMA
+
+__all__ = ["context_headers", "uuid7"]
+
+_PREFIX = "__debezium.context."
+
+
+def uuid7(now_ms: int | None = None) -> uuid.UUID:
+    """RFC 9562's version 7: 48 bits of Unix milliseconds, then random bits."""
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64
+    value |= (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return uuid.UUID(int=value)
+
+
+def context_headers(logical_name: str, connector: str, task_id: str = "0") -> list[Header]:
+    """The headers in Debezium's order; ``Header`` is immutable, so one list serves every record."""
+    items = (
+        ("connectorLogicalName", logical_name),
+        ("taskId", task_id),
+        ("connectorName", connector),
+        ("runId", str(uuid7())),
+    )
+    return [Header(_PREFIX + name, STRING_SCHEMA, value) for name, value in items]
