@@ -31,6 +31,9 @@ class Filters:
         self.col_exclude = _compile(settings["column.exclude.list"])
         self.ignore_builtin = bool(settings["table.ignore.builtin"])
         self.snapshot_include = _compile(settings["snapshot.include.collection.list"])
+        signal = settings["signal.data.collection"]
+        # The signal table is always captured: its rows are signals and watermarks (as Debezium does).
+        self.signal_table = TableId.parse(str(signal)) if signal else None
         self._tables: dict[TableId, bool] = {}  # the filters never change: one regex pass per table
 
     def database(self, name: str) -> bool:
@@ -49,6 +52,8 @@ class Filters:
         return known
 
     def _table(self, table_id: TableId) -> bool:
+        if table_id == self.signal_table:
+            return True
         if not self.database(table_id.database):
             return False
         text = str(table_id)

@@ -47,6 +47,7 @@ from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
+from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 
 __all__ = ["STREAM_EVENTS", "BinlogPurgedError", "Streamer"]
 
@@ -117,6 +118,8 @@ class Streamer:
         self._last_emit = time.monotonic()
         self.event_start = 4
         self._gtids = _CompletedGtids(mariadb)
+        self.hooks: StreamHooks = NO_HOOKS
+        """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -139,6 +142,13 @@ class Streamer:
         self.completed_gtids = start.gtids
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
+        try:
+            self.hooks.on_start()
+            self._run()
+        finally:
+            self.hooks.close()
+
+    def _run(self) -> None:
         backoff = 1.0
         while not self.stopping.is_set():
             resume = self.checkpoint()
@@ -207,6 +217,8 @@ class Streamer:
                 self._dispatch(event)
                 if self.stopping.is_set():
                     return
+                if not self.in_tx:
+                    self.hooks.on_idle()
                 self._maybe_heartbeat()
         finally:
             reader.close()
@@ -355,6 +367,7 @@ class Streamer:
             )
             return
         if records:
+            self.hooks.on_rows(table_id, records)
             self._emit(records)
 
     def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
@@ -439,7 +452,7 @@ class Streamer:
 
     def _emit(self, records: list[SourceRecord]) -> None:
         self._last_emit = time.monotonic()
-        if not self.emit(records):
+        if not self.emit(self.hooks.decorate(records)):
             raise InterruptedError("stopping")
 
     def _maybe_heartbeat(self) -> None:
@@ -448,7 +461,7 @@ class Streamer:
         if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
             self._last_emit = time.monotonic()
             record = self.schema_events.heartbeat(self.checkpoint().to_dict())
-            self.emit([record])
+            self.emit(self.hooks.decorate([record]))
 
     def heartbeat_now(self) -> None:
         """Called by the idle loop: a heartbeat if due, outside transactions."""

@@ -30,11 +30,21 @@ from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
+from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
+from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
+from cdc.mysql.signals import (
+    ChannelPoller,
+    FileChannel,
+    KafkaChannel,
+    SignalActions,
+    SignalChannel,
+    SignalProcessor,
+)
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.streaming import Streamer
 
@@ -114,6 +124,9 @@ class MySqlSourceTask(SourceTask):
             streaming_metrics,
             server.mariadb,
         )
+        self.streamer.hooks = self._signals(
+            settings, schema, events, filters, snapshot_metrics, stored if plan == "stream" else None
+        )
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
@@ -123,6 +136,43 @@ class MySqlSourceTask(SourceTask):
             daemon=True,
         )
         self.thread.start()
+
+    def _signals(
+        self,
+        settings: MySqlSettings,
+        schema: SchemaState,
+        events: EventFactory,
+        filters: Filters,
+        metrics: SnapshotMetrics,
+        stored: Mapping[str, Any] | None,
+    ) -> SignalProcessor:
+        """The signal channels, the incremental and blocking snapshots, as the streamer's hooks."""
+        streamer = self.streamer
+        assert streamer is not None
+        context = IncrementalContext.from_offset(stored)
+        if context.running:
+            log.info("The offsets hold an unfinished incremental snapshot of %s", context.collections_json())
+        incremental = IncrementalSnapshot(
+            settings, schema, events, self._emit, self.stopping, metrics, filters.signal_table, context
+        )
+        blocking = BlockingSnapshotter(
+            settings, schema, events, self._emit, self.stopping, incremental.expand, filters.table
+        )
+        channels: list[SignalChannel] = []
+        enabled = {str(c).strip().lower() for c in settings["signal.enabled.channels"]}
+        if "file" in enabled:
+            channels.append(FileChannel(str(settings["signal.file"])))
+        if "kafka" in enabled:
+            channels.append(KafkaChannel(settings))
+        poller = ChannelPoller(channels, int(settings["signal.poll.interval.ms"]) / 1000, self.stopping)
+        actions = SignalActions(incremental, blocking, settings.prefix)
+        processor = SignalProcessor(incremental, actions, poller, filters.signal_table, "source" in enabled)
+
+        def position() -> dict[str, Any]:
+            return context.store(streamer.checkpoint().to_dict())
+
+        actions.position = blocking.position = position
+        return processor
 
     def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
         from cdc.history.store import history_from_config

@@ -1,0 +1,158 @@
+"""The signal channels besides the signal table: a file of JSON lines, and a Kafka topic.
+
+Both are read every ``signal.poll.interval.ms`` by :class:`ChannelPoller`'s thread; the signals wait in a
+queue until the streamer reaches a point between transactions. ``file`` (``signal.file``) is emptied
+after each read, as Debezium does. ``kafka`` (``signal.kafka.topic``, default ``<prefix>-signal``) reads
+partition 0 of the topic with the group ``signal.kafka.groupId`` and the ``signal.consumer.*`` settings;
+only records whose key is the connector's ``topic.prefix`` are signals; the group's offset is committed
+once the signals read are queued, so a restarted task does not act on them again.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from pathlib import Path
+from typing import Any
+
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.signals.record import SignalError, SignalRecord, parse_signal_json
+
+__all__ = ["ChannelPoller", "FileChannel", "KafkaChannel", "SignalChannel"]
+
+log = logging.getLogger(__name__)
+
+
+class SignalChannel:
+    name = ""
+
+    def read(self) -> list[SignalRecord]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the channel holds."""
+
+
+class FileChannel(SignalChannel):
+    name = "file"
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        log.info("Reading '%s' for signals", self.path.absolute())
+
+    def read(self) -> list[SignalRecord]:
+        if not self.path.is_file():
+            return []
+        lines = self.path.read_text().splitlines()
+        if not lines:
+            return []
+        self.path.write_text("")
+        out = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                out.append(parse_signal_json(line, self.name))
+            except SignalError as exc:
+                log.warning("Skipped signal line %r of %s: %s", line, self.path, exc)
+        return out
+
+
+class KafkaChannel(SignalChannel):
+    name = "kafka"
+
+    def __init__(self, settings: MySqlSettings) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        self.prefix = settings.prefix
+        self.topic = str(settings["signal.kafka.topic"] or f"{settings.prefix}-signal")
+        self.timeout = int(settings["signal.kafka.poll.timeout.ms"]) / 1000
+        bootstrap = settings["signal.kafka.bootstrap.servers"]
+        if not bootstrap:
+            raise SignalError("the kafka signal channel needs signal.kafka.bootstrap.servers")
+        config: dict[str, Any] = {
+            "bootstrap.servers": bootstrap,
+            "group.id": settings["signal.kafka.groupId"],
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": 10000,
+        }
+        for key, value in settings.raw.items():
+            if key.startswith("signal.consumer."):
+                config[key[len("signal.consumer.") :]] = value
+        self.consumer = Consumer(config)
+        self.consumer.assign([TopicPartition(self.topic, 0)])
+        log.info("Subscribed to the signal topic '%s'", self.topic)
+
+    def read(self) -> list[SignalRecord]:
+        out: list[SignalRecord] = []
+        messages = self.consumer.consume(100, self.timeout)
+        for message in messages:
+            if message.error():
+                log.warning("Signal topic '%s': %s", self.topic, message.error())
+                continue
+            raw_key = message.key()
+            key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
+            if key != self.prefix:
+                log.info("Signal key '%s' doesn't match the connector's name '%s'", key, self.prefix)
+                continue
+            value = message.value()
+            if not value:
+                continue
+            try:
+                out.append(parse_signal_json(value.decode(), self.name))
+            except SignalError as exc:
+                log.warning("Skipped signal at offset %d of '%s': %s", message.offset(), self.topic, exc)
+        if messages:
+            self.consumer.commit(asynchronous=False)
+        return out
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class ChannelPoller:
+    """Reads the external channels in a thread into a queue the streamer drains between transactions."""
+
+    def __init__(self, channels: list[SignalChannel], interval_s: float, stopping: threading.Event) -> None:
+        self.channels = channels
+        self.interval_s = interval_s
+        self.stopping = stopping
+        self.signals: queue.Queue[SignalRecord] = queue.Queue()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.channels and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="signal-channels", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self.stopping.is_set() and not self._done.is_set():
+            for channel in self.channels:
+                try:
+                    for signal in channel.read():
+                        self.signals.put(signal)
+                except Exception:
+                    log.warning("Reading the %s signal channel failed", channel.name, exc_info=True)
+            if self._done.wait(self.interval_s):
+                break
+
+    def drain(self) -> list[SignalRecord]:
+        out = []
+        while True:
+            try:
+                out.append(self.signals.get_nowait())
+            except queue.Empty:
+                return out
+
+    def close(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        for channel in self.channels:
+            try:
+                channel.close()
+            except Exception:
+                log.debug("Closing the %s signal channel failed", channel.name, exc_info=True)

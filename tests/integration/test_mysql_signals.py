@@ -1,0 +1,375 @@
+"""Signals and incremental snapshots through a real worker, MariaDB and Kafka, with the JSON a Debezium
+user sends.
+
+Each test runs the MySQL connector in an in-process standalone worker on a database of its own, sends
+signals through one channel (the signal table, a file, a Kafka topic) and reads the topics back. The
+incremental snapshot runs while a writer updates, inserts and deletes rows: the topic reduced by key
+must equal the table at the end, and no ``op=r`` record may follow a newer change of its key (stale).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from cdc.worker.runtime import ConnectRuntime, build_standalone
+
+pytestmark = pytest.mark.integration
+
+SIGNAL_DDL = (
+    "CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, "
+    "data VARCHAR(2048) NULL)"
+)
+
+
+@pytest.fixture
+def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
+    runtime = _runtime(tmp_path, kafka)
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+def _runtime(tmp_path: Path, kafka: Any) -> ConnectRuntime:
+    runtime = build_standalone(
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "false",
+            "value.converter.schemas.enable": "false",
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+            "offset.flush.interval.ms": "300",
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
+    runtime.start()
+    return runtime
+
+
+def _config(mysql_db: Any, prefix: str, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+        "tasks.max": "1",
+        "database.hostname": mysql_db.host,
+        "database.port": str(mysql_db.port),
+        "database.user": mysql_db.user,
+        "database.password": mysql_db.password,
+        "database.server.id": str(random.randint(100_000, 4_000_000)),
+        "topic.prefix": prefix,
+        "database.include.list": mysql_db.name,
+        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+        "signal.data.collection": f"{mysql_db.name}.debezium_signal",
+        "snapshot.mode": "no_data",
+        "incremental.snapshot.chunk.size": "100",
+        **extra,
+    }
+
+
+def _start(worker: ConnectRuntime, name: str, config: dict[str, str], **body: Any) -> None:
+    base = worker.url.rstrip("/")
+    response = requests.post(f"{base}/connectors", json={"name": name, "config": config, **body}, timeout=30)
+    assert response.status_code in (200, 201), response.text
+    if body.get("initial_state") == "STOPPED":
+        return
+    _await_running(worker, name)
+
+
+def _await_running(worker: ConnectRuntime, name: str) -> None:
+    base = worker.url.rstrip("/")
+    deadline = time.monotonic() + 60
+    while True:
+        status = requests.get(f"{base}/connectors/{name}/status", timeout=30)
+        tasks = status.json().get("tasks", []) if status.ok else []
+        if tasks and tasks[0]["state"] == "RUNNING":
+            return
+        if tasks and tasks[0]["state"] == "FAILED":
+            pytest.fail(f"task of {name} failed: {tasks[0].get('trace')}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"task of {name} not running after 60 s: {status.text}")
+        time.sleep(0.3)
+
+
+def _create_items(mysql_db: Any, rows: int, table: str = "items") -> None:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute(
+            f"CREATE TABLE {table} (id INT PRIMARY KEY AUTO_INCREMENT, version INT NOT NULL, "
+            "payload VARCHAR(40))"
+        )
+        cur.executemany(
+            f"INSERT INTO {table} (version, payload) VALUES (1, %s)", [(f"p{i}",) for i in range(rows)]
+        )
+
+
+def _create_signal_table(mysql_db: Any) -> None:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute(SIGNAL_DDL)
+
+
+def _signal(mysql_db: Any, signal_id: str, kind: str, data: Any) -> None:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO debezium_signal VALUES (%s, %s, %s)",
+            (signal_id, kind, data if isinstance(data, str) or data is None else json.dumps(data)),
+        )
+
+
+class Writer(threading.Thread):
+    """Updates (bumping ``version``), inserts and deletes, in small transactions."""
+
+    def __init__(self, mysql_db: Any, table: str = "items") -> None:
+        super().__init__(daemon=True)
+        self.conn = mysql_db.connect(autocommit=False)
+        self.table = table
+        self.stop_event = threading.Event()
+        self.rng = random.Random(11)
+        self.transactions = 0
+
+    def run(self) -> None:
+        with self.conn.cursor() as cur:
+            while not self.stop_event.is_set():
+                cur.execute(f"SELECT MAX(id) FROM {self.table}")
+                top = int(cur.fetchone()[0] or 1)
+                ids = [self.rng.randint(1, top) for _ in range(4)]
+                cur.execute(
+                    f"UPDATE {self.table} SET version = version + 1 WHERE id IN ({','.join(map(str, ids[:3]))})"
+                )
+                cur.execute(f"INSERT INTO {self.table} (version, payload) VALUES (1, 'new')")
+                if self.transactions % 3 == 0:
+                    cur.execute(f"DELETE FROM {self.table} WHERE id = %s", (ids[3],))
+                self.conn.commit()
+                self.transactions += 1
+                time.sleep(0.01)
+
+    def finish(self) -> None:
+        self.stop_event.set()
+        self.join(10)
+        self.conn.close()
+
+
+def _events(kafka: Any, topic: str) -> list[tuple[int, dict[str, Any] | None]]:
+    """(id, value) of every record of ``topic`` in order (value None for a tombstone)."""
+    out = []
+    for msg in kafka.read_to_end(topic, timeout=60):
+        key = json.loads(msg.key())
+        out.append((int(key["id"]), None if msg.value() is None else json.loads(msg.value())))
+    return out
+
+
+def _table(mysql_db: Any, table: str = "items") -> dict[int, int]:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"SELECT id, version FROM {table}")
+        return {int(r[0]): int(r[1]) for r in cur.fetchall()}
+
+
+def _reduce(events: list[tuple[int, dict[str, Any] | None]]) -> dict[int, int]:
+    state: dict[int, int] = {}
+    for key, value in events:
+        if value is None or value["after"] is None:
+            state.pop(key, None)
+        else:
+            state[key] = int(value["after"]["version"])
+    return state
+
+
+def _stale(events: list[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, int, int]]:
+    """Snapshot reads older than a change of their key already in the topic: (id, read, newest)."""
+    newest: dict[int, int] = {}
+    deleted: set[int] = set()
+    stale = []
+    for key, value in events:
+        if value is None:
+            continue
+        if value["op"] == "d":
+            deleted.add(key)
+            continue
+        version = int(value["after"]["version"])
+        if value["op"] == "r" and (key in deleted or version < newest.get(key, 0)):
+            stale.append((key, version, newest.get(key, -1)))
+        newest[key] = max(newest.get(key, 0), version)
+    return stale
+
+
+def _await_equal(kafka: Any, topic: str, mysql_db: Any, timeout: float = 120, table: str = "items") -> list[Any]:
+    expected = _table(mysql_db, table)
+    deadline = time.monotonic() + timeout
+    while True:
+        events = _events(kafka, topic)
+        reduced = _reduce(events)
+        if reduced == expected:
+            return events
+        if time.monotonic() > deadline:
+            missing = [k for k in expected if reduced.get(k) != expected[k]]
+            extra = [k for k in reduced if k not in expected]
+            pytest.fail(f"{topic}: {len(missing)} keys missing/different (e.g. {missing[:5]}), {len(extra)} extra")
+        time.sleep(1)
+
+
+# --------------------------------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("parallelism", ["1", "2", "4"])
+def test_incremental_snapshot_from_the_signal_table_under_writes(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any, parallelism: str
+) -> None:
+    prefix = kafka.topic("inc")
+    _create_items(mysql_db, 3000)
+    _create_signal_table(mysql_db)
+    _start(
+        worker,
+        "inc",
+        _config(mysql_db, prefix, **{"incremental.snapshot.parallelism": parallelism}),
+    )
+    writer = Writer(mysql_db)
+    writer.start()
+    time.sleep(1)
+    _signal(
+        mysql_db,
+        "ad-hoc-1",
+        "execute-snapshot",
+        {"data-collections": [f"{mysql_db.name}.items"], "type": "incremental"},
+    )
+    time.sleep(8)
+    writer.finish()
+    assert writer.transactions > 50
+    topic = f"{prefix}.{mysql_db.name}.items"
+    events = _await_equal(kafka, topic, mysql_db)
+    reads = [v for _, v in events if v is not None and v["op"] == "r"]
+    assert len({v["after"]["id"] for v in reads}) >= 2500
+    assert {v["source"]["snapshot"] for v in reads} == {"incremental"}
+    assert _stale(events) == []
+    # The watermarks went through the signal table, as Debezium writes them.
+    signals = [
+        json.loads(m.value())["after"]
+        for m in kafka.read_to_end(f"{prefix}.{mysql_db.name}.debezium_signal")
+        if m.value() is not None
+    ]
+    kinds = [s["type"] for s in signals]
+    assert kinds[0] == "execute-snapshot"
+    assert kinds.count("snapshot-window-open") == kinds.count("snapshot-window-close") >= 3000 // (
+        100 * int(parallelism)
+    )
+    opened = [s for s in signals if s["type"] == "snapshot-window-open"][0]
+    assert opened["id"].endswith("-open")
+    assert set(json.loads(opened["data"])) == {"openWindowTimestamp"}
+
+
+def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, tmp_path: Path) -> None:
+    """file channel: a malformed line and an unknown type are skipped; pause, resume, stop, log, and a
+    filtered snapshot (additional-conditions) with a surrogate key."""
+    prefix = kafka.topic("file")
+    _create_items(mysql_db, 1000)
+    _create_signal_table(mysql_db)
+    signal_file = tmp_path / "signals.txt"
+    _start(
+        worker,
+        "file",
+        _config(
+            mysql_db,
+            prefix,
+            **{
+                "signal.enabled.channels": "source,file",
+                "signal.file": str(signal_file),
+                "signal.poll.interval.ms": "200",
+                "incremental.snapshot.chunk.size": "50",
+            },
+        ),
+    )
+    topic = f"{prefix}.{mysql_db.name}.items"
+    lines = [
+        "not json",
+        json.dumps({"id": "x1", "type": "no-such-action", "data": {}}),
+        json.dumps({"id": "l1", "type": "log", "data": {"message": "hello from a file at {}"}}),
+        json.dumps(
+            {
+                "id": "s1",
+                "type": "execute-snapshot",
+                "data": {
+                    "data-collections": [f"{mysql_db.name}\\.it.*"],
+                    "type": "INCREMENTAL",
+                    "additional-conditions": [{"data-collection": f"{mysql_db.name}.items", "filter": "id <= 300"}],
+                    "surrogate-key": "id",
+                },
+            }
+        ),
+    ]
+    signal_file.write_text("\n".join(lines) + "\n")
+    deadline = time.monotonic() + 60
+    while len(_events(kafka, topic)) < 300:
+        assert time.monotonic() < deadline, "the filtered snapshot did not complete"
+        time.sleep(0.5)
+    time.sleep(2)
+    events = _events(kafka, topic)
+    assert sorted(k for k, _ in events) == list(range(1, 301))
+    assert signal_file.read_text() == ""
+    # pause → nothing more is read; resume → the rest; stop → nothing after.
+    signal_file.write_text(
+        json.dumps({"id": "s2", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}})
+        + "\n"
+        + json.dumps({"id": "p1", "type": "pause-snapshot", "data": {}})
+        + "\n"
+    )
+    time.sleep(4)
+    paused_count = len(_events(kafka, topic))
+    assert paused_count < 300 + 1000
+    time.sleep(2)
+    assert len(_events(kafka, topic)) == paused_count
+    signal_file.write_text(json.dumps({"id": "r1", "type": "resume-snapshot", "data": {}}) + "\n")
+    deadline = time.monotonic() + 60
+    while len(_events(kafka, topic)) < 1300:
+        assert time.monotonic() < deadline, "the resumed snapshot did not complete"
+        time.sleep(0.5)
+    # stop-snapshot of a running snapshot: no more reads after it.
+    signal_file.write_text(
+        json.dumps({"id": "s3", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}})
+        + "\n"
+        + json.dumps({"id": "t1", "type": "stop-snapshot", "data": {"type": "incremental"}})
+        + "\n"
+    )
+    time.sleep(4)
+    stopped = len(_events(kafka, topic))
+    assert stopped < 1300 + 1000
+    time.sleep(2)
+    assert len(_events(kafka, topic)) == stopped
+
+
+def test_execute_snapshot_from_kafka(worker: ConnectRuntime, mysql_db: Any, kafka: Any) -> None:
+    """kafka channel: records keyed by the topic prefix are signals; other keys are not."""
+    prefix = kafka.topic("kafka")
+    signal_topic = kafka.create_topic("signals")
+    _create_items(mysql_db, 500)
+    _create_signal_table(mysql_db)
+    _start(
+        worker,
+        "kafka",
+        _config(
+            mysql_db,
+            prefix,
+            **{
+                "signal.enabled.channels": "kafka",
+                "signal.kafka.topic": signal_topic,
+                "signal.kafka.bootstrap.servers": kafka.bootstrap_servers,
+                "signal.kafka.groupId": prefix + "signals",
+                "signal.poll.interval.ms": "200",
+            },
+        ),
+    )
+    producer = kafka.producer()
+    body = {"type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"], "type": "INCREMENTAL"}}
+    producer.produce(signal_topic, key="someone-else", value=json.dumps({"id": "k0", **body}))
+    producer.produce(signal_topic, key=prefix, value="{broken")
+    producer.produce(signal_topic, key=prefix, value=json.dumps({"id": "k1", **body}))
+    producer.flush(10)
+    topic = f"{prefix}.{mysql_db.name}.items"
+    events = _await_equal(kafka, topic, mysql_db, timeout=60)
+    assert len(events) == 500  # one snapshot, not two
+    assert {v["source"]["snapshot"] for _, v in events if v} == {"incremental"}
