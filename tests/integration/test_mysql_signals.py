@@ -124,12 +124,14 @@ def _signal(mysql_db: Any, signal_id: str, kind: str, data: Any) -> None:
 
 
 class Writer(threading.Thread):
-    """Updates (bumping ``version``), inserts and deletes, in small transactions."""
+    """Updates (bumping ``version``), inserts and deletes, in small transactions. Updates and deletes hit
+    the first ``hot`` ids, so they fall inside the snapshot's windows while those ids are read."""
 
-    def __init__(self, mysql_db: Any, table: str = "items") -> None:
+    def __init__(self, mysql_db: Any, table: str = "items", hot: int = 600) -> None:
         super().__init__(daemon=True)
         self.conn = mysql_db.connect(autocommit=False)
         self.table = table
+        self.hot = hot
         self.stop_event = threading.Event()
         self.rng = random.Random(11)
         self.transactions = 0
@@ -137,9 +139,7 @@ class Writer(threading.Thread):
     def run(self) -> None:
         with self.conn.cursor() as cur:
             while not self.stop_event.is_set():
-                cur.execute(f"SELECT MAX(id) FROM {self.table}")
-                top = int(cur.fetchone()[0] or 1)
-                ids = [self.rng.randint(1, top) for _ in range(4)]
+                ids = [self.rng.randint(1, self.hot) for _ in range(4)]
                 cur.execute(
                     f"UPDATE {self.table} SET version = version + 1 WHERE id IN ({','.join(map(str, ids[:3]))})"
                 )
@@ -148,7 +148,7 @@ class Writer(threading.Thread):
                     cur.execute(f"DELETE FROM {self.table} WHERE id = %s", (ids[3],))
                 self.conn.commit()
                 self.transactions += 1
-                time.sleep(0.01)
+                time.sleep(0.002)
 
     def finish(self) -> None:
         self.stop_event.set()
