@@ -317,7 +317,8 @@ class ConnectHerder(Herder):
         if self.membership.is_leader():
             self.config_store.put_task_configs(name, configs)
             return
-        from cdc.worker.distributed.internal import send_task_configs, signature_required
+        from cdc.worker.distributed.internal import send_task_configs
+        from cdc.worker.distributed.protocol import signature_required
 
         leader = self.membership.leader_url()
         try:
@@ -606,8 +607,7 @@ class ConnectHerder(Herder):
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
-        from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
+        from cdc.kafka.clients import client_config, to_librdkafka
 
         admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
@@ -697,7 +697,8 @@ class ConnectHerder(Herder):
     # -- internal (distributed) --------------------------------------------------------------------------
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
         """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
-        from cdc.worker.distributed.internal import check_signature, signature_required
+        from cdc.worker.distributed.internal import check_signature
+        from cdc.worker.distributed.protocol import signature_required
 
         self._require(name)
         self._require_leader()
