@@ -140,9 +140,8 @@ class Writer(threading.Thread):
         with self.conn.cursor() as cur:
             while not self.stop_event.is_set():
                 ids = [self.rng.randint(1, self.hot) for _ in range(4)]
-                cur.execute(
-                    f"UPDATE {self.table} SET version = version + 1 WHERE id IN ({','.join(map(str, ids[:3]))})"
-                )
+                listed = ",".join(map(str, ids[:3]))
+                cur.execute(f"UPDATE {self.table} SET version = version + 1 WHERE id IN ({listed})")
                 cur.execute(f"INSERT INTO {self.table} (version, payload) VALUES (1, 'new')")
                 if self.transactions % 3 == 0:
                     cur.execute(f"DELETE FROM {self.table} WHERE id = %s", (ids[3],))
@@ -199,7 +198,9 @@ def _stale(events: list[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, i
     return stale
 
 
-def _await_equal(kafka: Any, topic: str, mysql_db: Any, timeout: float = 120, table: str = "items") -> list[Any]:
+def _await_equal(
+    kafka: Any, topic: str, mysql_db: Any, timeout: float = 120, table: str = "items"
+) -> list[Any]:
     expected = _table(mysql_db, table)
     deadline = time.monotonic() + timeout
     while True:
@@ -210,7 +211,9 @@ def _await_equal(kafka: Any, topic: str, mysql_db: Any, timeout: float = 120, ta
         if time.monotonic() > deadline:
             missing = [k for k in expected if reduced.get(k) != expected[k]]
             extra = [k for k in reduced if k not in expected]
-            pytest.fail(f"{topic}: {len(missing)} keys missing/different (e.g. {missing[:5]}), {len(extra)} extra")
+            pytest.fail(
+                f"{topic}: {len(missing)} keys missing/different (e.g. {missing[:5]}), {len(extra)} extra"
+            )
         time.sleep(1)
 
 
@@ -255,10 +258,12 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     ]
     kinds = [s["type"] for s in signals]
     assert kinds[0] == "execute-snapshot"
-    assert kinds.count("snapshot-window-open") == kinds.count("snapshot-window-close") >= 3000 // (
-        100 * int(parallelism)
+    assert (
+        kinds.count("snapshot-window-open")
+        == kinds.count("snapshot-window-close")
+        >= 3000 // (100 * int(parallelism))
     )
-    opened = [s for s in signals if s["type"] == "snapshot-window-open"][0]
+    opened = next(s for s in signals if s["type"] == "snapshot-window-open")
     assert opened["id"].endswith("-open")
     assert set(json.loads(opened["data"])) == {"openWindowTimestamp"}
 
@@ -296,7 +301,9 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
                 "data": {
                     "data-collections": [f"{mysql_db.name}\\.it.*"],
                     "type": "INCREMENTAL",
-                    "additional-conditions": [{"data-collection": f"{mysql_db.name}.items", "filter": "id <= 300"}],
+                    "additional-conditions": [
+                        {"data-collection": f"{mysql_db.name}.items", "filter": "id <= 300"}
+                    ],
                     "surrogate-key": "id",
                 },
             }
@@ -313,7 +320,9 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
     assert signal_file.read_text() == ""
     # pause → nothing more is read; resume → the rest; stop → nothing after.
     signal_file.write_text(
-        json.dumps({"id": "s2", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}})
+        json.dumps(
+            {"id": "s2", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}}
+        )
         + "\n"
         + json.dumps({"id": "p1", "type": "pause-snapshot", "data": {}})
         + "\n"
@@ -330,7 +339,9 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
         time.sleep(0.5)
     # stop-snapshot of a running snapshot: no more reads after it.
     signal_file.write_text(
-        json.dumps({"id": "s3", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}})
+        json.dumps(
+            {"id": "s3", "type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"]}}
+        )
         + "\n"
         + json.dumps({"id": "t1", "type": "stop-snapshot", "data": {"type": "incremental"}})
         + "\n"
@@ -364,7 +375,10 @@ def test_execute_snapshot_from_kafka(worker: ConnectRuntime, mysql_db: Any, kafk
         ),
     )
     producer = kafka.producer()
-    body = {"type": "execute-snapshot", "data": {"data-collections": [f"{mysql_db.name}.items"], "type": "INCREMENTAL"}}
+    body = {
+        "type": "execute-snapshot",
+        "data": {"data-collections": [f"{mysql_db.name}.items"], "type": "INCREMENTAL"},
+    }
     producer.produce(signal_topic, key="someone-else", value=json.dumps({"id": "k0", **body}))
     producer.produce(signal_topic, key=prefix, value="{broken")
     producer.produce(signal_topic, key=prefix, value=json.dumps({"id": "k1", **body}))
