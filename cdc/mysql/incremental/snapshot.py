@@ -331,7 +331,7 @@ class IncrementalSnapshot:
                 current.table,
                 scanned,
             )
-            log.info(
+            log.debug(
                 "Incremental snapshot chunk %s of '%s': %d rows up to key %s",
                 chunk_id,
                 current.table,
