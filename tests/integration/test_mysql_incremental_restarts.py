@@ -72,7 +72,8 @@ def test_kill_9_during_an_incremental_snapshot_under_writes(
 ) -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute(
-            "CREATE TABLE items (id INT PRIMARY KEY AUTO_INCREMENT, version INT NOT NULL, payload VARCHAR(40))"
+            "CREATE TABLE items (id INT PRIMARY KEY AUTO_INCREMENT, version INT NOT NULL, "
+            "payload VARCHAR(40))"
         )
         for start in range(0, ROWS, 5000):
             cur.executemany(
@@ -88,9 +89,7 @@ def test_kill_9_during_an_incremental_snapshot_under_writes(
     try:
         writer.start()
         time.sleep(2)
-        _signal(
-            mysql_db, "ad-hoc-kill", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]}
-        )
+        _signal(mysql_db, "ad-hoc-kill", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]})
         for _ in range(KILLS):
             time.sleep(rng.uniform(0.8, 1.5))
             worker.kill9()
