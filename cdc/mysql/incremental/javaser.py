@@ -187,7 +187,7 @@ class _Writer:
 
 
 def encode_object_array(values: Sequence[Any]) -> str:
-    """The hex of a Java-serialized ``Object[]`` of ``values``, as Debezium writes it (upper case)."""
+    """The hex of a Java-serialized ``Object[]`` of ``values``, as Debezium writes it (lower case)."""
     writer = _Writer()
     writer.out.append(TC_ARRAY)
     writer.classdesc("[Ljava.lang.Object;")
@@ -195,7 +195,7 @@ def encode_object_array(values: Sequence[Any]) -> str:
     writer.out += struct.pack(">i", len(values))
     for value in values:
         writer.value(value)
-    return bytes(writer.out).hex().upper()
+    return bytes(writer.out).hex()
 
 
 class _Reader:
