@@ -152,7 +152,7 @@ def main() -> int:
         "offsets": offsets,
     }
 
-    # -- cdc: takes over from Debezium's offset, resumes -----------------------------------------------------
+    # -- cdc: takes over from Debezium's offset, resumes ------------------------------------------
     port = free_port()
     props = worker_properties(BOOTSTRAP, f"peer-cdc-{run}", port, {"offset.flush.interval.ms": "500"})
     spec = cdc_worker(args.workdir, sys.executable, props)
@@ -190,7 +190,7 @@ def main() -> int:
     }
     dbz_offset = offsets["offsets"][0]["offset"]
     cdc_offset = paused_offsets["offsets"][0]["offset"]
-    # -- checks ------------------------------------------------------------------------------------------------
+    # -- checks ----------------------------------------------------------------------------------------
     dbz_ids = sorted(k["id"] for k, _ in dbz_events)
     cdc_ids = sorted(k["id"] for k, _ in cdc_events)
     dbz_value, cdc_value = dbz_events[0][1], cdc_events[0][1]
