@@ -387,3 +387,68 @@ def test_execute_snapshot_from_kafka(worker: ConnectRuntime, mysql_db: Any, kafk
     events = _await_equal(kafka, topic, mysql_db, timeout=60)
     assert len(events) == 500  # one snapshot, not two
     assert {v["source"]["snapshot"] for _, v in events if v} == {"incremental"}
+
+
+def test_table_added_to_the_include_list_is_back_filled_and_blocking_snapshot(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any
+) -> None:
+    """A table added to table.include.list over REST (the task restarts from its offsets, the stream goes
+    on) is back-filled by an incremental snapshot signal while another table streams; then a blocking
+    snapshot of the streaming table re-reads it while streaming waits."""
+    prefix = kafka.topic("add")
+    _create_items(mysql_db, 500)
+    _create_items(mysql_db, 300, table="extra")
+    _create_signal_table(mysql_db)
+    db = mysql_db.name
+    config = _config(
+        mysql_db,
+        prefix,
+        **{
+            "snapshot.mode": "initial",
+            "table.include.list": f"{db}.items",
+            "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory",
+            "schema.history.internal.kafka.topic": prefix + ".history",
+            "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
+        },
+    )
+    _start(worker, "add", config)
+    items_topic, extra_topic = f"{prefix}.{db}.items", f"{prefix}.{db}.extra"
+    writer = Writer(mysql_db, hot=500)
+    writer.start()
+    try:
+        time.sleep(2)
+        assert _events(kafka, extra_topic) == []
+        config["table.include.list"] = f"{db}.items,{db}.extra"
+        base = worker.url.rstrip("/")
+        response = requests.put(f"{base}/connectors/add/config", json=config, timeout=30)
+        assert response.status_code == 200, response.text
+        time.sleep(2)
+        _await_running(worker, "add")
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute("UPDATE extra SET version = 5 WHERE id <= 10")  # streamed: extra is captured now
+        _signal(mysql_db, "add-extra", "execute-snapshot", {"data-collections": [f"{db}.extra"]})
+        events = _await_equal(kafka, extra_topic, mysql_db, table="extra", timeout=60)
+        assert len([v for _, v in events if v and v["op"] == "r"]) >= 290
+        assert {v["op"] for _, v in events if v} == {"u", "r"}
+        assert _stale(events) == []
+        # Blocking: items is read again as the initial snapshot reads it, the writer still running.
+        so_far = _events(kafka, items_topic)
+        before = len(so_far)
+        # The config change restarted the task from its offsets: the initial snapshot was not taken again.
+        assert len([v for _, v in so_far if v and v["op"] == "r"]) == 500
+        _signal(
+            mysql_db,
+            "block-items",
+            "execute-snapshot",
+            {"data-collections": [f"{db}.items"], "type": "blocking"},
+        )
+        time.sleep(4)
+    finally:
+        writer.finish()
+    events = _await_equal(kafka, items_topic, mysql_db)
+    blocking = [v for _, v in events[before:] if v and v["op"] == "r"]
+    assert len(blocking) >= 500
+    markers = [v["source"]["snapshot"] for v in blocking]
+    assert markers[0] == "first" and markers[-1] == "last" and set(markers[1:-1]) == {"true"}
+    streamed_after = [v for _, v in events[before:] if v and v["op"] != "r"]
+    assert streamed_after, "streaming went on after the blocking snapshot"

@@ -31,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+import pymysql
+
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
@@ -295,7 +297,17 @@ class IncrementalSnapshot:
                 self._next_collection(current.table)
                 continue
             if self.context.maximum_key is None:
-                self.context.maximum_key = self._maximum_key(table, current, columns)
+                try:
+                    self.context.maximum_key = self._maximum_key(table, current, columns)
+                except pymysql.MySQLError as exc:
+                    # A bad additional condition, a dropped table: this table is skipped, as Debezium does.
+                    log.error(
+                        "Incremental snapshot of '%s' skipped: its maximum key query failed: %s",
+                        current.table,
+                        exc,
+                    )
+                    self._next_collection(current.table)
+                    continue
                 if self.context.maximum_key is None:
                     log.info("Incremental snapshot of table '%s' finished: it is empty", current.table)
                     self._next_collection(current.table)

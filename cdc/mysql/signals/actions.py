@@ -14,6 +14,7 @@ A signal that cannot be acted on is logged with its id and skipped; the stream n
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -92,6 +93,8 @@ class SignalActions:
         if not isinstance(surrogate, str):
             raise SignalError("'surrogate-key' must be a column name")
         if snapshot_type == "incremental":
+            if self.incremental.signal_table is None:
+                raise SignalError("an incremental snapshot needs signal.data.collection (its watermarks)")
             self.incremental.execute(signal.id, collections, conditions, surrogate.strip())
         elif snapshot_type == "blocking":
             self.blocking(collections, conditions)
@@ -118,5 +121,9 @@ def _conditions(data: dict[str, Any]) -> list[tuple[str, str]]:
     for item in data.get("additional-conditions") or []:
         if not isinstance(item, dict) or not isinstance(item.get("data-collection"), str):
             raise SignalError("each additional condition needs 'data-collection' and 'filter'")
+        try:
+            re.compile(item["data-collection"])
+        except re.error as exc:
+            raise SignalError(f"'{item['data-collection']}' is not a regular expression: {exc}") from exc
         out.append((item["data-collection"], str(item.get("filter") or "")))
     return out
