@@ -235,6 +235,11 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     writer = Writer(mysql_db)
     writer.start()
     time.sleep(1)
+    # Skipped, logged with their ids, and the stream goes on:
+    _signal(mysql_db, "bad-1", "no-such-action", {})
+    _signal(mysql_db, "bad-2", "execute-snapshot", "{not json")
+    _signal(mysql_db, "bad-3", "execute-snapshot", {"data-collections": []})
+    _signal(mysql_db, "log-1", "log", {"message": "signal log line at {}"})
     _signal(
         mysql_db,
         "ad-hoc-1",
@@ -257,7 +262,14 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
         if m.value() is not None
     ]
     kinds = [s["type"] for s in signals]
-    assert kinds[0] == "execute-snapshot"
+    assert kinds[:5] == ["no-such-action", "execute-snapshot", "execute-snapshot", "log", "execute-snapshot"]
+    # Debezium's snapshot metrics, on /metrics.
+    from cdc.mysql.metrics import REGISTRY
+
+    rendered = REGISTRY.render()
+    assert f'debezium_mysql_snapshot_SnapshotCompleted{{server="{prefix}"}} 1' in rendered
+    rows = f'debezium_mysql_snapshot_RowsScanned{{server="{prefix}",table="{mysql_db.name}.items"}} '
+    assert any(line.startswith(rows) and int(line.split()[-1]) >= 3000 for line in rendered.splitlines())
     assert (
         kinds.count("snapshot-window-open")
         == kinds.count("snapshot-window-close")
