@@ -493,9 +493,10 @@ def _define_signals(d: ConfigDef) -> None:
         "read.only",
         B,
         False,
-        v.predicate(lambda x: not x, "read.only=true (GTID watermarks) is not supported yet"),
+        None,
         LO,
-        "Incremental snapshots without writing to the source (GTID watermarks): not supported yet.",
+        "Incremental snapshots without writing to the source: the server's GTID set (or binlog position) "
+        "after each chunk is its high watermark; signals then come from the file or kafka channel.",
         **g,
     )
 

@@ -464,3 +464,50 @@ def test_table_added_to_the_include_list_is_back_filled_and_blocking_snapshot(
     assert markers[0] == "first" and markers[-1] == "last" and set(markers[1:-1]) == {"true"}
     streamed_after = [v for _, v in events[before:] if v and v["op"] != "r"]
     assert streamed_after, "streaming went on after the blocking snapshot"
+
+
+def test_read_only_incremental_snapshot_writes_nothing(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any, tmp_path: Path
+) -> None:
+    """read.only=true: no signal table at all; the signal comes from a file, the watermarks are the
+    server's GTID set; the same guarantees under writes."""
+    prefix = kafka.topic("ro")
+    _create_items(mysql_db, 3000)
+    signal_file = tmp_path / "signals.txt"
+    config = _config(
+        mysql_db,
+        prefix,
+        **{
+            "read.only": "true",
+            "signal.enabled.channels": "file",
+            "signal.file": str(signal_file),
+            "signal.poll.interval.ms": "200",
+        },
+    )
+    del config["signal.data.collection"]
+    _start(worker, "ro", config)
+    writer = Writer(mysql_db)
+    writer.start()
+    try:
+        time.sleep(1)
+        signal_file.write_text(
+            json.dumps(
+                {
+                    "id": "ro-1",
+                    "type": "execute-snapshot",
+                    "data": {"data-collections": [f"{mysql_db.name}.items"], "type": "incremental"},
+                }
+            )
+            + "\n"
+        )
+        time.sleep(8)
+    finally:
+        writer.finish()
+    events = _await_equal(kafka, f"{prefix}.{mysql_db.name}.items", mysql_db)
+    reads = [v for _, v in events if v is not None and v["op"] == "r"]
+    assert len({v["after"]["id"] for v in reads}) >= 2500
+    assert {v["source"]["snapshot"] for v in reads} == {"incremental"}
+    assert _stale(events) == []
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("SHOW TABLES")
+        assert sorted(r[0] for r in cur.fetchall()) == ["items"]

@@ -39,9 +39,10 @@ from cdc.api.struct import Struct
 from cdc.history.model import Column, Table, TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
-from cdc.mysql.events import EventFactory, TableSchema
+from cdc.mysql.events import EventFactory, SourcePosition, TableSchema
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.javaser import JavaLong
+from cdc.mysql.incremental.readonly import Watermark, read_watermark
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.schema import SchemaState
 
@@ -77,6 +78,8 @@ class IncrementalSnapshot:
         self.context = context
         self.chunk_size = int(settings["incremental.snapshot.chunk.size"])
         self.parallelism = int(settings["incremental.snapshot.parallelism"])
+        self.read_only = bool(settings["read.only"])
+        self._high: Watermark | None = None
         self.insert_delete = (
             str(settings["incremental.snapshot.watermarking.strategy"]).lower() == "insert_delete"
         )
@@ -234,8 +237,15 @@ class IncrementalSnapshot:
         if not self.window or current is None or ts is None:
             self.window.clear()
             return
-        base_offset = dict(close_record.source_offset or {})
-        source = self._snapshot_source(close_record, current.table)
+        self._send(dict(close_record.source_offset or {}), self._snapshot_source(close_record, current.table))
+
+    def _send(self, base_offset: dict[str, Any], source: Struct) -> None:
+        """The window's rows as ``op=r`` records at ``base_offset``, each offset naming its row's key."""
+        current = self.context.current
+        ts = self._window_schema
+        if not self.window or current is None or ts is None:
+            self.window.clear()
+            return
         key_index = self._query_index(ts.table, current)
         out: list[SourceRecord] = []
         for row in self.window.values():
@@ -274,11 +284,13 @@ class IncrementalSnapshot:
         if self.context.paused:
             log.info("The incremental snapshot is paused")
             return
-        if self.signal_table is None:
+        if self.signal_table is None and not self.read_only:
             raise ConnectError("An incremental snapshot needs signal.data.collection for its watermarks")
+        self._reconnect_if_lost()
         chunk_id = self.context.start_chunk()
         self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self._write_watermark(chunk_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": self._open_time})
+        if not self.read_only:
+            self._write_watermark(chunk_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": self._open_time})
         while self.context.running:
             if self.stopping.is_set():
                 raise InterruptedError("stopping")
@@ -351,7 +363,39 @@ class IncrementalSnapshot:
                 self.context.chunk_end,
             )
             break
-        self._close_watermark(chunk_id)
+        if self.read_only:
+            # The high watermark: the window closes once the stream has passed it (close_if_reached).
+            self._high = read_watermark(self._connection()) if self.context.running else None
+            self.context.window_open = self._high is not None
+        else:
+            self._close_watermark(chunk_id)
+
+    def close_if_reached(self, offset: Callable[[], dict[str, Any]]) -> None:
+        """``read.only``: between transactions, emit the window once the stream has passed its high
+        watermark, and read the next chunk (again at once when nothing was written meanwhile)."""
+        while self.read_only and self.context.window_open and self._high is not None:
+            position = offset()
+            if not self._high.reached_by(position):
+                return
+            self.context.window_open = False
+            self._high = None
+            current = self.context.current
+            if current is not None:
+                pos = SourcePosition(
+                    str(position.get("file", "")),
+                    int(position.get("pos", 0)),
+                    int(position.get("server_id", 0) or 0),
+                    int(position.get("ts_sec", 0) or 0),
+                )
+                source = self.events.source(pos, current.table, int(time.time() * 1000), "incremental")
+                self._send(position, source)
+            self.read_chunk()
+
+    def _reconnect_if_lost(self) -> None:
+        """The chunk connections idle between chunks (a pause, a quiet binlog): revive dropped ones."""
+        for conn in [self._conn, *self._readers]:
+            if conn is not None:
+                conn.ping(reconnect=True)
 
     def _next_collection(self, table: TableId) -> None:
         self.metrics.table_done(table)

@@ -93,7 +93,7 @@ class SignalActions:
         if not isinstance(surrogate, str):
             raise SignalError("'surrogate-key' must be a column name")
         if snapshot_type == "incremental":
-            if self.incremental.signal_table is None:
+            if self.incremental.signal_table is None and not self.incremental.read_only:
                 raise SignalError("an incremental snapshot needs signal.data.collection (its watermarks)")
             self.incremental.execute(signal.id, collections, conditions, surrogate.strip())
         elif snapshot_type == "blocking":

@@ -57,6 +57,7 @@ class SignalProcessor(StreamHooks):
     def on_idle(self) -> None:
         for signal in self.poller.drain():
             self.actions.dispatch(signal, None)
+        self.incremental.close_if_reached(self.actions.position)
 
     def decorate(self, records: list[SourceRecord]) -> list[SourceRecord]:
         context = self.incremental.context
