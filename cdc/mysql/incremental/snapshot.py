@@ -393,9 +393,9 @@ class IncrementalSnapshot:
 
     def _reconnect_if_lost(self) -> None:
         """The chunk connections idle between chunks (a pause, a quiet binlog): revive dropped ones."""
-        for conn in [self._conn, *self._readers]:
-            if conn is not None:
-                conn.ping(reconnect=True)
+        if self._conn is not None and not _alive(self._conn):
+            self._conn = None
+        self._readers = [conn for conn in self._readers if _alive(conn)]
 
     def _next_collection(self, table: TableId) -> None:
         self.metrics.table_done(table)
@@ -542,6 +542,17 @@ def _greater_than(names: list[str], values: Sequence[Any]) -> tuple[str, list[An
         terms.append("(" + " AND ".join(parts) + ")")
         params += [_plain(v) for v in values[: i + 1]]
     return "(" + " OR ".join(terms) + ")", params
+
+
+def _alive(conn: Any) -> bool:
+    """Whether ``conn`` still answers (a dropped one is closed, to be replaced by a new one)."""
+    try:
+        conn.ping(False)
+        return True
+    except pymysql.MySQLError:
+        with contextlib.suppress(Exception):
+            conn.close()
+        return False
 
 
 def _window_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
