@@ -449,9 +449,7 @@ def _define_signals(d: ConfigDef) -> None:
     )
     d.define("signal.kafka.bootstrap.servers", S, None, None, LO, "The kafka channel's brokers.", **g)
     d.define("signal.kafka.groupId", S, "kafka-signal", None, LO, "The kafka channel's consumer group.", **g)
-    d.define(
-        "signal.kafka.poll.timeout.ms", INT, 100, v.at_least(0), LO, "The kafka channel's poll wait.", **g
-    )
+    d.define("signal.kafka.poll.timeout.ms", INT, 0, v.at_least(0), LO, "The kafka channel's poll wait.", **g)
     d.define(
         "incremental.snapshot.chunk.size",
         INT,

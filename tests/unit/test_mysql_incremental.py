@@ -1,17 +1,20 @@
 """The incremental snapshot's pure parts: Debezium's offset keys (Java-serialized key arrays, the
-collections JSON), the chunk bounds SQL, and signal parsing."""
+collections JSON), the chunk bounds SQL, signal parsing and the actions a signal's JSON asks for."""
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
+from typing import Any, cast
 
 import pytest
 
 from cdc.history.model import TableId
+from cdc.mysql.incremental import IncrementalSnapshot
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.javaser import JavaLong, decode_object_array, encode_object_array
 from cdc.mysql.incremental.snapshot import _greater_than
+from cdc.mysql.signals.actions import SignalActions
 from cdc.mysql.signals.record import SignalError, SignalRecord, parse_signal_json
 
 # ObjectOutputStream.writeObject(new Object[]{1, 2L, "a", (short) 3, new BigDecimal("12.30"),
@@ -119,3 +122,88 @@ def test_signal_json_of_the_file_and_kafka_channels() -> None:
         parse_signal_json("[1]", "file")
     with pytest.raises(SignalError):
         SignalRecord("x", "log", "{nope", "source").payload()
+
+
+class _Recorder:
+    """Stands in for the incremental snapshot: records what the actions asked of it."""
+
+    signal_table = TableId("db", "debezium_signal")
+    read_only = False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def execute(self, *args: Any) -> None:
+        self.calls.append(("execute", *args))
+
+    def stop(self, patterns: list[str]) -> None:
+        self.calls.append(("stop", patterns))
+
+    def pause(self) -> None:
+        self.calls.append(("pause",))
+
+    def resume(self) -> None:
+        self.calls.append(("resume",))
+
+
+def _actions() -> tuple[SignalActions, _Recorder, list[Any]]:
+    recorder = _Recorder()
+    blocking: list[Any] = []
+    actions = SignalActions(
+        cast(IncrementalSnapshot, recorder), lambda tables, conds: blocking.append((tables, conds)), "srv"
+    )
+    return actions, recorder, blocking
+
+
+def test_actions_from_the_json_debezium_users_send(caplog: pytest.LogCaptureFixture) -> None:
+    actions, recorder, blocking = _actions()
+    send = lambda t, d: actions.dispatch(SignalRecord("id-1", t, json.dumps(d), "file"))  # noqa: E731
+    send(
+        "execute-snapshot",
+        {
+            "data-collections": ["db.a", " db.b.* "],
+            "type": "INCREMENTAL",
+            "additional-conditions": [{"data-collection": "db.a", "filter": "x > 1"}],
+            "surrogate-key": "code",
+        },
+    )
+    send("execute-snapshot", {"data-collections": ["db.c"], "additional-condition": "y = 2"})
+    send("execute-snapshot", {"data-collections": ["db.d"], "type": "blocking"})
+    send("stop-snapshot", {"data-collections": ["db.a"], "type": "incremental"})
+    send("stop-snapshot", {"type": "incremental"})
+    send("pause-snapshot", {})
+    send("resume-snapshot", {})
+    assert recorder.calls == [
+        ("execute", "id-1", ["db.a", "db.b.*"], [("db.a", "x > 1")], "code"),
+        ("execute", "id-1", ["db.c"], [(".*", "y = 2")], ""),
+        ("stop", ["db.a"]),
+        ("stop", []),
+        ("pause",),
+        ("resume",),
+    ]
+    assert blocking == [(["db.d"], [])]
+    # Malformed ones are logged with their id and skipped; nothing is called.
+    recorder.calls.clear()
+    caplog.set_level("WARNING")
+    send("execute-snapshot", {"data-collections": []})
+    send("execute-snapshot", {"data-collections": ["db.a"], "type": "sideways"})
+    send(
+        "execute-snapshot",
+        {"data-collections": ["db.a"], "additional-conditions": [{"data-collection": "("}]},
+    )
+    send("stop-snapshot", {"type": "blocking"})
+    send("no-such-thing", {})
+    actions.dispatch(SignalRecord("id-2", "log", "{broken", "source"))
+    assert recorder.calls == []
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 6 and all("'id-" in m for m in skipped)
+
+
+def test_an_incremental_snapshot_without_a_signal_table_is_skipped() -> None:
+    actions, recorder, _ = _actions()
+    recorder.signal_table = None  # type: ignore[assignment]
+    actions.dispatch(SignalRecord("x", "execute-snapshot", '{"data-collections": ["db.a"]}', "kafka"))
+    assert recorder.calls == []
+    recorder.read_only = True  # read.only needs none
+    actions.dispatch(SignalRecord("x", "execute-snapshot", '{"data-collections": ["db.a"]}', "kafka"))
+    assert len(recorder.calls) == 1
