@@ -511,3 +511,22 @@ def test_read_only_incremental_snapshot_writes_nothing(
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("SHOW TABLES")
         assert sorted(r[0] for r in cur.fetchall()) == ["items"]
+
+
+def test_stop_snapshot_of_one_table_keeps_the_others(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any
+) -> None:
+    """stop-snapshot naming a queued table drops it; the table being read goes on to its end."""
+    prefix = kafka.topic("stop")
+    _create_items(mysql_db, 2000)
+    _create_items(mysql_db, 500, table="other")
+    _create_signal_table(mysql_db)
+    _start(worker, "stop", _config(mysql_db, prefix, **{"incremental.snapshot.chunk.size": "20"}))
+    db = mysql_db.name
+    _signal(mysql_db, "two", "execute-snapshot", {"data-collections": [f"{db}.items", f"{db}.other"]})
+    _signal(
+        mysql_db, "stop-other", "stop-snapshot", {"data-collections": [f"{db}.other"], "type": "incremental"}
+    )
+    _await_equal(kafka, f"{prefix}.{db}.items", mysql_db, timeout=60)
+    time.sleep(3)
+    assert _events(kafka, f"{prefix}.{db}.other") == []
