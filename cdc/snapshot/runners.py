@@ -18,6 +18,7 @@ runner (:mod:`cdc.mysql.spark.runners`) adds its JVM path on top.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -51,6 +52,10 @@ class ChunkRunner(Protocol):
     parallelism: int
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None: ...
+
+    def cancel(self) -> None:
+        """Cancel the chunks running now (from another thread; a stopping run calls it)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -97,6 +102,9 @@ class ThreadRunner:
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
         _drive(lambda t: self.run_chunk((t, ctx)), tasks, self.parallelism, on_done, stopping)
+
+    def cancel(self) -> None:
+        pass  # a chunk on a thread ends on its own; ``stopping`` keeps the next ones from starting
 
     def close(self) -> None:
         pass
@@ -204,6 +212,10 @@ class SparkRunner:
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
         _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):  # the session may be stopping already
+            self.sc.cancelAllJobs()
 
     def close(self) -> None:
         try:

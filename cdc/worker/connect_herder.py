@@ -100,9 +100,7 @@ class ConnectHerder(Herder):
         return self._started.wait(timeout)
 
     def stop(self) -> None:
-        prepare = getattr(self.membership, "prepare_to_stop", None)
-        if callable(prepare):
-            prepare()  # no more rebalances for this worker: it is stopping its work, then leaves
+        self.membership.prepare_to_stop()  # no more rebalances: this worker stops its work, then leaves
         self._stopping.set()
         self._wake.set()
         self._thread.join(60)
@@ -140,9 +138,7 @@ class ConnectHerder(Herder):
     def _config_updated(self) -> None:
         # A group member notes the offset of every change to the configured connectors and tasks: one read
         # after the snapshot its last assignment was computed from needs another rebalance.
-        updated = getattr(self.membership, "config_updated", None)
-        if callable(updated):
-            updated()
+        self.membership.config_updated()
 
     def on_connector_config_update(self, connector: str) -> None:
         self._config_updated()

@@ -64,6 +64,8 @@ class SourceTaskSettings:
     flush_timeout_ms: int = 5000
     topic_seen: Callable[[str], None] | None = None
     ensure_topic: Callable[[str], None] | None = None
+    worker_clients: Callable[[], dict[str, str]] | None = None
+    """What the task context's ``worker_client_config`` answers (built when a task asks)."""
 
 
 class _Context(SourceTaskContext):
@@ -72,10 +74,12 @@ class _Context(SourceTaskContext):
         config: dict[str, str],
         reader: StoreOffsetReader,
         transactions: TransactionContext | None = None,
+        worker_clients: Callable[[], dict[str, str]] | None = None,
     ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
+        self._worker_clients = worker_clients
 
     def configs(self) -> dict[str, str]:
         return self._config
@@ -85,6 +89,9 @@ class _Context(SourceTaskContext):
 
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
+
+    def worker_client_config(self) -> dict[str, str]:
+        return self._worker_clients() if self._worker_clients is not None else {}
 
 
 class WorkerSourceTask(WorkerTask):
@@ -134,7 +141,14 @@ class WorkerSourceTask(WorkerTask):
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize(self) -> None:
         self.producer = self._new_producer()
-        self.task.initialize(_Context(self.task_config, self.offset_reader, self._transaction_context()))
+        self.task.initialize(
+            _Context(
+                self.task_config,
+                self.offset_reader,
+                self._transaction_context(),
+                self.settings.worker_clients,
+            )
+        )
         self.task.start(self.task_config)
         self._task_started = True
 

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.schema import SchemaState
+from cdc.mysql.events import SourcePosition
 
 __all__ = ["BlockingSnapshotter"]
 
@@ -33,23 +31,14 @@ FETCH_ROWS = 2000
 
 
 class BlockingSnapshotter:
-    def __init__(
-        self,
-        settings: MySqlSettings,
-        schema: SchemaState,
-        events: EventFactory,
-        emit: Callable[[list[SourceRecord]], bool],
-        stopping: threading.Event,
-        expand: Callable[[list[str]], list[TableId]],
-        captured: Callable[[TableId], bool],
-    ) -> None:
-        self.settings = settings
-        self.schema = schema
-        self.events = events
-        self.emit = emit
-        self.stopping = stopping
+    def __init__(self, ctx: CaptureContext, expand: Callable[[list[str]], list[TableId]]) -> None:
+        self.settings = ctx.settings
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
         self.expand = expand
-        self.captured = captured
+        self.captured = ctx.filters.table
         self.position: Callable[[], dict[str, Any]] = dict
 
     def __call__(self, patterns: list[str], conditions: list[tuple[str, str]]) -> None:

@@ -24,7 +24,6 @@ import contextlib
 import json
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,14 +36,13 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import Column, Table, TableId
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
-from cdc.mysql.events import EventFactory, SourcePosition, TableSchema
+from cdc.mysql.events import SourcePosition, TableSchema
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.javaser import JavaLong
 from cdc.mysql.incremental.readonly import Watermark, read_watermark
 from cdc.mysql.metrics import SnapshotMetrics
-from cdc.mysql.schema import SchemaState
 
 __all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
 
@@ -57,32 +55,21 @@ CLOSE_WINDOW = "snapshot-window-close"
 class IncrementalSnapshot:
     """Reads chunks when told (signals, window closes) and keeps the window the streamer de-duplicates."""
 
-    def __init__(
-        self,
-        settings: MySqlSettings,
-        schema: SchemaState,
-        events: EventFactory,
-        emit: Callable[[list[SourceRecord]], bool],
-        stopping: threading.Event,
-        metrics: SnapshotMetrics,
-        signal_table: TableId | None,
-        context: IncrementalContext,
-    ) -> None:
+    def __init__(self, ctx: CaptureContext, metrics: SnapshotMetrics, context: IncrementalContext) -> None:
+        settings = ctx.settings
         self.settings = settings
-        self.schema = schema
-        self.events = events
-        self.emit = emit
-        self.stopping = stopping
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
         self.metrics = metrics
-        self.signal_table = signal_table
+        self.signal_table = ctx.filters.signal_table
         self.context = context
-        self.chunk_size = int(settings["incremental.snapshot.chunk.size"])
-        self.parallelism = int(settings["incremental.snapshot.parallelism"])
-        self.read_only = bool(settings["read.only"])
+        self.chunk_size = settings.incremental_snapshot_chunk_size
+        self.parallelism = settings.incremental_snapshot_parallelism
+        self.read_only = settings.read_only
         self._high: Watermark | None = None
-        self.insert_delete = (
-            str(settings["incremental.snapshot.watermarking.strategy"]).lower() == "insert_delete"
-        )
+        self.insert_delete = settings.incremental_snapshot_watermarking_strategy.lower() == "insert_delete"
         self.window: dict[tuple[Any, ...], Sequence[Any]] = {}
         self._window_schema: TableSchema | None = None
         self._conn: Any = None

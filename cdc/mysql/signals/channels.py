@@ -66,14 +66,14 @@ class KafkaChannel(SignalChannel):
         from confluent_kafka import Consumer, TopicPartition
 
         self.prefix = settings.prefix
-        self.topic = str(settings["signal.kafka.topic"] or f"{settings.prefix}-signal")
-        self.timeout = int(settings["signal.kafka.poll.timeout.ms"]) / 1000
-        bootstrap = settings["signal.kafka.bootstrap.servers"]
+        self.topic = settings.signal_kafka_topic or f"{settings.prefix}-signal"
+        self.timeout = settings.signal_kafka_poll_timeout_ms / 1000
+        bootstrap = settings.signal_kafka_bootstrap_servers
         if not bootstrap:
             raise SignalError("the kafka signal channel needs signal.kafka.bootstrap.servers")
         config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,
-            "group.id": settings["signal.kafka.groupId"],
+            "group.id": settings.signal_kafka_group_id,
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
             "session.timeout.ms": 10000,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, NamedTuple
 
@@ -112,7 +112,10 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         futures = [self.log.send(key, value) for key, value in values.items()]
         self.log.wait(futures, timeout)
 
-    def placement(self, key: bytes) -> tuple[str, int]:
+    def placement(self) -> Callable[[bytes], tuple[str, int]]:
+        return self._place
+
+    def _place(self, key: bytes) -> tuple[str, int]:
         """Where ``key`` goes: this topic, on the partition Java's default partitioner picks. An exactly-once
         task's transactional producer writes its offsets there itself, inside its transactions."""
         return self.log.topic, partition_for(key, self.log.partition_count)
