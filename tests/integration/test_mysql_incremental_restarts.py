@@ -18,7 +18,8 @@ import pytest
 from faultkit import Worker, mysql_connector
 from test_mysql_signals import SIGNAL_DDL, Writer, _await_equal, _signal, _stale
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# ~1 minute on an idle machine; the snapshot's thousands of small windows slow down a lot under load.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 ROWS = 40_000
 KILLS = 5
