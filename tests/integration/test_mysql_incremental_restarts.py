@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import Worker, mysql_connector
+from faultkit import Worker, free_port
+from test_mysql_restarts import _worker_files
 from test_mysql_signals import SIGNAL_DDL, Writer, _await_equal, _signal, _stale
 
 # ~1 minute on an idle machine; the snapshot's thousands of small windows slow down a lot under load.
@@ -26,51 +27,27 @@ KILLS = 5
 
 
 def _files(tmp: Path, kafka: Any, mysql_db: Any, prefix: str, port: int) -> list[str]:
-    worker = tmp / "worker.properties"
-    worker.write_text(
-        "\n".join(
-            [
-                f"bootstrap.servers={kafka.bootstrap_servers}",
-                "key.converter=org.apache.kafka.connect.json.JsonConverter",
-                "value.converter=org.apache.kafka.connect.json.JsonConverter",
-                "key.converter.schemas.enable=false",
-                "value.converter.schemas.enable=false",
-                f"offset.storage.file.filename={tmp / 'offsets'}",
-                "offset.flush.interval.ms=300",
-                f"listeners=http://127.0.0.1:{port}",
-            ]
-        )
-        + "\n"
-    )
-    config = mysql_connector(
-        mysql_db,
-        prefix,
-        kafka.bootstrap_servers,
-        **{
+    """test_mysql_restarts' worker and connector files, the connector with a signal table."""
+    worker, connector = _worker_files(tmp, kafka, mysql_db, prefix, port)
+    body = json.loads(connector.read_text())
+    body["name"] = "inc-restarts"
+    body["config"].update(
+        {
             "snapshot.mode": "no_data",
             "signal.data.collection": f"{mysql_db.name}.debezium_signal",
             # small chunks: thousands of windows, so every kill falls inside the snapshot
             "incremental.snapshot.chunk.size": "8",
             "max.batch.size": "500",
-        },
+        }
     )
-    connector = tmp / "mysql.json"
-    connector.write_text(json.dumps({"name": "inc-restarts", "config": config}))
+    connector.write_text(json.dumps(body))
     return [str(worker), str(connector)]
 
 
-@pytest.fixture
-def port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_kill_9_during_an_incremental_snapshot_under_writes(
-    tmp_path: Path, kafka: Any, mysql_db: Any, port: int
+    tmp_path: Path, kafka: Any, mysql_db: Any
 ) -> None:
+    port = free_port()
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute(
             "CREATE TABLE items (id INT PRIMARY KEY AUTO_INCREMENT, version INT NOT NULL, "

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import requests
+from faultkit import mysql_connector
 
 from cdc.worker.runtime import ConnectRuntime, build_standalone
 
@@ -56,23 +57,21 @@ def _runtime(tmp_path: Path, kafka: Any) -> ConnectRuntime:
     return runtime
 
 
-def _config(mysql_db: Any, prefix: str, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-        "tasks.max": "1",
-        "database.hostname": mysql_db.host,
-        "database.port": str(mysql_db.port),
-        "database.user": mysql_db.user,
-        "database.password": mysql_db.password,
-        "database.server.id": str(random.randint(100_000, 4_000_000)),
-        "topic.prefix": prefix,
-        "database.include.list": mysql_db.name,
-        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
-        "signal.data.collection": f"{mysql_db.name}.debezium_signal",
-        "snapshot.mode": "no_data",
-        "incremental.snapshot.chunk.size": "100",
-        **extra,
-    }
+def _config(mysql_db: Any, kafka: Any, prefix: str, **extra: str) -> dict[str, str]:
+    """faultkit's connector (schema history in Kafka), with a signal table and small chunks."""
+    return mysql_connector(
+        mysql_db,
+        prefix,
+        kafka.bootstrap_servers,
+        **{
+            "tasks.max": "1",
+            "max.batch.size": "500",
+            "signal.data.collection": f"{mysql_db.name}.debezium_signal",
+            "snapshot.mode": "no_data",
+            "incremental.snapshot.chunk.size": "100",
+            **extra,
+        },
+    )
 
 
 def _start(worker: ConnectRuntime, name: str, config: dict[str, str], **body: Any) -> None:
@@ -230,7 +229,7 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     _start(
         worker,
         "inc",
-        _config(mysql_db, prefix, **{"incremental.snapshot.parallelism": parallelism}),
+        _config(mysql_db, kafka, prefix, **{"incremental.snapshot.parallelism": parallelism}),
     )
     writer = Writer(mysql_db)
     writer.start()
@@ -292,6 +291,7 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
         "file",
         _config(
             mysql_db,
+            kafka,
             prefix,
             **{
                 "signal.enabled.channels": "source,file",
@@ -376,6 +376,7 @@ def test_execute_snapshot_from_kafka(worker: ConnectRuntime, mysql_db: Any, kafk
         "kafka",
         _config(
             mysql_db,
+            kafka,
             prefix,
             **{
                 "signal.enabled.channels": "kafka",
@@ -414,13 +415,11 @@ def test_table_added_to_the_include_list_is_back_filled_and_blocking_snapshot(
     db = mysql_db.name
     config = _config(
         mysql_db,
+        kafka,
         prefix,
         **{
             "snapshot.mode": "initial",
             "table.include.list": f"{db}.items",
-            "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory",
-            "schema.history.internal.kafka.topic": prefix + ".history",
-            "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
         },
     )
     _start(worker, "add", config)
@@ -476,6 +475,7 @@ def test_read_only_incremental_snapshot_writes_nothing(
     signal_file = tmp_path / "signals.txt"
     config = _config(
         mysql_db,
+        kafka,
         prefix,
         **{
             "read.only": "true",
@@ -521,7 +521,7 @@ def test_stop_snapshot_of_one_table_keeps_the_others(
     _create_items(mysql_db, 2000)
     _create_items(mysql_db, 500, table="other")
     _create_signal_table(mysql_db)
-    _start(worker, "stop", _config(mysql_db, prefix, **{"incremental.snapshot.chunk.size": "20"}))
+    _start(worker, "stop", _config(mysql_db, kafka, prefix, **{"incremental.snapshot.chunk.size": "20"}))
     db = mysql_db.name
     _signal(mysql_db, "two", "execute-snapshot", {"data-collections": [f"{db}.items", f"{db}.other"]})
     _signal(
