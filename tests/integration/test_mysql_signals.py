@@ -427,7 +427,9 @@ def test_table_added_to_the_include_list_is_back_filled_and_blocking_snapshot(
     writer = Writer(mysql_db, hot=500)
     writer.start()
     try:
-        time.sleep(2)
+        # Not captured yet: a snapshot signal for it is skipped.
+        _signal(mysql_db, "too-early", "execute-snapshot", {"data-collections": [f"{db}.extra"]})
+        time.sleep(3)
         assert _events(kafka, extra_topic) == []
         config["table.include.list"] = f"{db}.items,{db}.extra"
         base = worker.url.rstrip("/")

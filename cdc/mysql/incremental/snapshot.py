@@ -64,6 +64,7 @@ class IncrementalSnapshot:
         self.stopping = ctx.stopping
         self.metrics = metrics
         self.signal_table = ctx.filters.signal_table
+        self.captured = ctx.filters.table
         self.context = context
         self.chunk_size = settings.incremental_snapshot_chunk_size
         self.parallelism = settings.incremental_snapshot_parallelism
@@ -114,7 +115,14 @@ class IncrementalSnapshot:
         surrogate_key: str,
     ) -> None:
         """``execute-snapshot`` (incremental): queue the tables; start reading unless a snapshot runs."""
-        tables = self.expand(patterns)
+        tables = []
+        for table in self.expand(patterns):
+            if self.captured(table):
+                tables.append(table)
+            else:
+                log.warning(
+                    "Incremental snapshot '%s': table '%s' is not captured; skipped", correlation_id, table
+                )
         collections = []
         for table in tables:
             condition = next(
