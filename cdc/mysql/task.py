@@ -101,7 +101,8 @@ class MySqlSourceTask(SourceTask):
         plan = self._plan(settings, offset, schema, server)
         snapshotter = Snapshotter(ctx, snapshot_metrics)
         self.streamer = Streamer(ctx, streaming_metrics)
-        self.streamer.hooks = self._signals(ctx, snapshot_metrics, stored if plan == "stream" else None)
+        resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
+        self.streamer.hooks = self._signals(ctx, snapshot_metrics, resumed)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(

@@ -25,6 +25,9 @@ from cdc.worker.runtime import ConnectRuntime, build_standalone
 
 pytestmark = pytest.mark.integration
 
+DEBEZIUM_OFFSET = (
+    Path(__file__).resolve().parent.parent / "fixtures" / "mysql" / "debezium_incremental_offset.json"
+)
 SIGNAL_DDL = (
     "CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, "
     "data VARCHAR(2048) NULL)"
@@ -532,3 +535,43 @@ def test_stop_snapshot_of_one_table_keeps_the_others(
     _await_equal(kafka, f"{prefix}.{db}.items", mysql_db, timeout=60)
     time.sleep(3)
     assert _events(kafka, f"{prefix}.{db}.other") == []
+
+
+def test_an_offset_debezium_wrote_mid_snapshot_resumes_under_cdc(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any
+) -> None:
+    """The offset Debezium committed after the first chunk of 250 rows (recorded by bench/peer_signals.py)
+    is given to cdc over PATCH /offsets: cdc reads ids 101-250, nothing of what Debezium had sent."""
+    recorded = json.loads(DEBEZIUM_OFFSET.read_text().replace("${db}", mysql_db.name))["offset"]
+    prefix = kafka.topic("dbz")
+    _create_items(mysql_db, 250)
+    _create_signal_table(mysql_db)
+    _start(worker, "dbz", _config(mysql_db, kafka, prefix))
+    base = worker.url.rstrip("/")
+    assert requests.put(f"{base}/connectors/dbz/stop", timeout=30).status_code == 204
+    time.sleep(2)
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        file, pos = cur.fetchone()[:2]
+        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+        gtids = cur.fetchone()[0]
+    # Debezium's offset, at this server's current position (its own was in another run's binlog).
+    offset = {**recorded, "file": file, "pos": int(pos), "gtids": gtids}
+    offset.pop("event", None)
+    response = requests.patch(
+        f"{base}/connectors/dbz/offsets",
+        json={"offsets": [{"partition": {"server": prefix}, "offset": offset}]},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    assert requests.put(f"{base}/connectors/dbz/resume", timeout=30).status_code == 202
+    _await_running(worker, "dbz")
+    topic = f"{prefix}.{mysql_db.name}.items"
+    deadline = time.monotonic() + 60
+    while len(events := _events(kafka, topic)) < 150:
+        assert time.monotonic() < deadline, f"{len(events)} of ids 101-250 after 60 s"
+        time.sleep(0.5)
+    time.sleep(2)
+    events = _events(kafka, topic)
+    assert sorted(k for k, _ in events) == list(range(101, 251))
+    assert {v["source"]["snapshot"] for _, v in events if v} == {"incremental"}
