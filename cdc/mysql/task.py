@@ -120,6 +120,12 @@ class MySqlSourceTask(SourceTask):
         streamer = self.streamer
         assert streamer is not None
         settings = ctx.settings
+        signal_table = ctx.filters.signal_table
+        if signal_table is not None and not ctx.filters.database(signal_table.database):
+            raise ConnectError(
+                f"signal.data.collection {signal_table} is not in a captured database: its schema would "
+                "be unknown; add its database to database.include.list"
+            )
         context = IncrementalContext.from_offset(stored)
         if context.running:
             log.info("The offsets hold an unfinished incremental snapshot of %s", context.collections_json())
