@@ -4,9 +4,9 @@
 
 1. A table of 250 rows and a Debezium signal table in a database of its own.
 2. Debezium's ``MariaDbConnector`` in Apache Kafka Connect (``snapshot.mode=no_data``, chunks of 100):
-   an ``execute-snapshot`` row and, right after it, a ``pause-snapshot`` row are inserted; Debezium reads one
-   chunk and pauses. Its signal-table writes, change events and committed offset are captured, and the
-   worker stops.
+   an ``execute-snapshot`` row and a ``pause-snapshot`` row are inserted in one transaction, so both come
+   before Debezium's first watermarks; Debezium reads one chunk and pauses. Its signal-table writes, change
+   events and committed offset are captured, and the worker stops.
 3. cdc's worker takes the same connector over, starting from Debezium's offset (``PATCH …/offsets``), and a
    ``resume-snapshot`` row is inserted: cdc must read the rest of the table, from after Debezium's last key.
 4. The report prints both sides' formats next to each other and checks that the key sets match, that the
@@ -80,8 +80,18 @@ def _wait(what: str, test: Any, timeout: float = 180) -> None:
 
 
 def _signal(db: str, signal_id: str, kind: str, data: dict[str, Any]) -> None:
+    _signals(db, [(signal_id, kind, data)])
+
+
+def _signals(db: str, signals: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """Signal rows in one transaction: the connector meets them together, before its own watermarks."""
     with _mysql(db) as conn, conn.cursor() as cur:
-        cur.execute("INSERT INTO debezium_signal VALUES (%s, %s, %s)", (signal_id, kind, json.dumps(data)))
+        cur.execute("BEGIN")
+        for signal_id, kind, data in signals:
+            cur.execute(
+                "INSERT INTO debezium_signal VALUES (%s, %s, %s)", (signal_id, kind, json.dumps(data))
+            )
+        cur.execute("COMMIT")
 
 
 def _config(db: str, prefix: str, klass: str) -> dict[str, str]:
@@ -136,8 +146,13 @@ def main() -> int:
         worker.create_connector(name, _config(db, prefix, "io.debezium.connector.mariadb.MariaDbConnector"))
         worker.wait_running(name)
         time.sleep(5)
-        _signal(db, "dbz-1", "execute-snapshot", {"data-collections": [f"{db}.items"], "type": "incremental"})
-        _signal(db, "dbz-pause", "pause-snapshot", {})
+        _signals(
+            db,
+            [
+                ("dbz-1", "execute-snapshot", {"data-collections": [f"{db}.items"], "type": "incremental"}),
+                ("dbz-pause", "pause-snapshot", {}),
+            ],
+        )
         _wait("Debezium's first chunk", lambda: len(_read(items)) >= 100)
         time.sleep(5)  # more than the flush interval: the offset after the chunk is committed
         offsets = worker.request("GET", f"/connectors/{name}/offsets")
