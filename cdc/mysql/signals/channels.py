@@ -5,7 +5,8 @@ queue until the streamer reaches a point between transactions. ``file`` (``signa
 after each read, as Debezium does. ``kafka`` (``signal.kafka.topic``, default ``<prefix>-signal``) reads
 partition 0 of the topic with the group ``signal.kafka.groupId`` and the ``signal.consumer.*`` settings;
 only records whose key is the connector's ``topic.prefix`` are signals; the group's offset is committed
-once the signals read are queued, so a restarted task does not act on them again.
+once the streamer has acted on them (:meth:`SignalChannel.acknowledge`), so a restarted task acts on a
+signal it had not acted on, and not again on one it had.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class SignalChannel:
 
     def read(self) -> list[SignalRecord]:
         raise NotImplementedError
+
+    def acknowledge(self, signal: SignalRecord) -> None:
+        """``signal`` was acted on (called from the streamer's thread)."""
 
     def close(self) -> None:
         """Release what the channel holds."""
@@ -83,15 +87,25 @@ class KafkaChannel(SignalChannel):
                 config[key[len("signal.consumer.") :]] = value
         self.consumer = Consumer(config)
         self.consumer.assign([TopicPartition(self.topic, 0)])
+        self._partition = TopicPartition
+        # Offsets of signals read but not yet acted on (the streamer acknowledges them from its thread);
+        # the group's offset never passes the first of them.
+        self._lock = threading.Lock()
+        self._pending: set[int] = set()
+        self._next = -1  # the offset after the last record read
+        self._committed = -1
         log.info("Subscribed to the signal topic '%s'", self.topic)
 
     def read(self) -> list[SignalRecord]:
+        self._commit()
         out: list[SignalRecord] = []
         messages = self.consumer.consume(100, self.timeout)
         for message in messages:
-            if message.error():
+            offset = message.offset()
+            if message.error() or offset is None:
                 log.warning("Signal topic '%s': %s", self.topic, message.error())
                 continue
+            self._next = max(self._next, offset + 1)
             raw_key = message.key()
             key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
             if key != self.prefix:
@@ -101,15 +115,30 @@ class KafkaChannel(SignalChannel):
             if not value:
                 continue
             try:
-                out.append(parse_signal_json(value.decode(), self.name))
+                out.append(parse_signal_json(value.decode(), self.name, offset))
+                with self._lock:
+                    self._pending.add(offset)
             except SignalError as exc:
-                log.warning("Skipped signal at offset %d of '%s': %s", message.offset(), self.topic, exc)
-        if messages:
-            self.consumer.commit(asynchronous=False)
+                log.warning("Skipped signal at offset %d of '%s': %s", offset, self.topic, exc)
         return out
 
+    def acknowledge(self, signal: SignalRecord) -> None:
+        if signal.channel_offset is not None:
+            with self._lock:
+                self._pending.discard(signal.channel_offset)
+
+    def _commit(self) -> None:
+        with self._lock:
+            position = min(self._pending) if self._pending else self._next
+        if position > self._committed:
+            self.consumer.commit(offsets=[self._partition(self.topic, 0, position)], asynchronous=False)
+            self._committed = position
+
     def close(self) -> None:
-        self.consumer.close()
+        try:
+            self._commit()
+        finally:
+            self.consumer.close()
 
 
 class ChannelPoller:
@@ -119,7 +148,7 @@ class ChannelPoller:
         self.channels = channels
         self.interval_s = interval_s
         self.stopping = stopping
-        self.signals: queue.Queue[SignalRecord] = queue.Queue()
+        self.signals: queue.Queue[tuple[SignalRecord, SignalChannel]] = queue.Queue()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -133,13 +162,14 @@ class ChannelPoller:
             for channel in self.channels:
                 try:
                     for signal in channel.read():
-                        self.signals.put(signal)
+                        self.signals.put((signal, channel))
                 except Exception:
                     log.warning("Reading the %s signal channel failed", channel.name, exc_info=True)
             if self._done.wait(self.interval_s):
                 break
 
-    def drain(self) -> list[SignalRecord]:
+    def drain(self) -> list[tuple[SignalRecord, SignalChannel]]:
+        """The signals read so far, each with its channel (to acknowledge it once acted on)."""
         if self.signals.empty():  # the usual case, after every transaction: no exception raised
             return []
         out = []

@@ -55,8 +55,9 @@ class SignalProcessor(StreamHooks):
         self.incremental.deduplicate(table_id, records)
 
     def on_idle(self) -> None:
-        for signal in self.poller.drain():
+        for signal, channel in self.poller.drain():
             self.actions.dispatch(signal, None)
+            channel.acknowledge(signal)
         self.incremental.close_if_reached(self.actions.position)
 
     def decorate(self, records: list[SourceRecord]) -> list[SourceRecord]:

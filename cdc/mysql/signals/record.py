@@ -21,6 +21,8 @@ class SignalRecord:
     type: str
     data: str
     channel: str
+    channel_offset: int | None = None
+    """Where the signal sits in its channel (the kafka record's offset); acknowledged once acted on."""
 
     def payload(self) -> dict[str, Any]:
         """``data`` parsed; an empty or null data is an empty object."""
@@ -35,7 +37,7 @@ class SignalRecord:
         return parsed
 
 
-def parse_signal_json(text: str, channel: str) -> SignalRecord:
+def parse_signal_json(text: str, channel: str, channel_offset: int | None = None) -> SignalRecord:
     """A signal from the JSON object the file and kafka channels carry: ``{"id", "type", "data"}``."""
     try:
         doc = json.loads(text)
@@ -49,4 +51,5 @@ def parse_signal_json(text: str, channel: str) -> SignalRecord:
         type=str(doc["type"]),
         data=json.dumps(data) if data is not None and not isinstance(data, str) else str(data or ""),
         channel=channel,
+        channel_offset=channel_offset,
     )
