@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
@@ -57,7 +56,8 @@ class BlockingSnapshotter:
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             pos = SourcePosition(file=str(offset.get("file", "")), pos=int(offset.get("pos", 0)))
-            pending: SourceRecord | None = None
+            # The last row is emitted once known to be the last (marked "last"): (schema, row, source maker).
+            pending: tuple[Any, Any, Callable[[int, str], Any]] | None = None
             first = True
             for table_id in tables:
                 table = self.schema.table(table_id)
@@ -77,20 +77,22 @@ class BlockingSnapshotter:
                     now_ms = int(time.time() * 1000)
                     batch = []
                     for row in rows:
-                        marker = "first" if first else "true"
-                        first = False
-                        record = self.events.read(ts, row, source(now_ms, marker), dict(offset))
                         if pending is not None:
-                            batch.append(pending)
-                        pending = record
+                            p_ts, p_row, p_source = pending
+                            marker = "first" if first else "true"
+                            first = False
+                            batch.append(
+                                self.events.read(p_ts, p_row, p_source(now_ms, marker), dict(offset))
+                            )
+                        pending = (ts, row, source)
                     total += len(rows)
                     if batch and not self.emit(batch):
                         raise InterruptedError("stopping")
             cur.execute("COMMIT")
             if pending is not None:
-                from cdc.mysql.snapshot import _remark
-
-                if not self.emit([_remark(pending, "last")]):
+                p_ts, p_row, p_source = pending
+                last = self.events.read(p_ts, p_row, p_source(int(time.time() * 1000), "last"), dict(offset))
+                if not self.emit([last]):
                     raise InterruptedError("stopping")
         finally:
             with contextlib.suppress(Exception):
