@@ -11,9 +11,9 @@ import pytest
 
 from cdc.history.model import TableId
 from cdc.mysql.incremental import IncrementalSnapshot
+from cdc.mysql.incremental.chunks import greater_than
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.javaser import JavaLong, decode_object_array, encode_object_array
-from cdc.mysql.incremental.snapshot import _greater_than
 from cdc.mysql.signals.actions import SignalActions
 from cdc.mysql.signals.record import SignalError, SignalRecord, parse_signal_json
 
@@ -107,7 +107,7 @@ def test_context_round_trips_through_debezium_keys() -> None:
 
 
 def test_key_order_bounds_over_several_columns() -> None:
-    sql, params = _greater_than(["a", "b", "c"], [1, "x", JavaLong(3)])
+    sql, params = greater_than(["a", "b", "c"], [1, "x", JavaLong(3)])
     assert sql == "((`a` > %s) OR (`a` = %s AND `b` > %s) OR (`a` = %s AND `b` = %s AND `c` > %s))"
     assert params == [1, 1, "x", 1, "x", 3]
 

@@ -20,13 +20,10 @@ opened before a restart no longer match and their watermarks are ignored.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,13 +32,12 @@ import pymysql
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
-from cdc.history.model import Column, Table, TableId
+from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.connection import connect
 from cdc.mysql.events import SourcePosition, TableSchema
+from cdc.mysql.incremental.chunks import ChunkReader, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
-from cdc.mysql.incremental.javaser import JavaLong
-from cdc.mysql.incremental.readonly import Watermark, read_watermark
+from cdc.mysql.incremental.readonly import Watermark
 from cdc.mysql.metrics import SnapshotMetrics
 
 __all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
@@ -73,28 +69,12 @@ class IncrementalSnapshot:
         self.insert_delete = settings.incremental_snapshot_watermarking_strategy.lower() == "insert_delete"
         self.window: dict[tuple[Any, ...], Sequence[Any]] = {}
         self._window_schema: TableSchema | None = None
-        self._conn: Any = None
-        self._readers: list[Any] = []
+        self.chunks = ChunkReader(settings)
         self._open_time = ""
         self.rows_scanned: dict[str, int] = {}
 
-    # -- connections ------------------------------------------------------------------------------------
-    def _connection(self) -> Any:
-        if self._conn is None:
-            self._conn = connect(self.settings)
-        return self._conn
-
-    def _reader_connections(self, n: int) -> list[Any]:
-        while len(self._readers) < n:
-            self._readers.append(connect(self.settings))
-        return self._readers[:n]
-
     def close(self) -> None:
-        for conn in [self._conn, *self._readers]:
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    conn.close()
-        self._conn, self._readers = None, []
+        self.chunks.close()
 
     # -- actions ------------------------------------------------------------------------------------------
     def resume_on_start(self) -> None:
@@ -241,10 +221,10 @@ class IncrementalSnapshot:
         if not self.window or current is None or ts is None:
             self.window.clear()
             return
-        key_index = self._query_index(ts.table, current)
+        key_index = self.chunks.query_index(ts.table, current)
         out: list[SourceRecord] = []
         for row in self.window.values():
-            self.context.last_sent = [_java_value(row[i], ts.table.columns[i]) for i in key_index]
+            self.context.last_sent = [java_value(row[i], ts.table.columns[i]) for i in key_index]
             out.append(self.events.read(ts, row, source, self.context.store(dict(base_offset))))
         self.window.clear()
         if not self.emit(out):
@@ -281,11 +261,14 @@ class IncrementalSnapshot:
             return
         if self.signal_table is None and not self.read_only:
             raise ConnectError("An incremental snapshot needs signal.data.collection for its watermarks")
-        self._reconnect_if_lost()
+        self.chunks.reconnect_if_lost()
         chunk_id = self.context.start_chunk()
         self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         if not self.read_only:
-            self._write_watermark(chunk_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": self._open_time})
+            assert self.signal_table is not None
+            self.chunks.insert_signal(
+                self.signal_table, chunk_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": self._open_time}
+            )
         while self.context.running:
             if self.stopping.is_set():
                 raise InterruptedError("stopping")
@@ -296,7 +279,7 @@ class IncrementalSnapshot:
                 log.warning("Incremental snapshot: no schema for table '%s'; skipping it", current.table)
                 self._next_collection(current.table)
                 continue
-            columns = self._query_columns(table, current)
+            columns = self.chunks.query_columns(table, current)
             if not columns:
                 log.warning(
                     "Incremental snapshot of '%s' skipped: the table has no primary key", current.table
@@ -305,7 +288,7 @@ class IncrementalSnapshot:
                 continue
             if self.context.maximum_key is None:
                 try:
-                    self.context.maximum_key = self._maximum_key(table, current, columns)
+                    self.context.maximum_key = self.chunks.maximum_key(table, current, columns)
                 except pymysql.MySQLError as exc:
                     # A bad additional condition, a dropped table: this table is skipped, as Debezium does.
                     log.error(
@@ -325,7 +308,7 @@ class IncrementalSnapshot:
                     self.context.maximum_key,
                 )
             ts = self.events.schema_for(table)
-            rows = self._read(table, current, columns)
+            rows = self.chunks.read(table, current, columns, self.context.chunk_end, self.context.maximum_key)
             if not rows:
                 log.info(
                     "Incremental snapshot of table '%s' finished: %d rows",
@@ -335,10 +318,10 @@ class IncrementalSnapshot:
                 self._next_collection(current.table)
                 continue
             self._window_schema = ts
-            index = self._query_index(table, current)
+            index = self.chunks.query_index(table, current)
             self.window = {_window_key(ts, row): row for row in rows}
             first, last = rows[0], rows[-1]
-            self.context.chunk_end = [_java_value(last[i], table.columns[i]) for i in index]
+            self.context.chunk_end = [java_value(last[i], table.columns[i]) for i in index]
             scanned = self.rows_scanned[str(current.table)] = self.rows_scanned.get(
                 str(current.table), 0
             ) + len(rows)
@@ -360,7 +343,7 @@ class IncrementalSnapshot:
             break
         if self.read_only:
             # The high watermark: the window closes once the stream has passed it (close_if_reached).
-            self._high = read_watermark(self._connection()) if self.context.running else None
+            self._high = self.chunks.server_watermark() if self.context.running else None
             self.context.window_open = self._high is not None
         else:
             self._close_watermark(chunk_id)
@@ -386,12 +369,6 @@ class IncrementalSnapshot:
                 self._send(position, source)
             self.read_chunk()
 
-    def _reconnect_if_lost(self) -> None:
-        """The chunk connections idle between chunks (a pause, a quiet binlog): revive dropped ones."""
-        if self._conn is not None and not _alive(self._conn):
-            self._conn = None
-        self._readers = [conn for conn in self._readers if _alive(conn)]
-
     def _next_collection(self, table: TableId) -> None:
         self.metrics.table_done(table)
         self.context.next_collection()
@@ -399,177 +376,21 @@ class IncrementalSnapshot:
             log.info("Incremental snapshot completed")
             self.metrics.complete()
 
-    def _write_watermark(self, signal_id: str, kind: str, data: dict[str, str]) -> None:
-        assert self.signal_table is not None
-        with self._connection().cursor() as cur:
-            cur.execute(
-                f"INSERT INTO {self.signal_table.sql()} VALUES (%s, %s, %s)",
-                (signal_id, kind, json.dumps(data, separators=(", ", ": "))),
-            )
-
     def _close_watermark(self, chunk_id: str) -> None:
         assert self.signal_table is not None
         if self.insert_delete:
-            with self._connection().cursor() as cur:
-                cur.execute(f"DELETE FROM {self.signal_table.sql()} WHERE id = %s", (chunk_id + "-open",))
+            self.chunks.delete_signal(self.signal_table, chunk_id + "-open")
             return
         close_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self._write_watermark(
+        self.chunks.insert_signal(
+            self.signal_table,
             chunk_id + "-close",
             CLOSE_WINDOW,
             {"openWindowTimestamp": self._open_time, "closeWindowTimestamp": close_time},
         )
-
-    @staticmethod
-    def _query_columns(table: Table, collection: DataCollection) -> list[Column]:
-        names = [collection.surrogate_key] if collection.surrogate_key else list(table.primary_key)
-        by_name = {c.name: c for c in table.columns}
-        missing = [n for n in names if n not in by_name]
-        if missing:
-            raise ConnectError(f"Incremental snapshot of {table.id}: no column {missing[0]} (surrogate-key)")
-        return [by_name[n] for n in names]
-
-    def _query_index(self, table: Table, collection: DataCollection) -> list[int]:
-        names = [c.name for c in table.columns]
-        return [names.index(c.name) for c in self._query_columns(table, collection)]
-
-    def _maximum_key(
-        self, table: Table, collection: DataCollection, columns: list[Column]
-    ) -> list[Any] | None:
-        order = ", ".join(f"{_quote(c.name)} DESC" for c in columns)
-        where = f" WHERE {collection.condition}" if collection.condition else ""
-        select = ", ".join(_quote(c.name) for c in columns)
-        with self._connection().cursor() as cur:
-            cur.execute(f"SELECT {select} FROM {table.id.sql()}{where} ORDER BY {order} LIMIT 1")
-            row = cur.fetchone()
-        if row is None:
-            return None
-        return [_java_value(v, c) for v, c in zip(row, columns, strict=True)]
-
-    def _read(self, table: Table, collection: DataCollection, columns: list[Column]) -> list[Sequence[Any]]:
-        """The next chunk(s) after ``chunk_end``: ``parallelism`` ranges read at once, in key order."""
-        lower = self.context.chunk_end
-        if self.parallelism <= 1:
-            return self._select(table, collection, columns, lower, None, self.chunk_size, self._connection())
-        # One key-only scan gives the N ranges' boundaries; each range is then read on its own connection.
-        bounds = self._boundaries(table, collection, columns, lower)
-        if not bounds:
-            return []
-        ranges: list[tuple[list[Any] | None, list[Any] | None]] = []
-        start = lower
-        for end in bounds:
-            ranges.append((start, end))
-            start = end
-        conns = self._reader_connections(len(ranges))
-        with ThreadPoolExecutor(len(ranges), thread_name_prefix="incremental-chunk") as pool:
-            parts = list(
-                pool.map(
-                    lambda job: self._select(table, collection, columns, job[0][0], job[0][1], None, job[1]),
-                    zip(ranges, conns, strict=True),
-                )
-            )
-        return [row for part in parts for row in part]
-
-    def _boundaries(
-        self, table: Table, collection: DataCollection, columns: list[Column], lower: list[Any] | None
-    ) -> list[list[Any]]:
-        """The last key of each of the next ``parallelism`` chunks (fewer at the table's end)."""
-        where, params = self._bounds_sql(columns, lower, None, collection.condition)
-        keys = ", ".join(_quote(c.name) for c in columns)
-        limit = self.chunk_size * self.parallelism
-        sql = f"SELECT {keys} FROM {table.id.sql()}{where} ORDER BY {keys} LIMIT {limit}"
-        with self._connection().cursor() as cur:
-            cur.execute(sql, params)
-            rows = cur.fetchall()
-        if not rows:
-            return []
-        out = [list(rows[i]) for i in range(self.chunk_size - 1, len(rows), self.chunk_size)]
-        if len(rows) % self.chunk_size:
-            out.append(list(rows[-1]))
-        return out
-
-    def _select(
-        self,
-        table: Table,
-        collection: DataCollection,
-        columns: list[Column],
-        lower: list[Any] | None,
-        upper: list[Any] | None,
-        limit: int | None,
-        conn: Any,
-    ) -> list[Sequence[Any]]:
-        where, params = self._bounds_sql(columns, lower, upper, collection.condition)
-        order = ", ".join(_quote(c.name) for c in columns)
-        sql = f"SELECT * FROM {table.id.sql()}{where} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {limit}"
-        with conn.cursor() as cur:
-            cur.execute(sql, params)
-            return list(cur.fetchall())
-
-    def _bounds_sql(
-        self, columns: list[Column], lower: list[Any] | None, upper: list[Any] | None, condition: str
-    ) -> tuple[str, list[Any]]:
-        """``WHERE`` after ``lower`` (exclusive), up to ``upper`` and the maximum key (inclusive)."""
-        parts: list[str] = []
-        params: list[Any] = []
-        names = [c.name for c in columns]
-        if lower is not None:
-            sql, p = _greater_than(names, lower)
-            parts.append(sql)
-            params += p
-        for bound in (upper, self.context.maximum_key):
-            if bound is not None:
-                sql, p = _greater_than(names, bound)
-                parts.append(f"NOT {sql}")
-                params += p
-        if condition:
-            parts.append(f"({condition})")
-        return (" WHERE " + " AND ".join(parts) if parts else ""), params
-
-
-def _greater_than(names: list[str], values: Sequence[Any]) -> tuple[str, list[Any]]:
-    """``(k1 > ?) OR (k1 = ? AND k2 > ?) …``: key order over several columns, as Debezium writes it."""
-    terms: list[str] = []
-    params: list[Any] = []
-    for i in range(len(names)):
-        parts = [f"{_quote(names[j])} = %s" for j in range(i)] + [f"{_quote(names[i])} > %s"]
-        terms.append("(" + " AND ".join(parts) + ")")
-        params += [_plain(v) for v in values[: i + 1]]
-    return "(" + " OR ".join(terms) + ")", params
-
-
-def _alive(conn: Any) -> bool:
-    """Whether ``conn`` still answers (a dropped one is closed, to be replaced by a new one)."""
-    try:
-        conn.ping(False)
-        return True
-    except pymysql.MySQLError:
-        with contextlib.suppress(Exception):
-            conn.close()
-        return False
 
 
 def _window_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
     """The row's message key values: what a streamed change of the same row carries as its key."""
     key = ts.key(row)
     return tuple(key.values) if key is not None else tuple(row)
-
-
-def _plain(value: Any) -> Any:
-    return int(value) if isinstance(value, JavaLong) else value
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _java_value(value: Any, column: Column) -> Any:
-    """A key value as Connector/J would hand it to Debezium: BIGINT and INT UNSIGNED are ``Long``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        name = column.type_name.upper()
-        if name.startswith("BIGINT") or (
-            name.startswith("INT") and "UNSIGNED" in column.type_expression.upper()
-        ):
-            return JavaLong(value)
-    return value
