@@ -215,7 +215,9 @@ def main() -> int:
         "same envelope fields": sorted(dbz_value) == sorted(cdc_value),
         "same source fields": sorted(dbz_value["source"]) == sorted(cdc_value["source"]),
         "source.snapshot both 'incremental'": {v["source"]["snapshot"] for _, v in events} == {"incremental"},
-        "same offset keys during a snapshot": set(dbz_offset) == set(cdc_offset),
+        # (event/row: how far into the binlog transaction each side committed, which varies by run)
+        "same offset keys during a snapshot": set(dbz_offset) - {"event", "row"}
+        == set(cdc_offset) - {"event", "row"},
         "same maximum key bytes": dbz_offset["incremental_snapshot_maximum_key"]
         == cdc_offset["incremental_snapshot_maximum_key"],
         "same collections JSON": dbz_offset["incremental_snapshot_collections"]
