@@ -53,6 +53,8 @@ SNAPSHOT_MODES = (
     "never",
 )
 LOCKING_MODES = ("minimal", "extended", "none", "minimal_percona")
+SIGNAL_CHANNELS = ("source", "file", "kafka")
+SIGNALS = "Signals"
 
 
 def _def() -> ConfigDef:
@@ -428,6 +430,7 @@ def _def() -> ConfigDef:
         "Adjust schema names for Avro.",
         **e,
     )
+    _define_signals(d)
     h = {"group": HIST}
     d.define(
         "schema.history.internal",
@@ -519,6 +522,88 @@ def _def() -> ConfigDef:
     return d
 
 
+def _define_signals(d: ConfigDef) -> None:
+    """Debezium's signal and incremental-snapshot keys (``cdc.mysql.signals``, ``cdc.mysql.incremental``)."""
+    g = {"group": SIGNALS}
+    d.define(
+        "signal.enabled.channels",
+        LST,
+        "source",
+        v.predicate(
+            lambda xs: all(str(x).strip().lower() in SIGNAL_CHANNELS for x in xs),
+            "Channels are source, file and kafka",
+        ),
+        LO,
+        "Where signals are read from: source (the signal.data.collection table), file, kafka.",
+        **g,
+    )
+    d.define(
+        "signal.data.collection",
+        S,
+        None,
+        None,
+        M,
+        "The signal table (db.table, columns id, type, data); rows inserted there are signals, and the "
+        "incremental snapshot writes its watermarks there.",
+        **g,
+    )
+    d.define("signal.file", S, "file-signals.txt", None, LO, "The file channel's file (JSON lines).", **g)
+    d.define("signal.poll.interval.ms", L, 5000, v.at_least(0), LO, "How often file/kafka are read.", **g)
+    d.define(
+        "signal.kafka.topic", S, None, None, LO, "The kafka channel's topic (default <prefix>-signal).", **g
+    )
+    d.define("signal.kafka.bootstrap.servers", S, None, None, LO, "The kafka channel's brokers.", **g)
+    d.define("signal.kafka.groupId", S, "kafka-signal", None, LO, "The kafka channel's consumer group.", **g)
+    d.define("signal.kafka.poll.timeout.ms", INT, 0, v.at_least(0), LO, "The kafka channel's poll wait.", **g)
+    d.define(
+        "incremental.snapshot.chunk.size",
+        INT,
+        1024,
+        v.at_least(1),
+        M,
+        "Rows per incremental snapshot chunk (read between two watermarks).",
+        **g,
+    )
+    d.define(
+        "incremental.snapshot.watermarking.strategy",
+        S,
+        "insert_insert",
+        v.case_insensitive_one_of("insert_insert", "insert_delete"),
+        LO,
+        "insert_insert: open and close rows are inserted; insert_delete: the open row is deleted to close.",
+        **g,
+    )
+    d.define(
+        "incremental.snapshot.allow.schema.changes",
+        B,
+        False,
+        v.predicate(lambda x: not x, "Schema changes during an incremental snapshot are not supported"),
+        LO,
+        "Only false is accepted: a table altered during its incremental snapshot must be snapshotted again.",
+        **g,
+    )
+    d.define(
+        "incremental.snapshot.parallelism",
+        INT,
+        1,
+        v.between(1, 64),
+        LO,
+        "Chunks read at once inside one watermark window, each on its own connection (cdc only; "
+        "Debezium reads 1).",
+        **g,
+    )
+    d.define(
+        "read.only",
+        B,
+        False,
+        None,
+        LO,
+        "Incremental snapshots without writing to the source: the server's GTID set (or binlog position) "
+        "after each chunk is its high watermark; signals then come from the file or kafka channel.",
+        **g,
+    )
+
+
 MYSQL_DEF = _def()
 
 
@@ -606,6 +691,19 @@ class MySqlSettings:
         "schema.history.internal.kafka.recovery.poll.interval.ms"
     )
     history_kafka_recovery_attempts: int = setting("schema.history.internal.kafka.recovery.attempts")
+    signal_enabled_channels: tuple[str, ...] = setting("signal.enabled.channels")
+    signal_data_collection: str | None = setting("signal.data.collection")
+    signal_file: str = setting("signal.file")
+    signal_poll_interval_ms: int = setting("signal.poll.interval.ms")
+    signal_kafka_topic: str | None = setting("signal.kafka.topic")
+    signal_kafka_bootstrap_servers: str | None = setting("signal.kafka.bootstrap.servers")
+    signal_kafka_group_id: str = setting("signal.kafka.groupId")
+    signal_kafka_poll_timeout_ms: int = setting("signal.kafka.poll.timeout.ms")
+    incremental_snapshot_chunk_size: int = setting("incremental.snapshot.chunk.size")
+    incremental_snapshot_watermarking_strategy: str = setting("incremental.snapshot.watermarking.strategy")
+    incremental_snapshot_allow_schema_changes: bool = setting("incremental.snapshot.allow.schema.changes")
+    incremental_snapshot_parallelism: int = setting("incremental.snapshot.parallelism")
+    read_only: bool = setting("read.only")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

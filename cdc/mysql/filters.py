@@ -31,6 +31,9 @@ class Filters:
         self.col_exclude = _compile(settings.column_exclude_list)
         self.ignore_builtin = settings.table_ignore_builtin
         self.snapshot_include = _compile(settings.snapshot_include_collection_list)
+        signal = settings.signal_data_collection
+        # The signal table is always captured: its rows are signals and watermarks (as Debezium does).
+        self.signal_table = TableId.parse(signal) if signal else None
         self._tables: dict[TableId, bool] = {}  # the filters never change: one regex pass per table
 
     def database(self, name: str) -> bool:
@@ -49,6 +52,8 @@ class Filters:
         return known
 
     def _table(self, table_id: TableId) -> bool:
+        if table_id == self.signal_table:
+            return True
         if not self.database(table_id.database):
             return False
         text = str(table_id)

@@ -56,10 +56,9 @@ class Refusal:
 _NO_EFFECT = "a tuning knob of Debezium's Java runtime with no counterpart in cdc"
 
 REFUSED: tuple[Refusal, ...] = (
-    # -- owned by the signals work (#16): declared there; until then refused with their own reason
-    Refusal(r"signal\..+", "signals are not implemented yet (see docs/mysql.md, 'signals')"),
-    Refusal(r"incremental\.snapshot\..+", "incremental snapshots are not implemented yet (see 'signals')"),
-    Refusal(r"read\.only", "read-only incremental snapshots are not implemented", ("false",)),
+    # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
+    Refusal(r"signal\..+", "this signal setting is not implemented (docs/snapshots.md, 'Signals')"),
+    Refusal(r"incremental\.snapshot\..+", "this incremental-snapshot setting is not implemented"),
     Refusal(r"notification\..+", "notifications are not implemented"),
     # -- features cdc does not have
     Refusal(
@@ -181,11 +180,13 @@ LIMITED: tuple[Refusal, ...] = (
 """Declared keys of which cdc implements only some values: any other value is refused, naming the key."""
 
 PATTERN_KEYS: tuple[str, ...] = (
+    r"signal\.consumer\..+",
     r"column\.mask\.with\.\d+\.chars",
     r"column\.mask\.hash\.(v[12]\.)?[^.]+\.with\.salt\..+",
     r"column\.truncate\.to\.\d+\.chars",
 )
-"""Parameterised key names (honoured by :mod:`cdc.mysql.columns`)."""
+"""Parameterised key names: the Kafka signal channel's consumer settings (:mod:`cdc.mysql.signals`) and
+the column rules (:mod:`cdc.mysql.columns`)."""
 
 DRIVER_PREFIXES: tuple[str, ...] = ("database.", "driver.")
 """Prefixes of keys Debezium passes to its JDBC driver; cdc accepts them and logs that they do nothing."""

@@ -31,6 +31,13 @@ class SnapshotMetrics:
         self._started = 0.0
         self._ended = 0.0
         self.captured_tables: list[str] = []
+        # The incremental snapshot's progress (Debezium's SnapshotChangeEventSourceMetrics attributes).
+        self.paused = False
+        self.chunk_id = ""
+        self.chunk_from = ""
+        self.chunk_to = ""
+        self.table_from = ""
+        self.table_to = ""
         REGISTRY.register("snapshot", server, self)
 
     def start(self, tables: list[TableId]) -> None:
@@ -38,6 +45,32 @@ class SnapshotMetrics:
         self.total_table_count = self.remaining_table_count = len(tables)
         self.running, self.completed = True, False
         self._started = time.monotonic()
+
+    def start_incremental(self, tables: list[TableId]) -> None:
+        self.start(tables)
+        self.aborted = self.paused = False
+
+    def add_tables(self, tables: list[TableId]) -> None:
+        self.captured_tables += [str(t) for t in tables]
+        self.total_table_count += len(tables)
+        self.remaining_table_count += len(tables)
+
+    def chunk(
+        self,
+        chunk_id: str,
+        first: list[Any],
+        last: list[Any],
+        table_to: list[Any] | None,
+        table: TableId,
+        rows: int,
+    ) -> None:
+        """A chunk was read: its id and key range, the table's end key, the table's rows so far."""
+        self.chunk_id = chunk_id
+        self.chunk_from, self.chunk_to = str(first), str(last)
+        self.table_to = str(table_to) if table_to is not None else ""
+        if not self.table_from or self.rows.get(str(table), 0) == 0:
+            self.table_from = str(first)
+        self.rows[str(table)] = rows
 
     def rows_scanned(self, table: TableId, count: int) -> None:
         self.rows[str(table)] = count
@@ -66,6 +99,13 @@ class SnapshotMetrics:
             "HoldingGlobalLock": self.holding_global_lock,
             "RowsScanned": dict(self.rows),
             "TotalNumberOfEventsSeen": sum(self.rows.values()),
+            "SnapshotPaused": self.paused,
+            "CapturedTables": list(self.captured_tables),
+            "ChunkId": self.chunk_id,
+            "ChunkFrom": self.chunk_from,
+            "ChunkTo": self.chunk_to,
+            "TableFrom": self.table_from,
+            "TableTo": self.table_to,
         }
 
 

@@ -51,6 +51,7 @@ from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.rowdecoder import RowDecoder
+from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 
 __all__ = [
@@ -197,6 +198,8 @@ class Streamer:
         self.event_start = 4
         self._gtids = _CompletedGtids(ctx.mariadb)
         self.table_maps = TableMaps()
+        self.hooks: StreamHooks = NO_HOOKS
+        """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -219,6 +222,13 @@ class Streamer:
         self.completed_gtids = start.gtids
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
+        try:
+            self.hooks.on_start()
+            self._run()
+        finally:
+            self.hooks.close()
+
+    def _run(self) -> None:
         backoff = 1.0
         retries = 0
         while not self.stopping.is_set():
@@ -277,6 +287,8 @@ class Streamer:
                 self._dispatch(event)
                 if self.stopping.is_set():
                     return
+                if not self.in_tx:
+                    self.hooks.on_idle()
                 self._maybe_heartbeat()
         finally:
             reader.close()
@@ -465,6 +477,7 @@ class Streamer:
             )
             return
         if records:
+            self.hooks.on_rows(table_id, records)
             self._emit(records)
 
     def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
@@ -550,7 +563,7 @@ class Streamer:
 
     def _emit(self, records: list[SourceRecord]) -> None:
         self._last_emit = time.monotonic()
-        if not self.emit(records):
+        if not self.emit(self.hooks.decorate(records)):
             raise InterruptedError("stopping")
 
     def _maybe_heartbeat(self) -> None:
@@ -559,7 +572,7 @@ class Streamer:
         if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
             self._last_emit = time.monotonic()
             record = self.schema_events.heartbeat(self.checkpoint().to_dict())
-            self.emit([record])
+            self.emit(self.hooks.decorate([record]))
 
 
 _TRUNCATE = re.compile(

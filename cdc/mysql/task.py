@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from cdc.api.connector import SourceTask
@@ -31,11 +32,21 @@ from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.history import open_history
+from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
+from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
+from cdc.mysql.signals import (
+    ChannelPoller,
+    FileChannel,
+    KafkaChannel,
+    SignalActions,
+    SignalChannel,
+    SignalProcessor,
+)
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
@@ -94,6 +105,8 @@ class MySqlSourceTask(SourceTask):
         plan = self._plan(settings, offset, schema, server)
         snapshotter = Snapshotter(ctx, snapshot_metrics)
         self.streamer = Streamer(ctx, streaming_metrics)
+        resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
+        self.streamer.hooks = self._signals(ctx, snapshot_metrics, resumed)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
@@ -103,6 +116,42 @@ class MySqlSourceTask(SourceTask):
             daemon=True,
         )
         self.thread.start()
+
+    def _signals(
+        self, ctx: CaptureContext, metrics: SnapshotMetrics, stored: Mapping[str, Any] | None
+    ) -> SignalProcessor:
+        """The signal channels, the incremental and blocking snapshots, as the streamer's hooks."""
+        streamer = self.streamer
+        assert streamer is not None
+        settings = ctx.settings
+        signal_table = ctx.filters.signal_table
+        if signal_table is not None and not ctx.filters.database(signal_table.database):
+            raise ConnectError(
+                f"signal.data.collection {signal_table} is not in a captured database: its schema would "
+                "be unknown; add its database to database.include.list"
+            )
+        context = IncrementalContext.from_offset(stored)
+        if context.running:
+            log.info("The offsets hold an unfinished incremental snapshot of %s", context.collections_json())
+        incremental = IncrementalSnapshot(ctx, metrics, context)
+        blocking = BlockingSnapshotter(ctx, incremental.expand)
+        channels: list[SignalChannel] = []
+        enabled = {c.strip().lower() for c in settings.signal_enabled_channels}
+        if "file" in enabled:
+            channels.append(FileChannel(settings.signal_file))
+        if "kafka" in enabled:
+            channels.append(KafkaChannel(settings))
+        poller = ChannelPoller(channels, settings.signal_poll_interval_ms / 1000, self.stopping)
+        actions = SignalActions(incremental, blocking, settings.prefix)
+        processor = SignalProcessor(
+            incremental, actions, poller, ctx.filters.signal_table, "source" in enabled
+        )
+
+        def position() -> dict[str, Any]:
+            return context.store(streamer.checkpoint().to_dict())
+
+        actions.position = blocking.position = position
+        return processor
 
     def _plan(
         self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState, server: ServerInfo

@@ -106,6 +106,7 @@ def key_table() -> str:
         ("column.mask.hash[.v2].ALGORITHM.with.salt.SALT", "Character columns hashed as Debezium does."),
         ("column.truncate.to.N.chars", "Strings and bytes cut to N."),
         ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
+        ("signal.consumer.*", "Settings of the Kafka signal channel's consumer, passed through."),
     ):
         rows.append((f"`{pattern}`", "honoured", note))
     for refusal in REFUSED:

@@ -1,0 +1,6 @@
+"""Incremental snapshots (DBLog watermarks, as Debezium runs them): state, Java-serialized keys, engine."""
+
+from cdc.mysql.incremental.context import DataCollection, IncrementalContext
+from cdc.mysql.incremental.snapshot import CLOSE_WINDOW, OPEN_WINDOW, IncrementalSnapshot
+
+__all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "DataCollection", "IncrementalContext", "IncrementalSnapshot"]

@@ -1,0 +1,154 @@
+"""The incremental snapshot's state, kept in the source offsets exactly as Debezium keeps it.
+
+While a snapshot runs every offset the connector commits carries four more keys:
+``incremental_snapshot_collections`` (JSON: the tables still to read, the current one first, each with its
+additional condition and surrogate key), ``incremental_snapshot_primary_key`` (the key of the last snapshot
+row sent, hex of a Java-serialized ``Object[]``), ``incremental_snapshot_maximum_key`` (the table's largest
+key when its snapshot began, same encoding) and ``incremental_snapshot_correlation_id`` (the signal's id).
+A restarted task reads them back and resumes after the last row sent; so does a task whose offsets
+Debezium wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.history.model import TableId
+from cdc.mysql.incremental.javaser import decode_object_array, encode_object_array
+
+__all__ = ["COLLECTIONS_KEY", "DataCollection", "IncrementalContext"]
+
+PRIMARY_KEY = "incremental_snapshot_primary_key"
+MAXIMUM_KEY = "incremental_snapshot_maximum_key"
+COLLECTIONS_KEY = "incremental_snapshot_collections"
+CORRELATION_KEY = "incremental_snapshot_correlation_id"
+_ID = COLLECTIONS_KEY + "_id"
+_CONDITION = COLLECTIONS_KEY + "_additional_condition"
+_SURROGATE = COLLECTIONS_KEY + "_surrogate_key"
+
+
+@dataclass(frozen=True)
+class DataCollection:
+    """One table to snapshot: with the signal's filter for it and the column to chunk by, if any."""
+
+    table: TableId
+    condition: str = ""
+    surrogate_key: str = ""
+
+
+class IncrementalContext:
+    def __init__(self) -> None:
+        self.collections: deque[DataCollection] = deque()
+        self.chunk_end: list[Any] | None = None
+        """Where the next chunk starts (exclusive): the last key read; None before the first chunk."""
+        self.last_sent: list[Any] | None = None
+        self.maximum_key: list[Any] | None = None
+        self.correlation_id: str | None = None
+        self.chunk_id: str | None = None
+        self.window_open = False
+        self.paused = False
+        self._json: str | None = None
+
+    # -- state ---------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return bool(self.collections)
+
+    @property
+    def current(self) -> DataCollection | None:
+        return self.collections[0] if self.collections else None
+
+    def add(self, collections: list[DataCollection], correlation_id: str | None) -> None:
+        self.collections.extend(collections)
+        self.correlation_id = correlation_id
+        self._json = None
+
+    def next_collection(self) -> None:
+        if self.collections:
+            self.collections.popleft()
+        self.chunk_end = self.last_sent = self.maximum_key = None
+        self._json = None
+        if not self.collections:
+            self.correlation_id = None
+
+    def remove(self, table: TableId) -> bool:
+        kept = deque(c for c in self.collections if c.table != table)
+        removed = len(kept) != len(self.collections)
+        self.collections = kept
+        self._json = None
+        return removed
+
+    def clear(self) -> None:
+        self.collections.clear()
+        self.chunk_end = self.last_sent = self.maximum_key = None
+        self.correlation_id = self.chunk_id = None
+        self.window_open = False
+        self._json = None
+
+    def start_chunk(self) -> str:
+        self.chunk_id = str(uuid.uuid4())
+        return self.chunk_id
+
+    def expects(self, signal_id: str) -> bool:
+        """A window signal of the current chunk (after a restart, old chunks' signals are replayed)."""
+        return self.chunk_id is not None and signal_id.startswith(self.chunk_id)
+
+    def revert_chunk(self) -> None:
+        self.chunk_end = self.last_sent
+        self.window_open = False
+
+    # -- offsets ---------------------------------------------------------------------------------------
+    def store(self, offset: dict[str, Any]) -> dict[str, Any]:
+        """``offset`` with the snapshot's keys added while it runs (as Debezium's ``store``)."""
+        if not self.running:
+            return offset
+        # Before a resumed snapshot sends its first row, the resume point stands for the last row sent.
+        sent = self.last_sent if self.last_sent is not None else self.chunk_end
+        offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
+        offset[MAXIMUM_KEY] = encode_object_array(self.maximum_key) if self.maximum_key is not None else None
+        offset[COLLECTIONS_KEY] = self.collections_json()
+        offset[CORRELATION_KEY] = self.correlation_id
+        return offset
+
+    def collections_json(self) -> str:
+        if self._json is None:
+            self._json = json.dumps(
+                [
+                    {
+                        _ID: str(c.table),
+                        _CONDITION: c.condition or None,
+                        _SURROGATE: c.surrogate_key or None,
+                    }
+                    for c in self.collections
+                ],
+                separators=(",", ":"),
+            )
+        return self._json
+
+    @classmethod
+    def from_offset(cls, offset: Mapping[str, Any] | None) -> IncrementalContext:
+        context = cls()
+        if not offset:
+            return context
+        primary = offset.get(PRIMARY_KEY)
+        # Resume after the last row that was sent (Debezium: chunkEndPosition = lastEventKeySent).
+        context.chunk_end = decode_object_array(str(primary)) if primary else None
+        maximum = offset.get(MAXIMUM_KEY)
+        context.maximum_key = decode_object_array(str(maximum)) if maximum else None
+        collections = offset.get(COLLECTIONS_KEY)
+        if collections:
+            context.collections = deque(
+                DataCollection(
+                    TableId.parse(str(item[_ID])),
+                    str(item.get(_CONDITION) or ""),
+                    str(item.get(_SURROGATE) or ""),
+                )
+                for item in json.loads(str(collections))
+            )
+        context.correlation_id = offset.get(CORRELATION_KEY)
+        return context

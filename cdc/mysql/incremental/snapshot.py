@@ -1,0 +1,396 @@
+"""The incremental snapshot: DBLog's watermark algorithm, as Debezium runs it, with parallel chunks.
+
+A chunk is read between two watermarks written to the signal table: ``<chunk id>-open``
+(``snapshot-window-open``) is inserted, the chunk (``incremental.snapshot.chunk.size`` rows after the last
+key read, in key order, at most up to the table's largest key when its snapshot began) is selected into a
+buffer, then ``<chunk id>-close`` (``snapshot-window-close``) is inserted. The streamer meets both rows in
+the binlog, in order with the data: between them, every streamed change to a key of the current table
+removes that key from the buffer (the change is newer than, or as new as, what was read); at the close,
+what is left is emitted as ``op=r`` records with ``source.snapshot=incremental``, and the next chunk is
+read. So no snapshot row ever follows a newer change of its key, and streaming never stops.
+
+Beyond Debezium, ``incremental.snapshot.parallelism=N`` reads N consecutive chunks inside one window on N
+connections: the chunk boundaries come from one key-only index scan, the N ranges are selected at once,
+and the window's de-duplication covers their union, so the guarantee is the same.
+
+The state (:class:`~cdc.mysql.incremental.context.IncrementalContext`) travels in every offset while the
+snapshot runs; a restarted task resumes with a new chunk after the last row sent. Chunk ids of windows
+opened before a restart no longer match and their watermarks are ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pymysql
+
+from cdc.api.errors import ConnectError
+from cdc.api.records import SourceRecord
+from cdc.api.struct import Struct
+from cdc.history.model import TableId
+from cdc.mysql.capture import CaptureContext
+from cdc.mysql.events import SourcePosition, TableSchema
+from cdc.mysql.incremental.chunks import ChunkReader, java_value
+from cdc.mysql.incremental.context import DataCollection, IncrementalContext
+from cdc.mysql.incremental.readonly import Watermark
+from cdc.mysql.metrics import SnapshotMetrics
+
+__all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
+
+log = logging.getLogger(__name__)
+
+OPEN_WINDOW = "snapshot-window-open"
+CLOSE_WINDOW = "snapshot-window-close"
+
+
+class IncrementalSnapshot:
+    """Reads chunks when told (signals, window closes) and keeps the window the streamer de-duplicates."""
+
+    def __init__(self, ctx: CaptureContext, metrics: SnapshotMetrics, context: IncrementalContext) -> None:
+        settings = ctx.settings
+        self.settings = settings
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
+        self.metrics = metrics
+        self.signal_table = ctx.filters.signal_table
+        self.captured = ctx.filters.table
+        self.context = context
+        self.chunk_size = settings.incremental_snapshot_chunk_size
+        self.parallelism = settings.incremental_snapshot_parallelism
+        self.read_only = settings.read_only
+        self._high: Watermark | None = None
+        self.insert_delete = settings.incremental_snapshot_watermarking_strategy.lower() == "insert_delete"
+        self.window: dict[tuple[Any, ...], Sequence[Any]] = {}
+        self._window_schema: TableSchema | None = None
+        self.chunks = ChunkReader(settings)
+        self._open_time = ""
+        self.rows_scanned: dict[str, int] = {}
+
+    def close(self) -> None:
+        self.chunks.close()
+
+    # -- actions ------------------------------------------------------------------------------------------
+    def resume_on_start(self) -> None:
+        """After a restart with a snapshot in the offsets: read a new chunk after the last row sent."""
+        if self.context.running and not self.context.paused:
+            log.info(
+                "Incremental snapshot in progress (%s); reading a new chunk on start",
+                ", ".join(str(c.table) for c in self.context.collections),
+            )
+            self.metrics.start_incremental([c.table for c in self.context.collections])
+            self.read_chunk()
+
+    def execute(
+        self,
+        correlation_id: str,
+        patterns: list[str],
+        conditions: list[tuple[str, str]],
+        surrogate_key: str,
+    ) -> None:
+        """``execute-snapshot`` (incremental): queue the tables; start reading unless a snapshot runs."""
+        tables = []
+        for table in self.expand(patterns):
+            if self.captured(table):
+                tables.append(table)
+            else:
+                log.warning(
+                    "Incremental snapshot '%s': table '%s' is not captured; skipped", correlation_id, table
+                )
+        collections = []
+        for table in tables:
+            condition = next(
+                (f for pattern, f in conditions if re.fullmatch(pattern, str(table), re.IGNORECASE)), ""
+            )
+            collections.append(DataCollection(table, condition, surrogate_key))
+        if not collections:
+            log.warning(
+                "Incremental snapshot signal '%s': no captured table matches %s", correlation_id, patterns
+            )
+            return
+        was_running = self.context.running
+        self.context.add(collections, correlation_id)
+        log.info(
+            "Incremental snapshot '%s' of %s queued%s",
+            correlation_id,
+            ", ".join(str(c.table) for c in collections),
+            " after the running one" if was_running else "",
+        )
+        if not was_running:
+            self.metrics.start_incremental([c.table for c in self.context.collections])
+            self.read_chunk()
+        else:
+            self.metrics.add_tables([c.table for c in collections])
+
+    def stop(self, patterns: list[str]) -> None:
+        if not self.context.running:
+            log.warning("No incremental snapshot is running; stop-snapshot ignored")
+            return
+        if not patterns:
+            log.info("Stopping the incremental snapshot")
+            self.window.clear()
+            self.context.clear()
+            self.metrics.abort()
+            return
+        current = self.context.current
+        for table in self.expand(patterns):
+            if current is not None and table == current.table:
+                continue
+            if self.context.remove(table):
+                log.info("Removed '%s' from the incremental snapshot", table)
+        if current is not None and any(t == current.table for t in self.expand(patterns)):
+            log.info("Removed '%s' (being read) from the incremental snapshot", current.table)
+            self.window.clear()
+            self.metrics.table_done(current.table)
+            self.context.next_collection()
+            if not self.context.running:
+                self.metrics.abort()
+
+    def pause(self) -> None:
+        if self.context.running and not self.context.paused:
+            log.info("Pausing the incremental snapshot")
+            self.context.paused = True
+            self.metrics.paused = True
+
+    def resume(self) -> None:
+        if self.context.running and self.context.paused:
+            log.info("Resuming the incremental snapshot")
+            self.context.paused = False
+            self.metrics.paused = False
+            self.read_chunk()
+
+    def expand(self, patterns: list[str]) -> list[TableId]:
+        """Names or regexes against the known tables (a name matching none is kept, as Debezium does)."""
+        known = sorted(self.schema.tables.tables, key=str)
+        out: list[TableId] = []
+        for pattern in patterns:
+            try:
+                matched = [t for t in known if re.fullmatch(pattern, str(t))]
+            except re.error:
+                matched = []
+            for table in matched or [TableId.parse(pattern)]:
+                if table not in out:
+                    out.append(table)
+        return out
+
+    # -- windows (called by the streamer as the watermarks arrive) -----------------------------------------
+    def open_window(self, signal_id: str) -> None:
+        if not self.context.expects(signal_id):
+            log.debug(
+                "Window open '%s' is not the current chunk's (%s); ignored", signal_id, self.context.chunk_id
+            )
+            return
+        self.context.window_open = True
+
+    def close_window(self, signal_id: str, close_record: SourceRecord) -> None:
+        if not self.context.expects(signal_id):
+            log.debug("Window close '%s' is not the current chunk's; ignored", signal_id)
+            return
+        self.context.window_open = False
+        self._send_window(close_record)
+        self.read_chunk()
+
+    def deduplicate(self, table_id: TableId, records: list[SourceRecord]) -> None:
+        """Streamed changes inside the window: their keys leave the buffer."""
+        current = self.context.current
+        if not self.context.window_open or not self.window or current is None or current.table != table_id:
+            return
+        for record in records:
+            key = record.key
+            if isinstance(key, Struct) and self.window.pop(tuple(key.values), None) is not None:
+                log.debug("Removed %s from the window", key.values)
+
+    def _send_window(self, close_record: SourceRecord) -> None:
+        current = self.context.current
+        ts = self._window_schema
+        if not self.window or current is None or ts is None:
+            self.window.clear()
+            return
+        self._send(dict(close_record.source_offset or {}), self._snapshot_source(close_record, current.table))
+
+    def _send(self, base_offset: dict[str, Any], source: Struct) -> None:
+        """The window's rows as ``op=r`` records at ``base_offset``, each offset naming its row's key."""
+        current = self.context.current
+        ts = self._window_schema
+        if not self.window or current is None or ts is None:
+            self.window.clear()
+            return
+        key_index = self.chunks.query_index(ts.table, current)
+        out: list[SourceRecord] = []
+        for row in self.window.values():
+            self.context.last_sent = [java_value(row[i], ts.table.columns[i]) for i in key_index]
+            out.append(self.events.read(ts, row, source, self.context.store(dict(base_offset))))
+        self.window.clear()
+        if not self.emit(out):
+            raise InterruptedError("stopping")
+
+    def _snapshot_source(self, close_record: SourceRecord, table: TableId) -> Struct:
+        value = close_record.value
+        assert isinstance(value, Struct)
+        source = value.get("source")
+        values = list(source.values)
+        schema = source.schema
+        now_ns = time.time_ns()
+        for name, new in (
+            ("snapshot", "incremental"),
+            ("db", table.database),
+            ("table", table.table),
+            ("ts_ms", now_ns // 1_000_000),
+            ("ts_us", now_ns // 1000),
+            ("ts_ns", now_ns),
+            ("query", None),
+        ):
+            field = schema.field(name)
+            if field is not None:
+                values[field.index] = new
+        return Struct(schema, values)
+
+    # -- chunks --------------------------------------------------------------------------------------------
+    def read_chunk(self) -> None:
+        """Open a window, read the next chunk(s) into it, close it (or finish the tables that are done)."""
+        if not self.context.running:
+            return
+        if self.context.paused:
+            log.info("The incremental snapshot is paused")
+            return
+        if self.signal_table is None and not self.read_only:
+            raise ConnectError("An incremental snapshot needs signal.data.collection for its watermarks")
+        self.chunks.reconnect_if_lost()
+        chunk_id = self.context.start_chunk()
+        self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        if not self.read_only:
+            assert self.signal_table is not None
+            self.chunks.insert_signal(
+                self.signal_table, chunk_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": self._open_time}
+            )
+        while self.context.running:
+            if self.stopping.is_set():
+                raise InterruptedError("stopping")
+            current = self.context.current
+            assert current is not None
+            table = self.schema.table(current.table)
+            if table is None:
+                log.warning("Incremental snapshot: no schema for table '%s'; skipping it", current.table)
+                self._next_collection(current.table)
+                continue
+            columns = self.chunks.query_columns(table, current)
+            if not columns:
+                log.warning(
+                    "Incremental snapshot of '%s' skipped: the table has no primary key", current.table
+                )
+                self._next_collection(current.table)
+                continue
+            if self.context.maximum_key is None:
+                try:
+                    self.context.maximum_key = self.chunks.maximum_key(table, current, columns)
+                except pymysql.MySQLError as exc:
+                    # A bad additional condition, a dropped table: this table is skipped, as Debezium does.
+                    log.error(
+                        "Incremental snapshot of '%s' skipped: its maximum key query failed: %s",
+                        current.table,
+                        exc,
+                    )
+                    self._next_collection(current.table)
+                    continue
+                if self.context.maximum_key is None:
+                    log.info("Incremental snapshot of table '%s' finished: it is empty", current.table)
+                    self._next_collection(current.table)
+                    continue
+                log.info(
+                    "Incremental snapshot of table '%s' will end at key %s",
+                    current.table,
+                    self.context.maximum_key,
+                )
+            ts = self.events.schema_for(table)
+            rows = self.chunks.read(table, current, columns, self.context.chunk_end, self.context.maximum_key)
+            if not rows:
+                log.info(
+                    "Incremental snapshot of table '%s' finished: %d rows",
+                    current.table,
+                    self.rows_scanned.get(str(current.table), 0),
+                )
+                self._next_collection(current.table)
+                continue
+            self._window_schema = ts
+            index = self.chunks.query_index(table, current)
+            self.window = {_window_key(ts, row): row for row in rows}
+            first, last = rows[0], rows[-1]
+            self.context.chunk_end = [java_value(last[i], table.columns[i]) for i in index]
+            scanned = self.rows_scanned[str(current.table)] = self.rows_scanned.get(
+                str(current.table), 0
+            ) + len(rows)
+            self.metrics.chunk(
+                chunk_id,
+                [first[i] for i in index],
+                [last[i] for i in index],
+                self.context.maximum_key,
+                current.table,
+                scanned,
+            )
+            log.debug(
+                "Incremental snapshot chunk %s of '%s': %d rows up to key %s",
+                chunk_id,
+                current.table,
+                len(rows),
+                self.context.chunk_end,
+            )
+            break
+        if self.read_only:
+            # The high watermark: the window closes once the stream has passed it (close_if_reached).
+            self._high = self.chunks.server_watermark() if self.context.running else None
+            self.context.window_open = self._high is not None
+        else:
+            self._close_watermark(chunk_id)
+
+    def close_if_reached(self, offset: Callable[[], dict[str, Any]]) -> None:
+        """``read.only``: between transactions, emit the window once the stream has passed its high
+        watermark, and read the next chunk (again at once when nothing was written meanwhile)."""
+        while self.read_only and self.context.window_open and self._high is not None:
+            position = offset()
+            if not self._high.reached_by(position):
+                return
+            self.context.window_open = False
+            self._high = None
+            current = self.context.current
+            if current is not None:
+                pos = SourcePosition(
+                    str(position.get("file", "")),
+                    int(position.get("pos", 0)),
+                    int(position.get("server_id", 0) or 0),
+                    int(position.get("ts_sec", 0) or 0),
+                )
+                source = self.events.source(pos, current.table, int(time.time() * 1000), "incremental")
+                self._send(position, source)
+            self.read_chunk()
+
+    def _next_collection(self, table: TableId) -> None:
+        self.metrics.table_done(table)
+        self.context.next_collection()
+        if not self.context.running:
+            log.info("Incremental snapshot completed")
+            self.metrics.complete()
+
+    def _close_watermark(self, chunk_id: str) -> None:
+        assert self.signal_table is not None
+        if self.insert_delete:
+            self.chunks.delete_signal(self.signal_table, chunk_id + "-open")
+            return
+        close_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        self.chunks.insert_signal(
+            self.signal_table,
+            chunk_id + "-close",
+            CLOSE_WINDOW,
+            {"openWindowTimestamp": self._open_time, "closeWindowTimestamp": close_time},
+        )
+
+
+def _window_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
+    """The row's message key values: what a streamed change of the same row carries as its key."""
+    key = ts.key(row)
+    return tuple(key.values) if key is not None else tuple(row)

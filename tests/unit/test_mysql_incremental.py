@@ -1,0 +1,209 @@
+"""The incremental snapshot's pure parts: Debezium's offset keys (Java-serialized key arrays, the
+collections JSON), the chunk bounds SQL, signal parsing and the actions a signal's JSON asks for."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any, cast
+
+import pytest
+
+from cdc.history.model import TableId
+from cdc.mysql.incremental import IncrementalSnapshot
+from cdc.mysql.incremental.chunks import greater_than
+from cdc.mysql.incremental.context import DataCollection, IncrementalContext
+from cdc.mysql.incremental.javaser import JavaLong, decode_object_array, encode_object_array
+from cdc.mysql.signals.actions import SignalActions
+from cdc.mysql.signals.record import SignalError, SignalRecord, parse_signal_json
+
+# ObjectOutputStream.writeObject(new Object[]{1, 2L, "a", (short) 3, new BigDecimal("12.30"),
+#   new BigInteger("123456789012345678901234567890"), true, 1.5, null, 7, 8L}) by OpenJDK 17, as hex.
+JAVA_WRITTEN = (
+    "ACED0005757200135B4C6A6176612E6C616E672E4F626A6563743B90CE589F1073296C02000078700000000B73720011"
+    "6A6176612E6C616E672E496E746567657212E2A0A4F781873802000149000576616C7565787200106A6176612E6C616E"
+    "672E4E756D62657286AC951D0B94E08B0200007870000000017372000E6A6176612E6C616E672E4C6F6E673B8BE490CC"
+    "8F23DF0200014A000576616C75657871007E00030000000000000002740001617372000F6A6176612E6C616E672E5368"
+    "6F7274684D37133460DA5202000153000576616C75657871007E00030003737200146A6176612E6D6174682E42696744"
+    "6563696D616C54C71557F981284F0300024900057363616C654C0006696E7456616C7400164C6A6176612F6D6174682F"
+    "426967496E74656765723B7871007E000300000002737200146A6176612E6D6174682E426967496E74656765728CFC9F"
+    "1FA93BFB1D030006490008626974436F756E744900096269744C656E67746849001366697273744E6F6E7A65726F4279"
+    "74654E756D49000C6C6F776573745365744269744900067369676E756D5B00096D61676E69747564657400025B427871"
+    "007E0003FFFFFFFFFFFFFFFFFFFFFFFEFFFFFFFE00000001757200025B42ACF317F8060854E002000078700000000204"
+    "CE78787371007E000DFFFFFFFFFFFFFFFFFFFFFFFEFFFFFFFE000000017571007E00100000000D018EE90FF6C373E0EE"
+    "4E3F0AD278737200116A6176612E6C616E672E426F6F6C65616ECD207280D59CFAEE0200015A000576616C7565787001"
+    "737200106A6176612E6C616E672E446F75626C6580B3C24A296BFB0402000144000576616C75657871007E00033FF800"
+    "0000000000707371007E0002000000077371007E00050000000000000008"
+)
+
+
+def test_reads_what_java_wrote() -> None:
+    values = decode_object_array(JAVA_WRITTEN)
+    assert values == [1, 2, "a", 3, Decimal("12.30"), 123456789012345678901234567890, True, 1.5, None, 7, 8]
+    assert isinstance(values[1], JavaLong) and not isinstance(values[0], JavaLong)
+
+
+def test_writes_what_java_writes() -> None:
+    # OpenJDK 17's ObjectOutputStream.writeObject(new Object[]{5L}), as hex: ours is byte for byte the same.
+    assert encode_object_array([JavaLong(5)]).upper() == (
+        "ACED0005757200135B4C6A6176612E6C616E672E4F626A6563743B90CE589F1073296C020000787000000001"
+        "7372000E6A6176612E6C616E672E4C6F6E673B8BE490CC8F23DF0200014A000576616C7565787200106A6176"
+        "612E6C616E672E4E756D62657286AC951D0B94E08B02000078700000000000000005"
+    )
+    # Every type of the Java-written array (a Python int is written as Integer, so no Short), read back.
+    # (OpenJDK 17 read this encoding back to the same Java values when it was written.)
+    values = [
+        1,
+        JavaLong(2),
+        "a",
+        Decimal("12.30"),
+        123456789012345678901234567890,
+        True,
+        1.5,
+        None,
+        7,
+        JavaLong(8),
+    ]
+    assert decode_object_array(encode_object_array(values)) == values
+
+
+def test_a_serialized_null_and_garbage() -> None:
+    assert decode_object_array("ACED000570") is None
+    with pytest.raises(Exception, match="Failed to deserialize"):
+        decode_object_array("ACED00057501")
+
+
+def test_context_round_trips_through_debezium_keys() -> None:
+    context = IncrementalContext()
+    context.add(
+        [DataCollection(TableId("db", "a"), "id > 5", ""), DataCollection(TableId("db", "b"), "", "code")],
+        "sig-1",
+    )
+    context.maximum_key = [JavaLong(900)]
+    context.last_sent = [JavaLong(400)]
+    offset = context.store({"file": "binlog.000001", "pos": 4})
+    assert json.loads(offset["incremental_snapshot_collections"]) == [
+        {
+            "incremental_snapshot_collections_id": "db.a",
+            "incremental_snapshot_collections_additional_condition": "id > 5",
+            "incremental_snapshot_collections_surrogate_key": None,
+        },
+        {
+            "incremental_snapshot_collections_id": "db.b",
+            "incremental_snapshot_collections_additional_condition": None,
+            "incremental_snapshot_collections_surrogate_key": "code",
+        },
+    ]
+    assert offset["incremental_snapshot_correlation_id"] == "sig-1"
+    back = IncrementalContext.from_offset(offset)
+    assert back.chunk_end == [400] and back.maximum_key == [900]
+    assert [c.table for c in back.collections] == [TableId("db", "a"), TableId("db", "b")]
+    assert back.collections[0].condition == "id > 5" and back.collections[1].surrogate_key == "code"
+    # Resumed, before a row is sent, the stored key is where it resumes (not a null that restarts the table).
+    assert back.store({})["incremental_snapshot_primary_key"] == offset["incremental_snapshot_primary_key"]
+    back.next_collection()
+    back.next_collection()
+    assert back.store({"file": "f"}) == {"file": "f"}  # done: no snapshot keys any more
+
+
+def test_key_order_bounds_over_several_columns() -> None:
+    sql, params = greater_than(["a", "b", "c"], [1, "x", JavaLong(3)])
+    assert sql == "((`a` > %s) OR (`a` = %s AND `b` > %s) OR (`a` = %s AND `b` = %s AND `c` > %s))"
+    assert params == [1, 1, "x", 1, "x", 3]
+
+
+def test_signal_json_of_the_file_and_kafka_channels() -> None:
+    signal = parse_signal_json(
+        '{"id": "d1", "type": "execute-snapshot", "data": {"data-collections": ["db.t"]}}', "file"
+    )
+    assert signal.payload() == {"data-collections": ["db.t"]}
+    assert SignalRecord("x", "log", "", "source").payload() == {}
+    with pytest.raises(SignalError):
+        parse_signal_json("[1]", "file")
+    with pytest.raises(SignalError):
+        SignalRecord("x", "log", "{nope", "source").payload()
+
+
+class _Recorder:
+    """Stands in for the incremental snapshot: records what the actions asked of it."""
+
+    signal_table = TableId("db", "debezium_signal")
+    read_only = False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def execute(self, *args: Any) -> None:
+        self.calls.append(("execute", *args))
+
+    def stop(self, patterns: list[str]) -> None:
+        self.calls.append(("stop", patterns))
+
+    def pause(self) -> None:
+        self.calls.append(("pause",))
+
+    def resume(self) -> None:
+        self.calls.append(("resume",))
+
+
+def _actions() -> tuple[SignalActions, _Recorder, list[Any]]:
+    recorder = _Recorder()
+    blocking: list[Any] = []
+    actions = SignalActions(
+        cast(IncrementalSnapshot, recorder), lambda tables, conds: blocking.append((tables, conds)), "srv"
+    )
+    return actions, recorder, blocking
+
+
+def test_actions_from_the_json_debezium_users_send(caplog: pytest.LogCaptureFixture) -> None:
+    actions, recorder, blocking = _actions()
+    send = lambda t, d: actions.dispatch(SignalRecord("id-1", t, json.dumps(d), "file"))  # noqa: E731
+    send(
+        "execute-snapshot",
+        {
+            "data-collections": ["db.a", " db.b.* "],
+            "type": "INCREMENTAL",
+            "additional-conditions": [{"data-collection": "db.a", "filter": "x > 1"}],
+            "surrogate-key": "code",
+        },
+    )
+    send("execute-snapshot", {"data-collections": ["db.c"], "additional-condition": "y = 2"})
+    send("execute-snapshot", {"data-collections": ["db.d"], "type": "blocking"})
+    send("stop-snapshot", {"data-collections": ["db.a"], "type": "incremental"})
+    send("stop-snapshot", {"type": "incremental"})
+    send("pause-snapshot", {})
+    send("resume-snapshot", {})
+    assert recorder.calls == [
+        ("execute", "id-1", ["db.a", "db.b.*"], [("db.a", "x > 1")], "code"),
+        ("execute", "id-1", ["db.c"], [(".*", "y = 2")], ""),
+        ("stop", ["db.a"]),
+        ("stop", []),
+        ("pause",),
+        ("resume",),
+    ]
+    assert blocking == [(["db.d"], [])]
+    # Malformed ones are logged with their id and skipped; nothing is called.
+    recorder.calls.clear()
+    caplog.set_level("WARNING")
+    send("execute-snapshot", {"data-collections": []})
+    send("execute-snapshot", {"data-collections": ["db.a"], "type": "sideways"})
+    send(
+        "execute-snapshot",
+        {"data-collections": ["db.a"], "additional-conditions": [{"data-collection": "("}]},
+    )
+    send("stop-snapshot", {"type": "blocking"})
+    send("no-such-thing", {})
+    actions.dispatch(SignalRecord("id-2", "log", "{broken", "source"))
+    assert recorder.calls == []
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 6 and all("'id-" in m for m in skipped)
+
+
+def test_an_incremental_snapshot_without_a_signal_table_is_skipped() -> None:
+    actions, recorder, _ = _actions()
+    recorder.signal_table = None  # type: ignore[assignment]
+    actions.dispatch(SignalRecord("x", "execute-snapshot", '{"data-collections": ["db.a"]}', "kafka"))
+    assert recorder.calls == []
+    recorder.read_only = True  # read.only needs none
+    actions.dispatch(SignalRecord("x", "execute-snapshot", '{"data-collections": ["db.a"]}', "kafka"))
+    assert len(recorder.calls) == 1
