@@ -30,6 +30,7 @@ from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.events import EventFactory, SourcePosition
 from cdc.mysql.filters import Filters
+from cdc.mysql.gtid_position import resume_position
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
@@ -92,6 +93,8 @@ class MySqlSourceTask(SourceTask):
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
+        if plan == "stream" and offset is not None and server.mariadb:
+            offset = self._on_this_server(settings, offset)
         snapshotter = Snapshotter(
             settings,
             schema,
@@ -175,6 +178,14 @@ class MySqlSourceTask(SourceTask):
             raise SchemaHistoryMissingError()
         schema.recover(offset.position())
         return "stream"
+
+    def _on_this_server(self, settings: MySqlSettings, offset: BinlogOffset) -> BinlogOffset:
+        """The offset in this server's binlog coordinates, found by its GTID set after a failover."""
+        conn = connect(settings)
+        try:
+            return resume_position(conn, offset)
+        finally:
+            conn.close()
 
     def _binlog_available(self, settings: MySqlSettings, offset: BinlogOffset) -> bool:
         conn = connect(settings)

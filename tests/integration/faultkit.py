@@ -75,10 +75,20 @@ class Writer(threading.Thread):
                 self.errors += 1
                 with contextlib.suppress(Exception):
                     conn.close()
-                time.sleep(0.2)
-                conn = self.db.connect(autocommit=False)
+                conn = self._reconnect()
+                if conn is None:
+                    return
             time.sleep(self.sleep)
         conn.close()
+
+    def _reconnect(self) -> Any:
+        """A new connection, retried while the server is away (a restart, a failover); None if stopped."""
+        while not self.stop_event.wait(0.2):
+            try:
+                return self.db.connect(autocommit=False)
+            except Exception:
+                self.errors += 1
+        return None
 
     def _one(self, conn: Any) -> None:
         with conn.cursor() as cur:
