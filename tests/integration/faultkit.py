@@ -204,9 +204,20 @@ def mysql_connector(mysql_db: Any, prefix: str, bootstrap: str, **extra: str) ->
 class Worker:
     """A ``cdc`` worker process (``mode`` is ``distributed`` or ``standalone``)."""
 
-    def __init__(self, mode: str, args: list[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        mode: str,
+        args: list[str],
+        port: int,
+        log_path: Path,
+        host: str = "127.0.0.1",
+        wrap: list[str] | None = None,
+    ) -> None:
+        """``host``: where its REST API answers; ``wrap``: a command prefix, e.g. a network namespace's
+        ``ip netns exec <name>`` (:meth:`netns.Host.command`)."""
         self.mode, self.args, self.port, self.log_path = mode, args, port, log_path
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://{host}:{port}"
+        self.wrap = wrap or []
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -221,7 +232,7 @@ class Worker:
             env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
             if file_size_limit is None:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "cdc.cli", self.mode, *self.args],
+                    [*self.wrap, sys.executable, "-m", "cdc.cli", self.mode, *self.args],
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     cwd=REPO,
@@ -234,7 +245,7 @@ class Worker:
                     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "cdc.cli", self.mode, *self.args],
+                    [*self.wrap, sys.executable, "-m", "cdc.cli", self.mode, *self.args],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     cwd=REPO,
