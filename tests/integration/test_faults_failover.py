@@ -38,7 +38,7 @@ from faultkit import (
 )
 from mariadb_pair import Pair, ServerDb
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # about a minute: two servers start
 
 
 @pytest.fixture
