@@ -16,10 +16,12 @@ Cases (``--set cases=file`` picks one):
   ``tables`` tables of ``bench_b13`` each, one task per table. Kafka Connect cannot run it: Confluent's
   JDBC jar is not on Maven Central (see B11), so that column says "not run".
 
-Both workers get the same properties, the group's rebalance settings at Connect's defaults
-(``scheduled.rebalance.max.delay.ms`` 300 000: a restarted worker gets its tasks back when it rejoins).
-Options: ``workers``, ``connectors``, ``tasks`` (defaults 5, 50, 200), ``timeout`` (seconds a step may take,
-default 600).
+Both workers get the same properties. ``scheduled.rebalance.max.delay.ms`` stays at the workers'
+default (300 000) unless ``--set delay_ms=N``: at that default Kafka Connect holds a departed worker's
+tasks unassigned until the delay ends, even after the restarted worker joined (seen: ``delay=284989`` in
+its assignment), so each step lasts about five minutes; ``delay_ms=0`` is its setting for fast
+reassignment. Options: ``workers``, ``connectors``, ``tasks`` (defaults 5, 50, 200), ``delay_ms``,
+``timeout`` (seconds a step may take, default 600).
 """
 
 from __future__ import annotations
@@ -189,7 +191,11 @@ class GroupContender(Contender):
         """A worker of the group on a port of its own, its files in a directory of its own."""
         workdir = self.ctx.workdir / f"{group}-{name}"
         workdir.mkdir(parents=True, exist_ok=True)
-        return self.spec(worker_properties(Stack(self.ctx.repo).bootstrap, group, free_port()), workdir)
+        extra = {}
+        if "delay_ms" in self.ctx.options:
+            extra["scheduled.rebalance.max.delay.ms"] = self.ctx.options["delay_ms"]
+        props = worker_properties(Stack(self.ctx.repo).bootstrap, group, free_port(), extra)
+        return self.spec(props, workdir)
 
     def run(self, case: Case, run: int) -> Sample:
         if case.key == "mixed" and not self.runs_jdbc:
