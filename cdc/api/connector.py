@@ -161,6 +161,14 @@ class SourceTaskContext(ABC):
     def transaction_context(self) -> TransactionContext | None:
         return None
 
+    def worker_client_config(self) -> dict[str, str]:
+        """The worker's settings for a task that writes to Kafka itself as the worker would (the MySQL
+        snapshot on Spark): its converters for a connector that names none (class and ``<role>.``
+        sub-settings), ``bootstrap.servers``, the settings all its clients share (security, SASL, SSL …)
+        and ``producer.*``. Empty outside a worker. Never part of the task's config, so never stored nor
+        shown."""
+        return {}
+
 
 class SourceTask(Task):
     context: SourceTaskContext

@@ -11,7 +11,7 @@ that the task thread holds from the end of a poll through sending its records, s
 flushed while it is being fed. Without it, records sent just after a commit waited for the next poll to
 return (a second later) before their offsets were committed, and a kill -9 replayed a second's worth.
 The producer's ``error_cb`` fails the task when the brokers refuse its credentials or it hits a fatal error
-(:func:`cdc.worker.kafka_clients.client_failure`), as Connect's task fails with
+(:func:`cdc.kafka.failures.client_failure`), as Connect's task fails with
 ``SaslAuthenticationException``: librdkafka alone retries a refused SASL handshake for ever, and the task
 would stay RUNNING delivering nothing. A broker away (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``) is only logged.
 While the producer's queue is full the send loop waits for room, but not past a stop: the records not yet
@@ -38,7 +38,7 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
-from cdc.worker.kafka_clients import ClientErrors
+from cdc.kafka.failures import ClientErrors
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -64,6 +64,8 @@ class SourceTaskSettings:
     flush_timeout_ms: int = 5000
     topic_seen: Callable[[str], None] | None = None
     ensure_topic: Callable[[str], None] | None = None
+    worker_clients: Callable[[], dict[str, str]] | None = None
+    """What the task context's ``worker_client_config`` answers (built when a task asks)."""
 
 
 class _Context(SourceTaskContext):
@@ -72,10 +74,12 @@ class _Context(SourceTaskContext):
         config: dict[str, str],
         reader: StoreOffsetReader,
         transactions: TransactionContext | None = None,
+        worker_clients: Callable[[], dict[str, str]] | None = None,
     ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
+        self._worker_clients = worker_clients
 
     def configs(self) -> dict[str, str]:
         return self._config
@@ -85,6 +89,9 @@ class _Context(SourceTaskContext):
 
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
+
+    def worker_client_config(self) -> dict[str, str]:
+        return self._worker_clients() if self._worker_clients is not None else {}
 
 
 class WorkerSourceTask(WorkerTask):
@@ -134,7 +141,14 @@ class WorkerSourceTask(WorkerTask):
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize(self) -> None:
         self.producer = self._new_producer()
-        self.task.initialize(_Context(self.task_config, self.offset_reader, self._transaction_context()))
+        self.task.initialize(
+            _Context(
+                self.task_config,
+                self.offset_reader,
+                self._transaction_context(),
+                self.settings.worker_clients,
+            )
+        )
         self.task.start(self.task_config)
         self._task_started = True
 

@@ -36,8 +36,8 @@ import requests
 
 from cdc.history.model import TableId
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.spark.connector import may_resume
 from cdc.snapshot.chunks import Chunk, TablePlan
-from cdc.snapshot.connector import may_resume
 from cdc.snapshot.progress import ProgressState
 from cdc.worker.runtime import ConnectRuntime, build_distributed
 
@@ -126,7 +126,7 @@ def _connector(
         "database.server.id": str(random.randint(100_000, 4_000_000)),
         "topic.prefix": prefix,
         "database.include.list": mysql_db.name,
-        # No brokers: the history falls back to the worker's (cdc.worker.bootstrap.servers).
+        # No brokers: the history falls back to the worker's (its context's worker_client_config).
         "schema.history.internal.kafka.topic": f"{prefix}.history",
         "snapshot.engine": engine,
     }
@@ -333,7 +333,7 @@ def test_spark_engine_writes_what_local_writes_then_streams(
     import logging
     import re
 
-    caplog.set_level(logging.INFO, logger="cdc.snapshot.connector")
+    caplog.set_level(logging.INFO, logger="cdc.mysql.spark.connector")
     rows = 3000
     _setup_table(mysql_db, rows)
     local_prefix, spark_prefix = kafka.prefix + "loc", kafka.prefix + "spk"
@@ -415,15 +415,16 @@ def test_spark_engine_writes_what_local_writes_then_streams(
             _normal(m.value(), local_prefix, local_prefix, False) for m in local_later
         ]
 
-        # The worker's entries reached the task, and show nowhere.
+        # The worker's client settings reached the task through its context, and show nowhere.
         from cdc.worker.stores.base import TaskId
 
         task = worker.herder.worker.task(TaskId("mysql-spark", 0))
         assert task is not None
-        config = task.task_config  # type: ignore[attr-defined]
-        assert config["cdc.worker.value.converter.schemas.enable"] == "true"
-        assert config["cdc.worker.key.converter.schemas.enable"] == "false"
-        assert config["cdc.worker.producer.sasl.jaas.config"] == JAAS
+        clients = task.task.context.worker_client_config()  # type: ignore[attr-defined]
+        assert clients["value.converter.schemas.enable"] == "true"
+        assert clients["key.converter.schemas.enable"] == "false"
+        assert clients["producer.sasl.jaas.config"] == JAAS
+        assert not [k for k in task.task_config if k.startswith("cdc.worker")]  # type: ignore[attr-defined]
         local_task = worker.herder.worker.task(TaskId("mysql-local", 0))
         assert local_task is not None
         assert not [k for k in local_task.task_config if k.startswith("cdc.worker.producer")]  # type: ignore[attr-defined]
@@ -471,7 +472,7 @@ def test_spark_engine_stops_resumes_and_ignores_stale_state(
         gate(self)
 
     monkeypatch.setattr(task_mod.MySqlSourceTask, "_await_polling", slow_gate)
-    caplog.set_level(logging.INFO, logger="cdc.snapshot.connector")
+    caplog.set_level(logging.INFO, logger="cdc.mysql.spark.connector")
     rows = 20_000
     _setup_table(mysql_db, rows)
     prefix = kafka.prefix + "spk"

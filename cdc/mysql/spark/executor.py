@@ -25,7 +25,13 @@ from cdc.history.model import Table
 from cdc.snapshot.chunks import Chunk
 from cdc.snapshot.writer import WriterSpec, writer_for
 
-__all__ = ["ChunkResult", "ChunkTask", "RunContext", "run_chunk"]
+__all__ = [
+    "ChunkResult",
+    "ChunkTask",
+    "RunContext",
+    "run_chunk",
+    "run_item",
+]
 
 FETCH_ROWS = 2000
 
@@ -40,7 +46,7 @@ class RunContext:
     start_file: str
     start_pos: int
     encoder: str = "auto"
-    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.snapshot.jvm`; an error for
+    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.mysql.spark.jvm`; an error for
     a table it cannot encode), ``python`` (this module), ``auto`` (the JVM path where it gives the same
     bytes, else this module)."""
 
@@ -101,7 +107,7 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     table_id = task.table.id
     sql, params = task.chunk.select()
     if not task.chunk.key and task.chunk.count == 1:
-        override = _override(settings, str(table_id))
+        override = settings.select_override(str(table_id))
         if override:
             sql, params = override, []
     conn = connect(settings, streaming=True)
@@ -138,8 +144,6 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     return ChunkResult(task.chunk.id, rows, low, high, time.monotonic() - started)
 
 
-def _override(settings: Any, table: str) -> str | None:
-    tables = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
-    if table in tables:
-        return settings.raw.get(f"snapshot.select.statement.overrides.{table}")
-    return None
+def run_item(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
+    """:func:`run_chunk` of ``(task, ctx)``: the chunk function the runners ship to Spark."""
+    return run_chunk(item[0], item[1])

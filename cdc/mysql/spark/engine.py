@@ -6,9 +6,9 @@
    schema history* at ``S``, unlock. The same history records as a ``snapshot.engine=local`` run.
 2. **Plan** (:mod:`cdc.snapshot.sampling`): primary-key ranges of about ``chunk_rows`` rows, at least
    ``partitions`` per table.
-3. **Chunks** on Spark (:mod:`cdc.snapshot.runners`): each task reads its range and produces the
+3. **Chunks** on Spark (:mod:`cdc.mysql.spark.runners`): each task reads its range and produces the
    connector's ``op=r`` records; the progress file notes every acknowledged chunk.
-4. **Reconcile** (:mod:`cdc.snapshot.reconcile`): the end position ``E`` and the keys changed in
+4. **Reconcile** (:mod:`cdc.mysql.spark.reconcile`): the end position ``E`` and the keys changed in
    ``(S, E]``, read again as of ``E``.
 5. **Offsets** (CLI only): ``E`` without the ``snapshot`` flag, under Connect's key
    ``["<name>",{"server":"<prefix>"}]`` in the worker's offsets store, so the connector streams from ``E``.
@@ -28,9 +28,10 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.history import open_history
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
 from cdc.snapshot.runners import ChunkRunner
 from cdc.snapshot.writer import WriterSpec
@@ -56,7 +57,7 @@ class SnapshotOptions:
     progress: bool = True
     progress_interval: float = 2.0
     encoder: str | None = None
-    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.snapshot.jvm`);
+    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.mysql.spark.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
 
 
@@ -118,23 +119,6 @@ class _NullHistory:
         pass
 
 
-def _history(config: Mapping[str, str], worker_props: Mapping[str, str]) -> Any:
-    from cdc.history.store import history_from_config
-
-    props = dict(config)
-    if (
-        not props.get("schema.history.internal.kafka.bootstrap.servers")
-        and not props.get("database.history.kafka.bootstrap.servers")
-        and worker_props.get("bootstrap.servers")
-    ):
-        props["schema.history.internal.kafka.bootstrap.servers"] = worker_props["bootstrap.servers"]
-    history = history_from_config(props)
-    if not history.storage_exists():
-        history.initialize_storage()
-    history.start()
-    return history
-
-
 def _select(tables: Sequence[TableId], wanted: Sequence[str]) -> list[TableId]:
     if not wanted:
         return list(tables)
@@ -149,23 +133,27 @@ def capture_start(
     settings: MySqlSettings, schema: Any, connector: str, mariadb: bool, stopping: threading.Event
 ) -> tuple[BinlogOffset, list[TableId]]:
     """The single reader's lock → position → schema → unlock, without reading rows."""
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.events import EventFactory
     from cdc.mysql.filters import Filters
     from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
+    from cdc.mysql.schema_events import SchemaChangeEvents
     from cdc.mysql.snapshot import Snapshotter
 
     metrics = SnapshotMetrics(settings.prefix)
+    events = EventFactory(settings, connector)
+    ctx = CaptureContext(
+        settings,
+        schema,
+        events,
+        Filters(settings),
+        SchemaChangeEvents(settings, events),
+        lambda records: True,
+        stopping,
+        mariadb,
+    )
     try:
-        snap = Snapshotter(
-            settings,
-            schema,
-            EventFactory(settings, connector),
-            Filters(settings),
-            lambda records: True,
-            stopping,
-            mariadb,
-            metrics,
-        )
+        snap = Snapshotter(ctx, metrics, emit_schema_changes=False)
         result = snap.run(data=False)
     finally:
         REGISTRY.unregister("snapshot", settings.prefix)
@@ -214,11 +202,7 @@ class SnapshotRun:
         from cdc.mysql.connection import connect
         from cdc.snapshot.sampling import plan_tables
 
-        overrides = [
-            t.strip()
-            for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
-            if t.strip()
-        ]
+        overrides = sorted(self.settings.override_tables)
         conn = connect(self.settings)
         try:
             return plan_tables(conn, tables, self.options.chunk_rows, self._parallelism_hint(), overrides)
@@ -251,17 +235,17 @@ class SnapshotRun:
 
     def _runner(self) -> ChunkRunner:
         if self.runner is None:
-            from cdc.snapshot.runners import SparkRunner
+            from cdc.mysql.spark.runners import MySqlSparkRunner
 
             if self.encoder() == "python":
-                self.runner = SparkRunner(
+                self.runner = MySqlSparkRunner(
                     self.options.master,
                     self.options.partitions,
                     app_name=f"cdc-snapshot-{self.name}",
                     jdbc_package=None,
                 )
             else:
-                self.runner = SparkRunner(
+                self.runner = MySqlSparkRunner(
                     self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
                 )
         return self.runner
@@ -299,7 +283,7 @@ class SnapshotRun:
         if resumed:
             schema = self._schema(_NullHistory())  # the interrupted run wrote the history at S
         elif schema is None:
-            own_history = history if history is not None else _history(self.config, self.worker)
+            own_history = history if history is not None else open_history(self.config, self.worker)
             schema = self._schema(own_history)
         try:
             start, tables = capture_start(
@@ -426,19 +410,19 @@ class SnapshotRun:
     ) -> tuple[BinlogOffset, int, int, int]:
         from cdc.mysql.connection import connect
         from cdc.mysql.events import EventFactory, SourcePosition
-        from cdc.snapshot.reconcile import consistent_end, reread, touched_keys
+        from cdc.mysql.spark.reconcile import consistent_end, reread, touched_keys
         from cdc.snapshot.writer import RecordWriter
 
         conn = connect(self.settings)
         try:
-            lock = str(self.settings["snapshot.locking.mode"]).lower() != "none"
+            lock = self.settings.snapshot_locking_mode.lower() != "none"
             end = consistent_end(conn, mariadb, lock)
-            server_id = self.options.server_id or int(self.settings["database.server.id"]) + 1
+            server_id = self.options.server_id or self.settings.database_server_id + 1
             touched = touched_keys(
                 {
-                    "host": self.settings["database.hostname"],
-                    "port": int(self.settings["database.port"]),
-                    "user": self.settings["database.user"],
+                    "host": self.settings.database_hostname,
+                    "port": self.settings.database_port,
+                    "user": self.settings.database_user,
                     "passwd": self.settings.password,
                 },
                 server_id,
@@ -482,34 +466,3 @@ class SnapshotRun:
         finally:
             conn.close()
         return end, found, gone, touched.events
-
-
-def write_offsets(worker_props: Mapping[str, str], name: str, prefix: str, offset: BinlogOffset) -> str:
-    """Store the connector's offset where its worker reads it; returns where it went."""
-    from cdc.api.offsets import offset_key
-    from cdc.worker.offsets import encode_offset
-
-    key = offset_key(name, {"server": prefix})
-    value = encode_offset(offset.with_(snapshot=False).to_dict())
-    if worker_props.get("offset.storage.file.filename"):
-        from cdc.worker.stores.file import FileOffsetBackingStore
-
-        path = str(worker_props["offset.storage.file.filename"])
-        store: Any = FileOffsetBackingStore(path)
-        where = f"offsets file {path}"
-    elif worker_props.get("offset.storage.topic"):
-        from cdc.worker.stores.kafka import create_kafka_stores
-
-        store = create_kafka_stores(worker_props).offsets
-        where = f"offsets topic {worker_props['offset.storage.topic']}"
-    else:
-        raise ConfigError(
-            "The worker config names no offsets store (offset.storage.file.filename for a "
-            "standalone worker, offset.storage.topic for a distributed one)"
-        )
-    store.start()
-    try:
-        store.set({key: value})
-    finally:
-        store.stop()
-    return where
