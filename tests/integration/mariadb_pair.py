@@ -30,7 +30,8 @@ USER, PASSWORD = "cdc", "cdc"
 
 @dataclass
 class ServerDb:
-    """A database on whichever server is the primary now (the writer reconnects to the new one)."""
+    """A database on whichever server is the primary now (the writer reconnects to the new one): the
+    shape of conftest's ``MySqlDb``, which is frozen and not importable at run time (see test_stack.py)."""
 
     name: str
     host: str
