@@ -14,6 +14,12 @@ The offset names the primary's ``binlog.000001`` at a position that the replica'
 where the offset's GTID set ends in the replica's binlog (``cdc.mysql.gtid_position``) and go on from
 there: every (id, version) change of the promoted server's table in the topic exactly once. Without
 that step the same run missed 688 of 1 444 changes.
+
+``[debezium]`` runs the same failover with Debezium 3.5's MariaDB connector in Kafka Connect (the jars
+``bench/`` fetched), side by side: its task FAILS after the update ("Connector last known GTIDs are
+'0-1-44', but server has '0-2-54'" → "no longer available on the server"), since it compares GTIDs per
+domain *and server id* with ``@@gtid_binlog_pos``; the test asserts that verdict, so that a Debezium that
+follows the failover shows up here.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from faultkit import (
     Worker,
     Writer,
     audit,
+    connect_program,
+    debezium_plugin_path,
     free_port,
     mysql_connector,
     read_topic,
@@ -50,7 +58,8 @@ def pair(tmp_path: Path) -> Any:
         servers.close()
 
 
-def test_failover_to_promoted_replica_by_gtid(tmp_path: Path, pair: Pair, kafka: Any) -> None:
+@pytest.mark.parametrize("connector", ["cdc", "debezium"])
+def test_failover_to_promoted_replica_by_gtid(tmp_path: Path, pair: Pair, kafka: Any, connector: str) -> None:
     name = f"fo_{uuid.uuid4().hex[:8]}"
     pair.primary.query(f"CREATE DATABASE {name}")
     db = ServerDb(name, pair.primary.host, pair.primary.port)
@@ -65,13 +74,28 @@ def test_failover_to_promoted_replica_by_gtid(tmp_path: Path, pair: Pair, kafka:
         **{"max.batch.size": "100", "schema.history.internal.store.only.captured.databases.ddl": "true"},
     )
     port = free_port()
-    props = worker_properties(
-        tmp_path / "worker.properties", bootstrap, port, offsets_file=tmp_path / "offsets"
-    )
-    connector = tmp_path / "fo.json"
-    connector.write_text(json.dumps({"name": "fo", "config": config}))
-    worker = Worker("standalone", [str(props), str(connector)], port, tmp_path / "worker.log").start()
+    if connector == "cdc":
+        props = worker_properties(
+            tmp_path / "worker.properties", bootstrap, port, offsets_file=tmp_path / "offsets"
+        )
+        path = tmp_path / "fo.json"
+        path.write_text(json.dumps({"name": "fo", "config": config}))
+        worker = Worker("standalone", [str(props), str(path)], port, tmp_path / "worker.log").start()
+    else:  # the peer, side by side: Debezium 3.5's MariaDB connector in Kafka Connect's distributed worker
+        config["connector.class"] = "io.debezium.connector.mariadb.MariaDbConnector"
+        props = worker_properties(
+            tmp_path / "worker.properties",
+            bootstrap,
+            port,
+            group=prefix,
+            topics_prefix=prefix + "-",
+            extra={"plugin.path": str(debezium_plugin_path())},
+        )
+        log = tmp_path / "worker.log"
+        worker = Worker("connect", [str(props)], port, log, program=connect_program(log)).start(timeout=180)
+        worker.put_connector("fo", config)
     writer = Writer(db, sleep=0.05)
+    verdict = ""  # Debezium's task trace
     try:
         wait_for(
             lambda: len(read_topic(bootstrap, topic, "read_uncommitted")) >= 100,
@@ -89,16 +113,29 @@ def test_failover_to_promoted_replica_by_gtid(tmp_path: Path, pair: Pair, kafka:
             "fo", {**config, "database.hostname": pair.replica.host, "database.port": str(pair.replica.port)}
         )
         wait_for(lambda: writer.transactions >= before + 40, 90, "the writer on the new primary")
+        if connector == "debezium":
+            _state, trace = wait_for(
+                lambda: (t := worker.task_state("fo"))[0] == "FAILED" and t,
+                120,
+                "Debezium's verdict",
+                worker.log,
+            )
+            verdict = trace
         writer.stop_event.set()
         writer.join(30)
-        result = audit(bootstrap, topic, db, "read_uncommitted", timeout=120)
+        result = audit(bootstrap, topic, db, "read_uncommitted", timeout=120 if connector == "cdc" else 5)
         state, trace = worker.task_state("fo")
     finally:
         writer.stop_event.set()
         worker.stop()
-    report("database failover by GTID", 1, writer, result)
-    log = worker.log()
-    assert "this server's position of that set" in log, log  # the task did move the offset
+    report(f"database failover by GTID ({connector})", 1, writer, result)
+    if connector == "debezium":
+        # Debezium 3.5 compares the offset's GTIDs with @@gtid_binlog_pos per (domain, server id): the
+        # promoted server's 0-2-N does not "contain" 0-1-M, so it declares the position gone and stops.
+        connect_log = (tmp_path / "worker.connect.log").read_text(errors="replace")
+        assert "but server has" in connect_log and "no longer available" in verdict, verdict
+        return
+    assert "this server's position of that set" in worker.log(), worker.log()  # the task did move the offset
     assert state == "RUNNING", trace
     assert result.caught_up, result.line()
     assert result.missing == [], f"missing (id, version) pairs: {result.missing[:10]}"
