@@ -32,7 +32,7 @@ $(SPARK_STAMP): $(STAMP)
 
 spark: $(SPARK_STAMP) ## add pyspark (the `spark` extra: a 456 MB sdist, ~2 min once) for `cdc snapshot`
 
-up: ## start the local stack (MariaDB on :3306, Kafka on :9092); returns at once when it runs
+up: ## start the local stack (MariaDB on :3306, Kafka on :9092; CDC_KAFKA_BROKERS=3: three replicated brokers on :9092/:9094/:9096); returns at once when it runs
 	@scripts/stack.sh up
 
 down: ## stop the processes of the stack that this checkout started; the data stays

@@ -2,7 +2,7 @@
 
 scripts/stack.sh uses it to tell whether the broker answers before any virtualenv exists. It sends one
 Metadata request (version 4, not flexible, still served by Kafka 4.x) and succeeds when the answer names
-at least one broker. With --list it prints the topic names, one a line.
+at least one broker (--brokers N: N of them). With --list it prints the topic names, one a line.
 
     python3 scripts/kafka_probe.py 127.0.0.1:9092 [--list] [--timeout 2]
 """
@@ -90,14 +90,15 @@ def main() -> int:
     parser.add_argument("bootstrap", nargs="?", default="127.0.0.1:9092")
     parser.add_argument("--list", action="store_true", help="print the topic names")
     parser.add_argument("--timeout", type=float, default=2.0)
+    parser.add_argument("--brokers", type=int, default=1, help="succeed only when this many are named")
     args = parser.parse_args()
     try:
         brokers, topics = metadata(args.bootstrap, args.timeout)
     except (OSError, struct.error, ValueError) as exc:
         print(f"kafka at {args.bootstrap} does not answer: {exc}", file=sys.stderr)
         return 1
-    if not brokers:
-        print(f"kafka at {args.bootstrap} answers but names no broker yet", file=sys.stderr)
+    if len(brokers) < max(args.brokers, 1):
+        print(f"kafka at {args.bootstrap} answers but names {len(brokers)} brokers", file=sys.stderr)
         return 1
     if args.list:
         print("\n".join(topics))

@@ -31,6 +31,10 @@ KAFKA_CONTROLLER_PORT=${CDC_KAFKA_CONTROLLER_PORT:-9093}
 KAFKA_VERSION=4.4.0
 KAFKA_LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
 KAFKA_HEAP=${CDC_KAFKA_HEAP:-512m}
+# 1: one node (the tests' default); 3: a replicated KRaft cluster, node n listening on KAFKA_PORT+2(n-1)
+# with its controller on the port after, topics replicated 3 times with min.insync.replicas=2
+KAFKA_BROKERS=${CDC_KAFKA_BROKERS:-1}
+case $KAFKA_BROKERS in 1 | 3) ;; *) echo "[stack] error: CDC_KAFKA_BROKERS must be 1 or 3" >&2; exit 2 ;; esac
 
 say() { printf '[stack] %s\n' "$*"; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
@@ -202,6 +206,27 @@ mariadb_describe() {
 # ------------------------------------------------------------------------------------------------ kafka
 
 KAFKA_DIR=$STACK_DIR/kafka
+if [ "$KAFKA_BROKERS" -gt 1 ]; then KAFKA_DIR=$STACK_DIR/kafka-cluster; fi
+KAFKA_RF=$((KAFKA_BROKERS < 3 ? KAFKA_BROKERS : 3))
+KAFKA_MIN_ISR=$((KAFKA_RF > 1 ? KAFKA_RF - 1 : 1))
+
+# node n (1-based): its directory, its broker and controller ports, its pid file's name
+kafka_node_dir() { if [ "$KAFKA_BROKERS" -eq 1 ]; then echo "$KAFKA_DIR"; else echo "$KAFKA_DIR/node$1"; fi; }
+kafka_node_port() { echo $((KAFKA_PORT + 2 * ($1 - 1))); }
+kafka_node_controller() {
+  if [ "$KAFKA_BROKERS" -eq 1 ]; then echo "$KAFKA_CONTROLLER_PORT"; else echo $((KAFKA_PORT + 2 * ($1 - 1) + 1)); fi
+}
+kafka_node_name() { if [ "$1" -eq 1 ]; then echo kafka; else echo "kafka-$1"; fi; }
+kafka_voters() {
+  local n voters=""
+  for n in $(seq 1 "$KAFKA_BROKERS"); do voters+="${voters:+,}$n@$KAFKA_HOST:$(kafka_node_controller "$n")"; done
+  echo "$voters"
+}
+kafka_bootstrap() {
+  local n out=""
+  for n in $(seq 1 "$KAFKA_BROKERS"); do out+="${out:+,}$KAFKA_HOST:$(kafka_node_port "$n")"; done
+  echo "$out"
+}
 
 kafka_install() {
   command -v java >/dev/null || apt_install openjdk-17-jre-headless
@@ -220,19 +245,21 @@ kafka_install() {
 }
 
 kafka_config() {
-  mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
-  cat >"$KAFKA_DIR/server.properties" <<EOF
+  local n=$1 dir port controller
+  dir=$(kafka_node_dir "$n") port=$(kafka_node_port "$n") controller=$(kafka_node_controller "$n")
+  mkdir -p "$dir/data" "$dir/logs"
+  cat >"$dir/server.properties" <<EOF
 # written by scripts/stack.sh on every start: edit the script, not this file
-# one node, broker and controller in one process (KRaft)
+# node $n of $KAFKA_BROKERS, broker and controller in one process (KRaft)
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT
+node.id=$n
+controller.quorum.voters=$(kafka_voters)
+listeners=PLAINTEXT://$KAFKA_HOST:$port,CONTROLLER://$KAFKA_HOST:$controller
+advertised.listeners=PLAINTEXT://$KAFKA_HOST:$port
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=$KAFKA_DIR/data
+log.dirs=$dir/data
 num.network.threads=3
 num.io.threads=4
 
@@ -240,13 +267,13 @@ num.io.threads=4
 auto.create.topics.enable=true
 delete.topic.enable=true
 num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+default.replication.factor=$KAFKA_RF
+min.insync.replicas=$KAFKA_MIN_ISR
+offsets.topic.replication.factor=$KAFKA_RF
+transaction.state.log.replication.factor=$KAFKA_RF
+transaction.state.log.min.isr=$KAFKA_MIN_ISR
+share.coordinator.state.topic.replication.factor=$KAFKA_RF
+share.coordinator.state.topic.min.isr=$KAFKA_MIN_ISR
 group.initial.rebalance.delay.ms=0
 log.retention.hours=168
 
@@ -260,13 +287,13 @@ log.retention.check.interval.ms=5000
 log.segment.delete.delay.ms=1000
 log.initial.task.delay.ms=1000
 EOF
-  cat >"$KAFKA_DIR/log4j2.properties" <<EOF
+  cat >"$dir/log4j2.properties" <<EOF
 # written by scripts/stack.sh
 status = warn
 appender.server.type = RollingFile
 appender.server.name = SERVER
-appender.server.fileName = $KAFKA_DIR/logs/server.log
-appender.server.filePattern = $KAFKA_DIR/logs/server.log.%i
+appender.server.fileName = $dir/logs/server.log
+appender.server.filePattern = $dir/logs/server.log.%i
 appender.server.layout.type = PatternLayout
 appender.server.layout.pattern = [%d] %p %m (%c)%n
 appender.server.policies.type = Policies
@@ -282,34 +309,61 @@ EOF
 }
 
 kafka_java() {
-  java -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+  local dir=$1
+  shift
+  java -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir/logs" \
     -Djava.awt.headless=true -cp "$KAFKA_LIBS/*" "$@"
 }
 
+# Every node not running yet (a quorum of three needs its voters up before any answers), one cluster id.
 kafka_start() {
-  kafka_config
-  if [ ! -f "$KAFKA_DIR/data/meta.properties" ]; then
-    local cluster_id
-    cluster_id=$(kafka_java kafka.tools.StorageTool random-uuid 2>>"$KAFKA_DIR/format.log")
-    say "kafka: formatting $KAFKA_DIR/data (cluster id $cluster_id)"
-    kafka_java kafka.tools.StorageTool format --cluster-id "$cluster_id" \
-      --config "$KAFKA_DIR/server.properties" >>"$KAFKA_DIR/format.log" 2>&1 \
-      || { tail -20 "$KAFKA_DIR/format.log" >&2; die "kafka storage format failed"; }
-  fi
-  setsid java -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -Dkafka.logs.dir="$KAFKA_DIR/logs" \
-    -Djava.awt.headless=true -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
-    </dev/null >>"$KAFKA_DIR/logs/kafka.out" 2>&1 9>&- &
-  echo $! >"$(pidfile kafka)"
+  local n dir cluster_id=""
+  mkdir -p "$KAFKA_DIR"
+  [ ! -f "$KAFKA_DIR/cluster.id" ] || cluster_id=$(cat "$KAFKA_DIR/cluster.id")
+  for n in $(seq 1 "$KAFKA_BROKERS"); do
+    dir=$(kafka_node_dir "$n")
+    if our_pid "$(kafka_node_name "$n")" kafka.Kafka >/dev/null; then continue; fi
+    kafka_config "$n"
+    if [ ! -f "$dir/data/meta.properties" ]; then
+      if [ -z "$cluster_id" ]; then
+        cluster_id=$(kafka_java "$dir" kafka.tools.StorageTool random-uuid 2>>"$dir/format.log")
+        echo "$cluster_id" >"$KAFKA_DIR/cluster.id"
+      fi
+      say "kafka: formatting $dir/data (cluster id $cluster_id)"
+      kafka_java "$dir" kafka.tools.StorageTool format --cluster-id "$cluster_id" \
+        --config "$dir/server.properties" >>"$dir/format.log" 2>&1 \
+        || { tail -20 "$dir/format.log" >&2; die "kafka storage format failed"; }
+    fi
+    setsid java -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+      -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir/logs" \
+      -Djava.awt.headless=true -cp "$KAFKA_LIBS/*" kafka.Kafka "$dir/server.properties" \
+      </dev/null >>"$dir/logs/kafka.out" 2>&1 9>&- &
+    echo $! >"$(pidfile "$(kafka_node_name "$n")")"
+  done
 }
 
-kafka_probe() { "$(python_cmd)" "$REPO/scripts/kafka_probe.py" "$KAFKA_HOST:$KAFKA_PORT" --timeout 2 2>/dev/null; }
+# Every node answers, each naming all of them.
+kafka_probe() {
+  local n
+  for n in $(seq 1 "$KAFKA_BROKERS"); do
+    "$(python_cmd)" "$REPO/scripts/kafka_probe.py" "$KAFKA_HOST:$(kafka_node_port "$n")" --timeout 2 \
+      --brokers "$KAFKA_BROKERS" 2>/dev/null || return 1
+  done
+}
 kafka_wait() { wait_for "${1:-120}" "kafka" kafka_probe; }
 kafka_provision() { :; }
-kafka_log() { echo "$KAFKA_DIR/logs/server.log"; }
+kafka_log() { echo "$(kafka_node_dir 1)/logs/server.log"; }
 kafka_port() { echo "$KAFKA_HOST $KAFKA_PORT"; }
 kafka_pattern() { echo kafka.Kafka; }
-kafka_describe() { echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT"; }
+# the pid files beyond the service's own (nodes 2 and 3), stopped with it
+kafka_members() { local n; for n in $(seq 2 "$KAFKA_BROKERS"); do kafka_node_name "$n"; done; }
+kafka_describe() {
+  if [ "$KAFKA_BROKERS" -eq 1 ]; then
+    echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT"
+  else
+    echo "Apache Kafka $KAFKA_VERSION (KRaft), $KAFKA_BROKERS nodes on $(kafka_bootstrap) (each one's controller on the next port), replication factor $KAFKA_RF, min.insync.replicas $KAFKA_MIN_ISR"
+  fi
+}
 
 # --------------------------------------------------------------------------------------------- postgres
 # PostgreSQL for the JDBC source's tests (Debian's postgresql package): a cluster of our own in
@@ -402,10 +456,18 @@ local_up() {
   for svc in $SERVICES; do service_up "$svc"; done
 }
 
+# the further pid files of a service of several processes (<svc>_members), none for the others
+members() { if declare -F "$1_members" >/dev/null; then "$1_members"; fi; }
+
 local_down() {
-  local svc
+  local svc member
   # in reverse order of start
-  for svc in $(echo "$SERVICES" | tr ' ' '\n' | tac); do stop_pid "$svc" "$("${svc}"_pattern)"; done
+  for svc in $(echo "$SERVICES" | tr ' ' '\n' | tac); do
+    # a service's processes stop together: a KRaft node stopped after the others loses its quorum and
+    # waits a minute for a controlled shutdown nobody grants
+    for member in $svc $(members "$svc"); do stop_pid "$member" "$("${svc}"_pattern)" & done
+    wait
+  done
 }
 
 local_status() {
@@ -479,7 +541,7 @@ main() {
     env)
       # what the tests read (tests/conftest.py), for `eval "$(scripts/stack.sh env)"`
       echo "export CDC_MYSQL_HOST=$MYSQL_HOST CDC_MYSQL_PORT=$MYSQL_PORT"
-      echo "export CDC_KAFKA_BOOTSTRAP=$KAFKA_HOST:$KAFKA_PORT"
+      echo "export CDC_KAFKA_BOOTSTRAP=$(kafka_bootstrap)"
       ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;

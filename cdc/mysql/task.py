@@ -31,6 +31,7 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
 from cdc.mysql.history import open_history
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
@@ -103,6 +104,8 @@ class MySqlSourceTask(SourceTask):
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
+        if plan == "stream" and offset is not None and server.mariadb:
+            offset = self._on_this_server(settings, offset)
         snapshotter = Snapshotter(ctx, snapshot_metrics)
         self.streamer = Streamer(ctx, streaming_metrics)
         resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
@@ -175,7 +178,7 @@ class MySqlSourceTask(SourceTask):
             return "snapshot_only" if mode == "initial_only" else "snapshot"
         if mode == "initial_only":
             return "idle"
-        if mode == "when_needed" and not self._binlog_available(settings, offset):
+        if mode == "when_needed" and not self._binlog_available(settings, offset, server):
             log.warning(
                 "The binlog position %s:%s is no longer on the server; taking a new snapshot",
                 offset.file,
@@ -189,9 +192,25 @@ class MySqlSourceTask(SourceTask):
         schema.recover(offset.position())
         return "stream"
 
-    def _binlog_available(self, settings: MySqlSettings, offset: BinlogOffset) -> bool:
+    def _on_this_server(self, settings: MySqlSettings, offset: BinlogOffset) -> BinlogOffset:
+        """The offset in this server's binlog coordinates, found by its GTID set after a failover."""
         conn = connect(settings)
         try:
+            return resume_position(conn, offset)
+        finally:
+            conn.close()
+
+    def _binlog_available(self, settings: MySqlSettings, offset: BinlogOffset, server: ServerInfo) -> bool:
+        """Whether the offset can be resumed here: by its GTID set on MariaDB (another server's file names
+        say nothing after a failover), else by its binlog file."""
+        conn = connect(settings)
+        try:
+            if server.mariadb and offset.gtids:
+                try:
+                    resume_position(conn, offset)
+                    return True
+                except GtidNotFoundError:
+                    return False
             with conn.cursor() as cur:
                 cur.execute("SHOW BINARY LOGS")
                 files = [str(r[0]) for r in cur.fetchall()]

@@ -75,10 +75,20 @@ class Writer(threading.Thread):
                 self.errors += 1
                 with contextlib.suppress(Exception):
                     conn.close()
-                time.sleep(0.2)
-                conn = self.db.connect(autocommit=False)
+                conn = self._reconnect()
+                if conn is None:
+                    return
             time.sleep(self.sleep)
         conn.close()
+
+    def _reconnect(self) -> Any:
+        """A new connection, retried while the server is away (a restart, a failover); None if stopped."""
+        while not self.stop_event.wait(0.2):
+            try:
+                return self.db.connect(autocommit=False)
+            except Exception:
+                self.errors += 1
+        return None
 
     def _one(self, conn: Any) -> None:
         with conn.cursor() as cur:
@@ -195,9 +205,23 @@ def mysql_connector(mysql_db: Any, prefix: str, bootstrap: str, **extra: str) ->
 class Worker:
     """A ``cdc`` worker process (``mode`` is ``distributed`` or ``standalone``)."""
 
-    def __init__(self, mode: str, args: list[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        mode: str,
+        args: list[str],
+        port: int,
+        log_path: Path,
+        host: str = "127.0.0.1",
+        wrap: list[str] | None = None,
+        program: list[str] | None = None,
+    ) -> None:
+        """``host``: where its REST API answers; ``wrap``: a command prefix, e.g. a network namespace's
+        ``ip netns exec <name>`` (:meth:`netns.Host.command`); ``program``: another worker than ours,
+        run with ``args`` (Kafka Connect's, :func:`connect_program`)."""
         self.mode, self.args, self.port, self.log_path = mode, args, port, log_path
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://{host}:{port}"
+        self.wrap = wrap or []
+        self.program = program or [sys.executable, "-m", "cdc.cli", mode]
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -212,7 +236,7 @@ class Worker:
             env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
             if file_size_limit is None:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "cdc.cli", self.mode, *self.args],
+                    [*self.wrap, *self.program, *self.args],
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     cwd=REPO,
@@ -225,7 +249,7 @@ class Worker:
                     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "cdc.cli", self.mode, *self.args],
+                    [*self.wrap, *self.program, *self.args],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     cwd=REPO,
@@ -288,6 +312,40 @@ class Worker:
     def task_state(self, name: str) -> tuple[str, str]:
         tasks = self.status(name).get("tasks") or [{}]
         return str(tasks[0].get("state", "")), str(tasks[0].get("trace") or "")
+
+
+def connect_program(log_path: Path) -> list[str]:
+    """Apache Kafka Connect's distributed worker (``ConnectDistributed <worker.properties>``), from the jars
+    ``bench/`` fetched into the cache (``python -m bench run --scenario B10`` fetches them), logging to
+    ``log_path``; the worker file names Debezium's ``plugin.path``."""
+    cache = Path(os.environ.get("CDC_CACHE", str(Path.home() / ".cache" / "cdc")))
+    libs = next(iter(sorted((cache / "peers").glob("connect-*/libs"))), None)
+    if libs is None:
+        raise AssertionError(f"no Kafka Connect jars under {cache / 'peers'}: run bench's B10 once")
+    log4j = log_path.with_suffix(".log4j2.properties")
+    log4j.write_text(
+        "status = warn\nappender.f.type = File\nappender.f.name = F\n"
+        f"appender.f.fileName = {log_path.with_suffix('.connect.log')}\n"
+        "appender.f.layout.type = PatternLayout\nappender.f.layout.pattern = [%d] %p %m (%c)%n\n"
+        "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
+    )
+    return [
+        "java",
+        "-Xmx1G",
+        f"-Dlog4j2.configurationFile={log4j}",
+        "-cp",
+        f"{libs}/*",
+        "org.apache.kafka.connect.cli.ConnectDistributed",
+    ]
+
+
+def debezium_plugin_path(artifact: str = "debezium-connector-mariadb") -> Path:
+    """The ``plugin.path`` holding Debezium's connector that ``bench/`` fetched into the cache."""
+    cache = Path(os.environ.get("CDC_CACHE", str(Path.home() / ".cache" / "cdc")))
+    found = sorted((cache / "peers").glob(f"{artifact}-*/{artifact}"))
+    if not found:
+        raise AssertionError(f"no {artifact} under {cache / 'peers'}: run python -m bench run --scenario B3")
+    return found[-1].parent
 
 
 def wait_for(predicate: Any, timeout: float, what: str, log: Any = None) -> Any:

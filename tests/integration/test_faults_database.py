@@ -153,6 +153,9 @@ def _point_offset_at_missing_binlog(offsets_file: Path) -> str:
     base = offset["file"].rsplit(".", 1)[0]
     missing = f"{base}.000000"
     offset.update({"file": missing, "pos": 4})
+    # Without its GTID set: on MariaDB an offset with one resumes by the set wherever the file went (as
+    # Debezium reconnects by GTIDs; cdc/mysql/gtid_position.py), and the set is still on this server.
+    offset.pop("gtids", None)
     offset.pop("event", None)
     offset.pop("row", None)
     write_offset_file(offsets_file, {key: json.dumps(offset, separators=(",", ":")).encode()})

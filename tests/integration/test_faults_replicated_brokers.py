@@ -99,12 +99,17 @@ def test_leader_broker_stopped(
         worker.put_connector("rb", config)
         if phase == "snapshot":
             writer.start()
-            seen = wait_for(lambda: committed_end(cluster.bootstrap, topic) >= 1000, 120, "a part of the snapshot")
+            seen = wait_for(
+                lambda: committed_end(cluster.bootstrap, topic) >= 1000, 120, "a part of the snapshot"
+            )
             assert seen < rows, "the snapshot ended before the broker could be stopped: make the table larger"
             cluster.node(LEADER).stop()
         else:
             wait_for(
-                lambda: len(read_topic(cluster.bootstrap, topic, isolation)) >= rows, 120, "the snapshot", worker.log
+                lambda: len(read_topic(cluster.bootstrap, topic, isolation)) >= rows,
+                120,
+                "the snapshot",
+                worker.log,
             )
             writer.start()
             time.sleep(3)
