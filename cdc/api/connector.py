@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cdc.config.definition import ConfigDef, ConfigValue
 
 __all__ = [
+    "TASK_ID_ENTRY",
     "Connector",
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
@@ -33,6 +34,10 @@ __all__ = [
     "TopicPartition",
     "TransactionContext",
 ]
+
+TASK_ID_ENTRY = "cdc.worker.task.id"
+"""The task's number, which the worker adds to each task's config at start (in memory, never stored), so
+that a task can label its metrics as Connect labels them (``connector``, ``task``)."""
 
 Partition = Mapping[str, Any]
 Offset = Mapping[str, Any]

@@ -121,6 +121,7 @@ def _assemble(
     mode: str,
 ) -> ConnectRuntime:
     from cdc.plugins import registry
+    from cdc.worker.connect_metrics import ConnectMetrics
     from cdc.worker.rest import RestServer
 
     # Discover the plugins before any thread may look one up: Registry._discover marks itself done before
@@ -145,7 +146,7 @@ def _assemble(
         {**props, **parsed},
         _cluster_id(props),
     )
-    rest = RestServer(herder, rest_settings)
+    rest = RestServer(herder, rest_settings, worker_metrics=ConnectMetrics(herder))
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cdc.api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
+from cdc.api.connector import TASK_ID_ENTRY, Connector, ConnectorContext, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.plugins import registry
@@ -43,6 +43,7 @@ from cdc.worker.kafka_clients import (
     to_librdkafka,
 )
 from cdc.worker.logcontext import set_context
+from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
 from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
@@ -150,6 +151,7 @@ class Worker:
         self._tasks: dict[TaskId, WorkerTask] = {}
         self._lock = threading.RLock()
         self._created_topics: set[str] = set()
+        self.metrics = WorkerMetrics()
 
     # -- connectors ------------------------------------------------------------------------------------
     def connector_names(self) -> list[str]:
@@ -184,9 +186,11 @@ class Worker:
             else:
                 self.connector_listener.on_connector_startup(name)
             log.info("Finished creating connector %s", name)
+            self.metrics.connector_started(True)
             return True
         except Exception as exc:
             log.error("Failed to start connector %s", name, exc_info=exc)
+            self.metrics.connector_started(False)
             with self._lock:
                 rc2 = self._connectors.get(name)
                 if rc2 is not None:
@@ -270,6 +274,12 @@ class Worker:
         restored = reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
         return [without_worker_entries(cfg) for cfg in restored]  # the worker's to add, at task start
 
+    def connector_class(self, name: str) -> str | None:
+        """The ``connector.class`` a connector running here was started with."""
+        with self._lock:
+            rc = self._connectors.get(name)
+        return rc.config.get("connector.class") if rc else None
+
     def connector(self, name: str) -> Connector | None:
         with self._lock:
             rc = self._connectors.get(name)
@@ -298,11 +308,13 @@ class Worker:
             worker_task = self._build_task(task_id, dict(connector_config), dict(task_config), target)
         except Exception as exc:
             log.error("Failed to start task %s", task_id, exc_info=exc)
+            self.metrics.task_started(False)
             self.task_listener.on_failure(task_id, format_trace(exc))
             return False
         with self._lock:
             self._tasks[task_id] = worker_task
         worker_task.start()
+        self.metrics.task_started(True)
         return True
 
     def set_task_target_state(self, task_id: TaskId, target: TargetState) -> None:
@@ -398,6 +410,7 @@ class Worker:
         task_config[WORKER_ENTRY_PREFIX + "bootstrap.servers"] = ",".join(
             self.settings.parsed["bootstrap.servers"]
         )
+        task_config[TASK_ID_ENTRY] = str(task_id.task)  # for the task's metrics' labels
         for key, value in history_client_defaults(self.settings.props, task_config).items():
             task_config.setdefault(key, value)
         connector_cls = registry.load(connector_config["connector.class"])

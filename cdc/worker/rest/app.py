@@ -9,8 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from cdc.metrics import MetricSource
 from cdc.worker.herder import Herder
-from cdc.worker.rest import admin, connectors, root
+from cdc.worker.rest import admin, connectors, metrics, root
 from cdc.worker.rest.auth import BasicAuthMiddleware
 from cdc.worker.rest.client import PeerClient
 from cdc.worker.rest.context import RestContext
@@ -32,19 +33,19 @@ _CORS_DEFAULT_METHODS = ["GET", "POST", "HEAD"]
 _CORS_HEADERS = ["X-Requested-With", "Content-Type", "Accept", "Origin"]
 
 
-async def metrics(request: Request) -> Response:
-    """Prometheus text exposition of the connectors' metrics (Debezium's attribute names)."""
-    from cdc.metrics import REGISTRY
-
-    return Response(REGISTRY.render(), media_type="text/plain; version=0.0.4")
-
-
 async def openapi(request: Request) -> Response:
     return ConnectJSONResponse(OPENAPI)
 
 
-def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | None = None) -> Starlette:
-    """The REST API of a worker. ``loggers`` is shared with whoever applies cluster-scoped log levels."""
+def create_app(
+    herder: Herder,
+    settings: RestSettings,
+    *,
+    loggers: Loggers | None = None,
+    worker_metrics: MetricSource | None = None,
+) -> Starlette:
+    """The REST API of a worker. ``loggers`` is shared with whoever applies cluster-scoped log levels;
+    ``worker_metrics`` is what ``/metrics`` shows besides the connectors' own metrics."""
     middleware = [Middleware(ResponseHeadersMiddleware, actions=settings.response_headers)]
     if settings.cors_allowed_origins:
         middleware.append(
@@ -68,7 +69,7 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
             *connectors.routes,
             *admin.routes,
             Route("/openapi.json", openapi),
-            Route("/metrics", metrics),
+            *metrics.routes,
         ],
         middleware=middleware,
         exception_handlers=handlers,  # type: ignore[arg-type]
@@ -81,4 +82,5 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
         loggers or Loggers(),
     )
     app.state.admin_ports = set()
+    app.state.metrics = metrics.exposition(worker_metrics)
     return app
