@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
@@ -201,14 +202,15 @@ def spark_snapshot(
         chunk_rows=int(settings["snapshot.spark.chunk.rows"]),
         restart=not resume,
         state_dir=directory,
-        progress=False,
+        progress=True,
+        progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
     )
     with _exclusive(stopping):
         job = SnapshotRun(raw, worker_props_from_task(props), options)
         job.stopping = stopping
         done = threading.Event()
         watcher = threading.Thread(
-            target=_cancel_on_stop,
+            target=in_context(_cancel_on_stop),
             args=(job, stopping, done),
             name=f"spark-snapshot-stop-{settings.prefix}",
             daemon=True,

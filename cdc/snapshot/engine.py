@@ -55,6 +55,8 @@ class SnapshotOptions:
     server_id: int | None = None
     progress: bool = True
     progress_interval: float = 2.0
+    progress_to_log: bool = False
+    """Progress lines go to the log (INFO, in the task's context) instead of stderr: in a worker."""
     encoder: str | None = None
     """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.snapshot.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
@@ -393,7 +395,8 @@ class SnapshotRun:
         results: list[ChunkResult] = []
         if not tasks:
             return results
-        progress = Progress(plans, state.done, interval=self.options.progress_interval)
+        emit = _log_progress if self.options.progress_to_log else None
+        progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
         lock = threading.Lock()
 
         def on_done(result: ChunkResult) -> None:
@@ -416,9 +419,7 @@ class SnapshotRun:
         finally:
             progress.stop()
             if self.options.progress:
-                import sys
-
-                print(progress.line(), file=sys.stderr, flush=True)
+                progress.emit(progress.line())
         return results
 
     def _reconcile(
@@ -513,3 +514,7 @@ def write_offsets(worker_props: Mapping[str, str], name: str, prefix: str, offse
     finally:
         store.stop()
     return where
+
+
+def _log_progress(line: str) -> None:
+    log.info("%s", line)

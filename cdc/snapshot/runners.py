@@ -32,6 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol
 
+from cdc.logs import in_context
 from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext, run_chunk
 
 __all__ = ["ChunkRunner", "SparkRunner", "ThreadRunner", "spark_available"]
@@ -59,6 +60,10 @@ class ChunkRunner(Protocol):
     def close(self) -> None: ...
 
 
+def _nothing() -> None:
+    """A chunk thread's initializer: :func:`in_context` gives it the task's log context."""
+
+
 def _drive(
     submit: Callable[[ChunkTask], ChunkResult],
     tasks: Sequence[ChunkTask],
@@ -71,7 +76,9 @@ def _drive(
     pending = list(tasks)
     running: set[Future[ChunkResult]] = set()
     failure: BaseException | None = None
-    with ThreadPoolExecutor(max(1, parallelism), thread_name_prefix="snapshot-chunk") as pool:
+    with ThreadPoolExecutor(
+        max(1, parallelism), thread_name_prefix="snapshot-chunk", initializer=in_context(_nothing)
+    ) as pool:
         while pending or running:
             while pending and len(running) < parallelism and failure is None and not stopping.is_set():
                 running.add(pool.submit(submit, pending.pop(0)))

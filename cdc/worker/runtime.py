@@ -16,6 +16,7 @@ from typing import Any
 
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigDef, mask_secrets
+from cdc.logs import LogSettings, configure_logging
 from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF, client_config
 from cdc.worker.connect_herder import ConnectHerder
 from cdc.worker.kafka_clients import to_librdkafka
@@ -128,6 +129,7 @@ def _assemble(
     # it has read the packages, so a herder thread starting an assigned connector while a REST thread
     # validates a config could find no plugin at all ("Failed to find any class that implements ...").
     registry.names()
+    configure_logging(None, LogSettings.from_worker(parsed))  # log.format, log.pattern, log.file
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores

@@ -38,6 +38,7 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
+from cdc.logs import in_context
 from cdc.worker.kafka_clients import ClientErrors
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
@@ -175,7 +176,7 @@ class WorkerSourceTask(WorkerTask):
         self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
         if self.uses_committer:
             committer = threading.Thread(
-                target=self._commit_while_polling, name=f"{self.id}-offset-committer", daemon=True
+                target=in_context(self._commit_while_polling), name=f"{self.id}-offset-committer", daemon=True
             )
             committer.start()
         lock = self._commit_lock

@@ -12,7 +12,7 @@ import threading
 from abc import ABC, abstractmethod
 from typing import Protocol
 
-from cdc.worker.logcontext import set_context
+from cdc.logs import set_context
 from cdc.worker.metrics import TaskMetrics
 from cdc.worker.security import format_trace
 from cdc.worker.stores.base import TargetState, TaskId

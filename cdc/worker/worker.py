@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from cdc.api.connector import TASK_ID_ENTRY, Connector, ConnectorContext, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
+from cdc.logs import set_context
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.exactly_once import (
@@ -42,7 +43,6 @@ from cdc.worker.kafka_clients import (
     history_client_defaults,
     to_librdkafka,
 )
-from cdc.worker.logcontext import set_context
 from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from typing import Any
 
 import pytest
@@ -215,7 +214,9 @@ def test_metrics_of_mysql_and_jdbc_sources(worker: WorkerProcess, mysql_db: Any,
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.skip("promtool is not installed (Debian: apt-get install prometheus); the parser passed")
-    check = subprocess.run([promtool, "check", "metrics"], input=text.encode(), capture_output=True, timeout=60)
+    check = subprocess.run(
+        [promtool, "check", "metrics"], input=text.encode(), capture_output=True, timeout=60
+    )
     # Exit 1 is a parse error; 3 only lint findings. The names are the JMX exporter's and Debezium's
     # (camelCase, ``_count`` and ``_ms`` suffixes) on purpose, so only those naming findings may appear.
     allowed = (
