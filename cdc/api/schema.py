@@ -44,6 +44,7 @@ __all__ = [
     "Field",
     "Schema",
     "SchemaBuilder",
+    "StructValue",
     "Time",
     "Timestamp",
     "Type",
@@ -522,6 +523,21 @@ _INT_RANGES = {
     Type.INT64: (-(2**63), 2**63 - 1),
 }
 
+
+class StructValue:
+    """What :func:`validate_value` knows of a STRUCT value (:class:`cdc.api.struct.Struct`), declared here
+    so that the schema module does not import the struct module that builds on it. A plain base class, not
+    an ABC: ``isinstance`` on it stays a type check on the converters' hot path."""
+
+    __slots__ = ()
+
+    schema: Schema
+
+    def validate(self) -> None:
+        """Raise :class:`DataError` if a required field is missing."""
+        raise NotImplementedError
+
+
 _LOGICAL_PY: dict[str, type | tuple[type, ...]] = {
     Decimal.LOGICAL_NAME: _decimal.Decimal,
     Date.LOGICAL_NAME: _dt.date,
@@ -576,9 +592,7 @@ def validate_value(schema: Schema, value: Any, field_name: str | None = None) ->
                 validate_value(schema.key_schema, k, field_name)
                 validate_value(schema.value_schema, v, field_name)
     else:
-        from cdc.api.struct import Struct
-
-        ok = isinstance(value, Struct)
+        ok = isinstance(value, StructValue)
         if ok and value.schema != schema:
             raise DataError(f"Struct schemas do not match{where}.")
         if ok:

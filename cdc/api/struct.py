@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.api.errors import DataError
-from cdc.api.schema import Field, Schema, Type, validate_value
+from cdc.api.schema import Field, Schema, StructValue, Type, validate_value
 
 __all__ = ["Struct"]
 
 
-class Struct:
+class Struct(StructValue):
     """A record of values, one per field of its struct schema.
 
     ``put`` validates each value as it is set; ``validate`` checks required fields before the struct

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from cdc.api.errors import ConfigError
+from cdc.errors import ConfigError
 
 __all__ = [
     "NO_DEFAULT",

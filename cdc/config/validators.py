@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from cdc.api.errors import ConfigError
 from cdc.config.definition import Validator
+from cdc.errors import ConfigError
 
 __all__ = [
     "at_least",

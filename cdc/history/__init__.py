@@ -1,17 +1,20 @@
-"""Schema history: the relational model, DDL applied to it, and Debezium's history records and stores.
+"""Schema history: the relational model, Debezium's history records and stores, and recovery.
+
+The DDL parser that applies statements to the model is the database's (MySQL's is
+:class:`cdc.mysql.ddl.DdlParser`); recovery takes any object with its ``apply`` (:class:`DdlApplier`).
 
 The Kafka store (``cdc.history.kafka_store.KafkaSchemaHistory``) is not re-exported here, so importing
 the package needs no Kafka client; :func:`history_from_config` loads it on demand.
 """
 
 from cdc.history.config import HistorySettings, history_config_def
-from cdc.history.ddl import DdlParser
 from cdc.history.errors import (
     HISTORY_MISSING_MESSAGE,
     SchemaHistoryError,
     SchemaHistoryMissingError,
     UnparseableDdlError,
 )
+from cdc.history.factory import history_from_config
 from cdc.history.model import Column, Table, TableId, Tables
 from cdc.history.positions import BinlogPositionComparator, GtidSet, gtid_source_filter
 from cdc.history.records import (
@@ -24,10 +27,10 @@ from cdc.history.records import (
     table_changes_from_model,
 )
 from cdc.history.store import (
+    DdlApplier,
     FileSchemaHistory,
     MemorySchemaHistory,
     SchemaHistory,
-    history_from_config,
     recover_tables,
 )
 
@@ -36,7 +39,7 @@ __all__ = [
     "HISTORY_MISSING_MESSAGE",
     "BinlogPositionComparator",
     "Column",
-    "DdlParser",
+    "DdlApplier",
     "FileSchemaHistory",
     "GtidSet",
     "HistoryRecord",

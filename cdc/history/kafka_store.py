@@ -25,7 +25,7 @@ from cdc.history.config import HistorySettings
 from cdc.history.errors import SchemaHistoryError
 from cdc.history.records import HistoryRecord
 from cdc.history.store import SchemaHistory
-from cdc.worker.kafka_clients import to_librdkafka
+from cdc.kafka.clients import to_librdkafka
 
 __all__ = ["LONG_MAX", "MIN_RETENTION_MS", "KafkaSchemaHistory"]
 

@@ -16,27 +16,27 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from cdc.history.config import (
-    FILE_HISTORY_CLASSES,
-    KAFKA_HISTORY_CLASSES,
-    MEMORY_HISTORY_CLASSES,
-    HistorySettings,
-)
-from cdc.history.ddl import DdlParser
+from cdc.history.config import HistorySettings
 from cdc.history.errors import SchemaHistoryError, UnparseableDdlError
 from cdc.history.model import Tables
-from cdc.history.records import HistoryRecord, apply_table_changes
+from cdc.history.records import HistoryRecord, TableChange, apply_table_changes
 
 __all__ = [
+    "DdlApplier",
     "FileSchemaHistory",
     "MemorySchemaHistory",
     "PositionComparator",
     "SchemaHistory",
-    "history_from_config",
     "recover_tables",
 ]
 
 log = logging.getLogger(__name__)
+
+
+class DdlApplier(Protocol):
+    """What recovery needs of a DDL parser: apply one statement to the model (``cdc.mysql.ddl.DdlParser``)."""
+
+    def apply(self, tables: Tables, ddl: str, database: str | None = None) -> list[TableChange]: ...
 
 
 class PositionComparator(Protocol):
@@ -47,7 +47,7 @@ def recover_tables(
     records: Iterable[HistoryRecord],
     offset_position: Mapping[str, Any],
     tables: Tables,
-    parser: DdlParser,
+    parser: DdlApplier,
     comparator: PositionComparator,
     *,
     source: Mapping[str, Any] | None = None,
@@ -103,7 +103,7 @@ class SchemaHistory(ABC):
         self,
         offset_position: Mapping[str, Any],
         tables: Tables,
-        parser: DdlParser,
+        parser: DdlApplier,
         comparator: PositionComparator,
         *,
         source: Mapping[str, Any] | None = None,
@@ -190,20 +190,3 @@ class FileSchemaHistory(SchemaHistory):
         with self._lock, open(self.path, encoding="utf-8") as f:
             lines = [line for line in f.read().splitlines() if line.strip()]
         return (HistoryRecord.from_text(line) for line in lines)
-
-
-def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
-    """The store a connector config asks for (``schema.history.internal`` or 1.x ``database.history``)."""
-    settings = HistorySettings.from_props(props)
-    cls = settings.history_class
-    if cls in KAFKA_HISTORY_CLASSES or cls.endswith("KafkaSchemaHistory"):
-        from cdc.history.kafka_store import KafkaSchemaHistory
-
-        return KafkaSchemaHistory(settings)
-    if cls in FILE_HISTORY_CLASSES or cls.endswith("FileSchemaHistory"):
-        if not settings.file_filename:
-            raise SchemaHistoryError("schema.history.internal.file.filename is required for the file history")
-        return FileSchemaHistory(settings.file_filename, settings)
-    if cls in MEMORY_HISTORY_CLASSES or cls.endswith("MemorySchemaHistory"):
-        return MemorySchemaHistory(settings)
-    raise SchemaHistoryError(f"Unsupported schema history implementation: {cls}")

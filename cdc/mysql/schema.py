@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 class SchemaState:
     def __init__(self, settings: MySqlSettings, filters: Filters, history: Any) -> None:
-        from cdc.history.ddl import DdlParser
+        from cdc.mysql.ddl.parser import DdlParser
 
         self.settings = settings
         self.filters = filters

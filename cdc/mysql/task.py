@@ -6,7 +6,7 @@ one capture thread. ``poll`` only drains the queue; a failure of the capture thr
 fails the task with its message.
 
 With ``snapshot.engine=spark`` the initial snapshot with data is the parallel engine's
-(:func:`cdc.snapshot.connector.spark_snapshot`): its Spark tasks write the records to Kafka themselves
+(:func:`cdc.mysql.spark.connector.spark_snapshot`): its Spark tasks write the records to Kafka themselves
 with the worker's converters and producer settings (the ``cdc.worker.*`` entries the worker adds to this
 task's config, see :meth:`MySqlSourceTask.uses_worker_clients`), the schema history is written through
 this task's :class:`SchemaState`, and the task only emits what carries offsets: the schema change events,
@@ -126,7 +126,7 @@ class MySqlSourceTask(SourceTask):
         self.thread.start()
 
     def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
-        from cdc.history.store import history_from_config
+        from cdc.history.factory import history_from_config
 
         props = dict(props)
         # Debezium requires the history's brokers; the seed 1.x config misspells that key, so the
@@ -245,7 +245,7 @@ class MySqlSourceTask(SourceTask):
 
     def _spark_snapshot(self, schema_events: SchemaChangeEvents, stored: BinlogOffset | None) -> Any:
         """The initial snapshot by the parallel engine; returns its :class:`SnapshotResult`."""
-        from cdc.snapshot.connector import spark_snapshot
+        from cdc.mysql.spark.connector import spark_snapshot
 
         started = False
 
@@ -257,7 +257,7 @@ class MySqlSourceTask(SourceTask):
             if not started:
                 started = True
                 # S with the snapshot flag, committed early: a task restarted before the end resumes
-                # this run (and only this one, see cdc.snapshot.connector.may_resume).
+                # this run (and only this one, see cdc.mysql.spark.connector.may_resume).
                 out.append(self._offset_carrier(schema_events, position))
             if record.table_changes:
                 # The schema change events the local snapshot emits for each captured table.

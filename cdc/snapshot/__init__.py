@@ -1,4 +1,7 @@
-"""Parallel snapshots: chunk planning and the Spark executor (``cdc snapshot``, ``snapshot.engine=spark``)."""
+"""Parallel snapshots, the parts any source could use: chunk planning, progress, runners, the Kafka writer.
+
+The MySQL connector's Spark job is :mod:`cdc.mysql.spark`.
+"""
 
 from cdc.snapshot.chunks import (
     Chunk,
@@ -9,18 +12,13 @@ from cdc.snapshot.chunks import (
     plan_table,
     range_predicate,
 )
-from cdc.snapshot.engine import SnapshotOptions, SnapshotRun, SnapshotSummary, write_offsets
 
 __all__ = [
     "Chunk",
-    "SnapshotOptions",
-    "SnapshotRun",
-    "SnapshotSummary",
     "TablePlan",
     "boundary_ranks",
     "chunk_count",
     "format_plan",
     "plan_table",
     "range_predicate",
-    "write_offsets",
 ]

@@ -1,13 +1,10 @@
 """From ``op=r`` records to Kafka, exactly as a worker's source task turns them into bytes.
 
-:class:`WriterSpec` is what the driver resolves once and ships to every Spark task (plain dicts, so it
-pickles): the converters as Connect picks them (the connector's ``key.converter`` … if it names one, else
-the worker's, with their ``<role>.`` sub-settings), the connector's transformation chain, and the
-producer settings the worker would give the connector's producer (``acks=all``, idempotence, Java's
-murmur2 partitioner so keys land on the partitions Kafka Connect would choose, the worker's
-``producer.*`` and the connector's ``producer.override.*``). :class:`RecordWriter` then runs the same
-stages as :class:`cdc.worker.source_task.WorkerSourceTask` — transform → key/value/header converters
-→ produce — so the bytes are the connector's.
+:class:`WriterSpec` is what the driver resolves once and ships to every Spark task (plain data, so it
+pickles): the connector's converters and producer settings from the recipe the worker uses too
+(:mod:`cdc.kafka.recipe`) and its transformation chain. :class:`RecordWriter` then runs the same stages
+as :class:`cdc.worker.source_task.WorkerSourceTask` (transform → key/value/header converters → produce),
+so the bytes are the connector's.
 """
 
 from __future__ import annotations
@@ -18,45 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc.api.records import SourceRecord
+from cdc.kafka.recipe import ConverterSpec, converter_spec, source_producer_settings
 
 __all__ = ["RecordWriter", "WriterSpec", "writer_for"]
-
-
-@dataclass(frozen=True)
-class ConverterSpec:
-    class_name: str
-    configs: dict[str, str]
-    is_key: bool
-    header: bool = False
-
-    def build(self) -> Any:
-        from cdc.plugins import registry
-
-        instance = registry.instantiate(self.class_name)
-        if self.header:
-            instance.configure(dict(self.configs))
-        else:
-            instance.configure(dict(self.configs), self.is_key)
-        return instance
-
-
-def _converter_spec(
-    role: str, connector: Mapping[str, str], worker: Mapping[str, Any], is_key: bool
-) -> ConverterSpec:
-    """Connect's choice: the connector's converter if it names one, else the worker's."""
-    from cdc.api.errors import ConfigError
-
-    source: Mapping[str, Any]
-    class_name: Any
-    if connector.get(role):
-        source, class_name = connector, connector[role]
-    else:
-        source, class_name = worker, worker.get(role)
-    if not class_name:
-        raise ConfigError(f'Missing required configuration "{role}" which has no default value.')
-    prefix = role + "."
-    sub = {k[len(prefix) :]: str(v) for k, v in source.items() if k.startswith(prefix)}
-    return ConverterSpec(str(class_name), sub, is_key, header=role == "header.converter")
 
 
 @dataclass(frozen=True)
@@ -73,39 +34,18 @@ class WriterSpec:
     def resolve(
         cls, connector_config: Mapping[str, str], worker_props: Mapping[str, str], client_id: str
     ) -> WriterSpec:
-        from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
-
-        worker: dict[str, Any] = {
-            "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
-            **worker_props,
-        }
-        overrides = client_config(worker, "producer.")
-        overrides.update(
-            {
-                k[len("producer.override.") :]: v
-                for k, v in connector_config.items()
-                if k.startswith("producer.override.")
-            }
-        )
+        worker = dict(worker_props)
         producer: dict[str, Any] = {
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "compression.type": "none",
-            "partitioner": "murmur2_random",
-            "client.id": client_id,
-            "delivery.timeout.ms": 2147483647,
+            **source_producer_settings(worker, connector_config, client_id),
             # only failed deliveries call back into Python (all _on_delivery looks at): a callback a
             # record costs as much as producing it
             "delivery.report.only.error": True,
-            **to_librdkafka(overrides),
         }
         return cls(
             dict(connector_config),
-            _converter_spec("key.converter", connector_config, worker, True),
-            _converter_spec("value.converter", connector_config, worker, False),
-            _converter_spec("header.converter", connector_config, worker, False),
+            converter_spec("key.converter", connector_config, worker),
+            converter_spec("value.converter", connector_config, worker),
+            converter_spec("header.converter", connector_config, worker),
             producer,
         )
 

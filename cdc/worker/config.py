@@ -8,9 +8,6 @@ defaults and groups are Kafka Connect's, so ``/connector-plugins/{p}/config`` an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance
 from cdc.config import validators as v
 from cdc.logs.format import DEFAULT_PATTERN, compile_pattern
@@ -21,7 +18,6 @@ __all__ = [
     "ERROR_GROUP",
     "STANDALONE_DEF",
     "WORKER_DEF",
-    "client_config",
     "connector_def",
 ]
 
@@ -366,24 +362,3 @@ _DEFS = {"source": _source_def(), "sink": _sink_def(), "unknown": _common_connec
 def connector_def(kind: str) -> ConfigDef:
     """The runtime's keys for a ``source``, ``sink`` (or ``unknown``) connector."""
     return _DEFS[kind]
-
-
-def client_config(worker: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    """Kafka client settings for one client role (``producer.``, ``consumer.``, ``admin.``).
-
-    Security and connection settings given at the top of the worker file apply to every client, as in
-    Connect; ``<prefix>``-ed keys override them.
-    """
-    shared = ("security.protocol", "sasl.", "ssl.", "client.dns.lookup", "socket.", "reconnect.")
-    out: dict[str, str] = {
-        "bootstrap.servers": ",".join(worker["bootstrap.servers"])
-        if isinstance(worker.get("bootstrap.servers"), list)
-        else str(worker.get("bootstrap.servers", "localhost:9092"))
-    }
-    for key, value in worker.items():
-        if key.startswith(shared) and not key.startswith(("ssl.endpoint", "listeners")):
-            out[key] = str(value)
-    for key, value in worker.items():
-        if key.startswith(prefix):
-            out[key[len(prefix) :]] = str(value)
-    return out

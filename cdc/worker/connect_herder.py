@@ -100,9 +100,7 @@ class ConnectHerder(Herder):
         return self._started.wait(timeout)
 
     def stop(self) -> None:
-        prepare = getattr(self.membership, "prepare_to_stop", None)
-        if callable(prepare):
-            prepare()  # no more rebalances for this worker: it is stopping its work, then leaves
+        self.membership.prepare_to_stop()  # no more rebalances: this worker stops its work, then leaves
         self._stopping.set()
         self._wake.set()
         self._thread.join(60)
@@ -140,9 +138,7 @@ class ConnectHerder(Herder):
     def _config_updated(self) -> None:
         # A group member notes the offset of every change to the configured connectors and tasks: one read
         # after the snapshot its last assignment was computed from needs another rebalance.
-        updated = getattr(self.membership, "config_updated", None)
-        if callable(updated):
-            updated()
+        self.membership.config_updated()
 
     def on_connector_config_update(self, connector: str) -> None:
         self._config_updated()
@@ -317,7 +313,8 @@ class ConnectHerder(Herder):
         if self.membership.is_leader():
             self.config_store.put_task_configs(name, configs)
             return
-        from cdc.worker.distributed.internal import send_task_configs, signature_required
+        from cdc.worker.distributed.internal import send_task_configs
+        from cdc.worker.distributed.protocol import signature_required
 
         leader = self.membership.leader_url()
         try:
@@ -606,8 +603,7 @@ class ConnectHerder(Herder):
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
-        from cdc.worker.config import client_config
-        from cdc.worker.kafka_clients import to_librdkafka
+        from cdc.kafka.clients import client_config, to_librdkafka
 
         admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
@@ -697,7 +693,8 @@ class ConnectHerder(Herder):
     # -- internal (distributed) --------------------------------------------------------------------------
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
         """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
-        from cdc.worker.distributed.internal import check_signature, signature_required
+        from cdc.worker.distributed.internal import check_signature
+        from cdc.worker.distributed.protocol import signature_required
 
         self._require(name)
         self._require_leader()

@@ -130,6 +130,15 @@ class Herder(ABC):
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
         """ConfigInfos: ``{"name","error_count","groups","configs":[{"definition","value"}]}``."""
 
+    # -- admin ----------------------------------------------------------------------------------------
+    supports_cluster_logger_level: bool = False
+    """Whether :meth:`set_cluster_logger_level` spreads a level to every worker (else the REST layer sets
+    it on this worker only)."""
+
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """``PUT /admin/loggers/{namespace}?scope=cluster``: the level on every worker of the cluster."""
+        raise NotImplementedError
+
     # -- internal (distributed) ----------------------------------------------------------------------
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
         raise NotImplementedError

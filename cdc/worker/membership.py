@@ -36,6 +36,14 @@ class Membership(Protocol):
         """Drive membership (heartbeats, rebalances); True if the assignment may have changed."""
         ...
 
+    def prepare_to_stop(self) -> None:
+        """The worker is about to stop its work: take part in no more rebalances (a group member)."""
+        ...
+
+    def config_updated(self) -> None:
+        """A config record changed the configured connectors or tasks (the herder's config listener)."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -66,6 +74,12 @@ class SoloMembership:
 
     def poll(self, timeout: float) -> bool:
         return False
+
+    def prepare_to_stop(self) -> None:
+        pass
+
+    def config_updated(self) -> None:
+        pass
 
     def stop(self) -> None:
         pass

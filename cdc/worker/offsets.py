@@ -17,7 +17,7 @@ from cdc.api.errors import DataError
 from cdc.api.offsets import check_offset_map, offset_key, partition_key
 from cdc.worker.stores.base import OffsetBackingStore
 
-__all__ = ["OffsetWriter", "StoreOffsetReader", "decode_offset", "encode_offset"]
+__all__ = ["OffsetWriter", "StoreOffsetReader", "decode_offset", "encode_offset", "store_offset"]
 
 
 def encode_offset(offset: Mapping[str, Any] | None) -> bytes | None:
@@ -96,3 +96,35 @@ class OffsetWriter:
     def commit(self, snapshot: Mapping[bytes, bytes | None], timeout: float) -> None:
         if snapshot:
             self.store.set(snapshot, timeout)
+
+
+def store_offset(
+    worker_props: Mapping[str, Any], name: str, partition: Mapping[str, Any], offset: Mapping[str, Any]
+) -> str:
+    """Store one offset of connector ``name`` where a worker of ``worker_props`` reads it (its offsets
+    file or topic), as a tool outside the worker does (``cdc snapshot``); returns where it went."""
+    from cdc.api.errors import ConfigError
+
+    store: OffsetBackingStore
+    if worker_props.get("offset.storage.file.filename"):
+        from cdc.worker.stores.file import FileOffsetBackingStore
+
+        path = str(worker_props["offset.storage.file.filename"])
+        store = FileOffsetBackingStore(path)
+        where = f"offsets file {path}"
+    elif worker_props.get("offset.storage.topic"):
+        from cdc.worker.stores.kafka import create_kafka_stores
+
+        store = create_kafka_stores(worker_props).offsets
+        where = f"offsets topic {worker_props['offset.storage.topic']}"
+    else:
+        raise ConfigError(
+            "The worker config names no offsets store (offset.storage.file.filename for a "
+            "standalone worker, offset.storage.topic for a distributed one)"
+        )
+    store.start()
+    try:
+        store.set({offset_key(name, dict(partition)): encode_offset(offset)})
+    finally:
+        store.stop()
+    return where

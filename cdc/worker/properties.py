@@ -32,12 +32,13 @@ mark is dropped (Java would make it part of the first key, which no user means).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 
 from cdc.api.errors import ConfigError
 
-__all__ = ["decode_properties_bytes", "load_properties", "parse_properties"]
+__all__ = ["decode_properties_bytes", "load_connector_config", "load_properties", "parse_properties"]
 
 _BLANK = " \t\f"
 _EOL = "\r\n"
@@ -49,6 +50,18 @@ def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     with open(path, "rb") as f:
         data = f.read()
     return parse_properties(decode_properties_bytes(data))
+
+
+def load_connector_config(path: str) -> dict[str, str]:
+    """A connector config from a .properties file, or a JSON file as users POST it."""
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as fh:
+            body = json.load(fh)
+        config = body.get("config", body)
+        if "name" in body and "config" in body:
+            config = {**config, "name": body["name"]}
+        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    return load_properties(path)
 
 
 def decode_properties_bytes(data: bytes) -> str:

@@ -16,10 +16,10 @@ from typing import Any
 
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigDef, mask_secrets
+from cdc.kafka.clients import client_config, to_librdkafka
 from cdc.logs import LogSettings, configure_logging
-from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF, client_config
+from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF
 from cdc.worker.connect_herder import ConnectHerder
-from cdc.worker.kafka_clients import to_librdkafka
 from cdc.worker.membership import Membership, SoloMembership
 from cdc.worker.stores.base import ConfigBackingStore, OffsetBackingStore, StatusBackingStore
 from cdc.worker.worker import Worker, WorkerSettings
@@ -170,8 +170,8 @@ def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
 
 
 def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
+    from cdc.kafka.failures import lookup_cluster_id
     from cdc.worker.distributed.membership import GroupMembership, GroupSettings
-    from cdc.worker.kafka_clients import lookup_cluster_id
     from cdc.worker.stores.kafka import _SECURITY_PREFIXES, create_kafka_stores
 
     props = _resolved(worker_props)

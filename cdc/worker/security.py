@@ -139,7 +139,7 @@ def jaas_secrets(value: str) -> list[str]:
     all, as the line shows it) and as Kafka's parser reads it (what the client sends, which a message may
     quote). Also for a value that is no valid JAAS line: whatever looks like such an option."""
     from cdc.api.errors import ConfigError
-    from cdc.worker.kafka_clients import parse_jaas
+    from cdc.kafka.jaas import parse_jaas
 
     found = [next(g for g in m.groups()[1:] if g is not None) for m in _JAAS_SECRET.finditer(value)]
     try:

@@ -4,7 +4,7 @@ Offsets are committed to Kafka only after the task's ``pre_commit`` (which flush
 returns them, every ``offset.flush.interval.ms`` and when partitions are revoked or the task stops.
 Records the error handler skips go to the dead-letter queue when one is configured. The consumer's
 ``error_cb`` fails the task when the brokers refuse its credentials or it hits a fatal error
-(:func:`cdc.worker.kafka_clients.client_failure`); a broker away is only logged.
+(:func:`cdc.kafka.failures.client_failure`); a broker away is only logged.
 """
 
 from __future__ import annotations
@@ -20,12 +20,7 @@ from cdc.api.connector import SinkTask, SinkTaskContext
 from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
-from cdc.worker.kafka_clients import (
-    ClientErrors,
-    client_failure,
-    client_failure_message,
-    create_topic_if_missing,
-)
+from cdc.kafka.failures import ClientErrors, client_failure, client_failure_message, create_topic_if_missing
 from cdc.worker.metrics import SinkTaskMetrics
 from cdc.worker.source_task import Chain
 from cdc.worker.stores.base import TargetState, TaskId

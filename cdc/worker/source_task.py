@@ -11,7 +11,7 @@ that the task thread holds from the end of a poll through sending its records, s
 flushed while it is being fed. Without it, records sent just after a commit waited for the next poll to
 return (a second later) before their offsets were committed, and a kill -9 replayed a second's worth.
 The producer's ``error_cb`` fails the task when the brokers refuse its credentials or it hits a fatal error
-(:func:`cdc.worker.kafka_clients.client_failure`), as Connect's task fails with
+(:func:`cdc.kafka.failures.client_failure`), as Connect's task fails with
 ``SaslAuthenticationException``: librdkafka alone retries a refused SASL handshake for ever, and the task
 would stay RUNNING delivering nothing. A broker away (``_TRANSPORT``, ``_ALL_BROKERS_DOWN``) is only logged.
 While the producer's queue is full the send loop waits for room, but not past a stop: the records not yet
@@ -38,8 +38,8 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
+from cdc.kafka.failures import ClientErrors
 from cdc.logs import in_context
-from cdc.worker.kafka_clients import ClientErrors
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId

@@ -6,7 +6,7 @@ transformation chain, Kafka client settings, offset readers/writers — and the 
 runs. Config provider placeholders are resolved here, at start, and never written back: task configs
 a connector generates get them back (:func:`cdc.worker.security.reverse_transform`), and failure traces
 are masked (:func:`cdc.worker.security.format_trace`). Every Kafka client gets the worker's security
-settings and the connector's allowed overrides (:func:`cdc.worker.kafka_clients.connector_client_settings`).
+settings and the connector's allowed overrides (:func:`cdc.kafka.clients.connector_client_settings`).
 
 ``cdc.worker.<key>`` task-config entries are the worker's to give, at task start and in memory only: its
 brokers to every task, and, to a task class whose ``uses_worker_clients(config)`` says so (the MySQL
@@ -28,6 +28,14 @@ from typing import Any, Protocol
 from cdc.api.connector import TASK_ID_ENTRY, Connector, ConnectorContext, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
+from cdc.kafka.clients import (
+    CLIENT_SHARED_PREFIXES,
+    connector_client_settings,
+    history_client_defaults,
+    to_librdkafka,
+)
+from cdc.kafka.failures import create_topic_if_missing
+from cdc.kafka.recipe import CONVERTER_ROLES, converter_spec, source_producer_settings
 from cdc.logs import set_context
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
@@ -36,12 +44,6 @@ from cdc.worker.exactly_once import (
     ExactlyOnceWorkerSourceTask,
     exactly_once_producer,
     transactional_id,
-)
-from cdc.worker.kafka_clients import (
-    connector_client_settings,
-    create_topic_if_missing,
-    history_client_defaults,
-    to_librdkafka,
 )
 from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
@@ -57,9 +59,6 @@ __all__ = ["ConnectorStatusListener", "Worker", "WorkerSettings", "connector_kin
 log = logging.getLogger(__name__)
 
 WORKER_ENTRY_PREFIX = "cdc.worker."
-_CLIENT_SHARED = ("security.protocol", "sasl.", "ssl.", "client.dns.lookup", "socket.", "reconnect.")
-"""The worker file's settings all its Kafka clients get (see :func:`cdc.worker.config.client_config`)."""
-_CONVERTER_ROLES = ("key.converter", "value.converter", "header.converter")
 
 
 def without_worker_entries(config: Mapping[str, str]) -> dict[str, str]:
@@ -344,26 +343,9 @@ class Worker:
             self.stop_connector(name)
 
     # -- assembly -----------------------------------------------------------------------------------------
-    def _converter(self, role: str, connector_config: Mapping[str, str], is_key: bool) -> Any:
+    def _converter(self, role: str, connector_config: Mapping[str, str]) -> Any:
         """A configured converter, the connector's if it names one, else the worker's (as Connect does)."""
-        source: Mapping[str, Any]
-        class_name: Any
-        if connector_config.get(role):
-            source = connector_config
-            class_name = connector_config[role]
-        else:
-            source = self.settings.props
-            class_name = self.settings.props.get(role) or self.settings.parsed.get(role)
-        if not class_name:
-            raise ConfigError(f'Missing required configuration "{role}" which has no default value.')
-        prefix = role + "."
-        sub = {k[len(prefix) :]: v for k, v in source.items() if k.startswith(prefix)}
-        instance = registry.instantiate(str(class_name))
-        if role == "header.converter":
-            instance.configure(sub)
-        else:
-            instance.configure(sub, is_key)
-        return instance
+        return converter_spec(role, connector_config, self.settings.props).build()
 
     def worker_client_entries(self) -> dict[str, str]:
         """What a task needs to write to Kafka as this worker does (without the ``cdc.worker.`` prefix).
@@ -375,7 +357,7 @@ class Worker:
         """
         props = self.settings.props
         out: dict[str, str] = {}
-        for role in _CONVERTER_ROLES:
+        for role in CONVERTER_ROLES:
             class_name = props.get(role) or self.settings.parsed.get(role)
             if class_name:
                 out[role] = str(class_name)
@@ -385,7 +367,7 @@ class Worker:
             {
                 k: str(v)
                 for k, v in props.items()
-                if v is not None and k.startswith((*_CLIENT_SHARED, "producer."))
+                if v is not None and k.startswith((*CLIENT_SHARED_PREFIXES, "producer."))
             }
         )
         return out
@@ -421,9 +403,9 @@ class Worker:
         if callable(wants_clients) and wants_clients(task_config):
             task_config.update({WORKER_ENTRY_PREFIX + k: v for k, v in self.worker_client_entries().items()})
         task = task_cls()
-        key_conv: Converter = self._converter("key.converter", connector_config, True)
-        value_conv: Converter = self._converter("value.converter", connector_config, False)
-        header_conv: HeaderConverter = self._converter("header.converter", connector_config, False)
+        key_conv: Converter = self._converter("key.converter", connector_config)
+        value_conv: Converter = self._converter("value.converter", connector_config)
+        header_conv: HeaderConverter = self._converter("header.converter", connector_config)
         chain = self._chain(connector_config)
         errors = ErrorHandler.from_config(str(task_id), parsed, threading.Event())
         # what every worker task takes first, source or sink
@@ -448,16 +430,9 @@ class Worker:
             return to_librdkafka(settings)
 
         if kind == "source":
-            producer: dict[str, Any] = {
-                "acks": "all",
-                "enable.idempotence": True,
-                "linger.ms": 5,
-                "compression.type": "none",
-                "partitioner": "murmur2_random",
-                "client.id": f"connector-producer-{task_id}",
-                "delivery.timeout.ms": 2147483647,
-                **client("producer"),
-            }
+            producer = source_producer_settings(
+                self.settings.props, connector_config, f"connector-producer-{task_id}"
+            )
             settings = SourceTaskSettings(
                 producer=producer,
                 flush_interval_ms=int(worker["offset.flush.interval.ms"]),
@@ -510,9 +485,10 @@ class Worker:
         worker = self.settings.parsed
         if str(worker.get("exactly.once.source.support", "disabled")).lower() != "enabled":
             return None
-        placement = getattr(self.offset_store, "placement", None)
+        placement = self.offset_store.placement()
         if not self.settings.group_id or placement is None:
             raise ConfigError("Exactly-once source delivery needs a distributed worker (an offsets topic)")
+
         interval = parsed.get("transaction.boundary.interval.ms")
         return ExactlyOnceSettings(
             transactional_id(self.settings.group_id, task_id.connector, task_id.task),

@@ -9,7 +9,6 @@ from confluent_kafka.admin import ConfigResource
 
 from cdc.history import (
     BinlogPositionComparator,
-    DdlParser,
     HistoryRecord,
     HistorySettings,
     SchemaHistoryError,
@@ -18,6 +17,7 @@ from cdc.history import (
     history_from_config,
 )
 from cdc.history.kafka_store import LONG_MAX, KafkaSchemaHistory
+from cdc.mysql.ddl import DdlParser
 
 pytestmark = pytest.mark.integration
 

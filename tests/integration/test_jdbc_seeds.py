@@ -27,7 +27,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
-from cdc.worker.murmur2 import partition_for
+from cdc.kafka.murmur2 import partition_for
 from cdc.worker.properties import load_properties
 from cdc.worker.runtime import ConnectRuntime, build_distributed, build_standalone
 from cdc.worker.stores.file import read_offset_file

@@ -14,7 +14,7 @@ import pytest
 
 from cdc.api.errors import ConfigError
 from cdc.api.offsets import offset_key
-from cdc.worker.murmur2 import partition_for
+from cdc.kafka.murmur2 import partition_for
 from cdc.worker.stores.base import (
     ConnectorStatus,
     RestartRequest,

@@ -20,7 +20,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
-from cdc.worker.murmur2 import partition_for
+from cdc.kafka.murmur2 import partition_for
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "tests" / "fixtures" / "seed-configs" / "debezium-mysql-avro.json"

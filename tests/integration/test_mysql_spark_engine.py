@@ -36,8 +36,8 @@ import requests
 
 from cdc.history.model import TableId
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.spark.connector import may_resume
 from cdc.snapshot.chunks import Chunk, TablePlan
-from cdc.snapshot.connector import may_resume
 from cdc.snapshot.progress import ProgressState
 from cdc.worker.runtime import ConnectRuntime, build_distributed
 
@@ -333,7 +333,7 @@ def test_spark_engine_writes_what_local_writes_then_streams(
     import logging
     import re
 
-    caplog.set_level(logging.INFO, logger="cdc.snapshot.connector")
+    caplog.set_level(logging.INFO, logger="cdc.mysql.spark.connector")
     rows = 3000
     _setup_table(mysql_db, rows)
     local_prefix, spark_prefix = kafka.prefix + "loc", kafka.prefix + "spk"
@@ -471,7 +471,7 @@ def test_spark_engine_stops_resumes_and_ignores_stale_state(
         gate(self)
 
     monkeypatch.setattr(task_mod.MySqlSourceTask, "_await_polling", slow_gate)
-    caplog.set_level(logging.INFO, logger="cdc.snapshot.connector")
+    caplog.set_level(logging.INFO, logger="cdc.mysql.spark.connector")
     rows = 20_000
     _setup_table(mysql_db, rows)
     prefix = kafka.prefix + "spk"

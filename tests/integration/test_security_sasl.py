@@ -15,7 +15,7 @@ allowed where a resource has no ACL) under which only ``bob`` may write the topi
   worker's log, nor in ``GET /connectors/{n}/config`` (the placeholder) or ``GET …/tasks``.
 * A worker with ``connector.client.config.override.policy=None`` rejects that override in validate and in
   create (Connect's messages), and shows no password in the create answer nor in its log.
-* :func:`cdc.worker.kafka_clients.lookup_cluster_id` with a wrong password fails at once, naming the
+* :func:`cdc.kafka.failures.lookup_cluster_id` with a wrong password fails at once, naming the
   authentication failure.
 
 * A worker with a wrong password stops at start naming the authentication failure; validate under policy
@@ -24,7 +24,7 @@ allowed where a resource has no ACL) under which only ``bob`` may write the topi
   Connect's fails with ``SaslAuthenticationException``: the task's producer reports the refused handshake
   to its ``error_cb`` (librdkafka itself retries it for ever), and the trace names the authentication
   failure without the password. The distributed worker's group client (kafka-python) reads the same
-  ``sasl.jaas.config`` with Kafka's grammar (:func:`cdc.worker.kafka_clients.parse_jaas`).
+  ``sasl.jaas.config`` with Kafka's grammar (:func:`cdc.kafka.jaas.parse_jaas`).
 
 Runtime: 60-75 s on a loaded 2-core machine, ~20 s of it the broker's JVM. Skips only when the broker's
 jars (or ``java``) are missing.
@@ -456,7 +456,7 @@ def test_validate_does_not_echo_a_forbidden_override(side_workers: SideWorkers) 
 def test_cluster_id_lookup_names_the_authentication_failure(broker: SaslKafka) -> None:
     """:func:`lookup_cluster_id` (Connect's ``lookupKafkaClusterId``): at once, and saying why."""
     from cdc.api.errors import ConnectError
-    from cdc.worker.kafka_clients import lookup_cluster_id
+    from cdc.kafka.failures import lookup_cluster_id
 
     settings = {"bootstrap.servers": broker.bootstrap, **sasl_settings(plain_jaas("alice", ALICE_PW))}
     assert lookup_cluster_id(settings)  # the prefixed keys are not librdkafka's: dropped

@@ -25,9 +25,10 @@ from typing import Any
 
 import pytest
 
-from cdc.snapshot.engine import SnapshotOptions, SnapshotRun, write_offsets
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
-from cdc.snapshot.runners import ThreadRunner
+from cdc.cli.snapshot import write_offsets
+from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
+from cdc.mysql.spark.runners import MySqlThreadRunner as ThreadRunner
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The JVM path of the Spark snapshot (:mod:`cdc.snapshot.jvm`) against the Python path, byte for byte.
+"""The JVM path of the Spark snapshot (:mod:`cdc.mysql.spark.jvm`) against the Python path, byte for byte.
 
 The same tables are snapshotted twice, at the same start position and the same clock: once with the
 Python path (PyMySQL and our converters, on threads) and once on Spark with the JVM path (Spark's JDBC
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from cdc.snapshot import engine
-from cdc.snapshot.engine import SnapshotOptions, SnapshotRun
-from cdc.snapshot.runners import ThreadRunner
+from cdc.mysql.spark import engine
+from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+from cdc.mysql.spark.runners import MySqlThreadRunner as ThreadRunner
 
 pytestmark = pytest.mark.slow
 
@@ -230,7 +230,7 @@ def _without_clock(record: tuple[Any, ...]) -> tuple[Any, ...]:
 @pytest.fixture(scope="module")
 def spark_runner() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark` (CI installs it)")
-    from cdc.snapshot.runners import SparkRunner
+    from cdc.mysql.spark.runners import MySqlSparkRunner as SparkRunner
 
     runner = SparkRunner("local[2]", 2, app_name="test-sql-envelope")
     try:
@@ -273,8 +273,8 @@ def test_jvm_records_are_byte_identical(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import cdc.mysql.events as events_mod
-    import cdc.snapshot.executor as executor_mod
-    import cdc.snapshot.jvm as jvm_mod
+    import cdc.mysql.spark.executor as executor_mod
+    import cdc.mysql.spark.jvm as jvm_mod
 
     counts = _load(mysql_db)
     extra = MODES[mode]
@@ -350,7 +350,7 @@ def test_unsupported_converters_and_transforms_fall_back(
 ) -> None:
     """Avro converters, or a transform that is not a topic rename: no table is encoded in SQL."""
     from cdc.history.model import TableId
-    from cdc.snapshot.jvm import Unsupported, table_encoding
+    from cdc.mysql.spark.jvm import Unsupported, table_encoding
 
     _load(mysql_db)
     base_config, worker = _configs(tmp_path, kafka, mysql_db, "x", MODES["defaults"])
@@ -361,7 +361,7 @@ def test_unsupported_converters_and_transforms_fall_back(
     types = schema.table(TableId(mysql_db.name, "types"))
     assert types is not None
 
-    from cdc.snapshot.executor import RunContext
+    from cdc.mysql.spark.executor import RunContext
     from cdc.snapshot.writer import WriterSpec
 
     def ctx(config: dict[str, str], worker_props: dict[str, str]) -> RunContext:

@@ -1,5 +1,5 @@
 """The distributed worker's group client (kafka-python) reads ``sasl.jaas.config`` with Kafka's grammar
-(:func:`cdc.worker.kafka_clients.parse_jaas`), as the librdkafka clients do."""
+(:func:`cdc.kafka.jaas.parse_jaas`), as the librdkafka clients do."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from cdc.api.errors import ConfigError
+from cdc.kafka.clients import to_librdkafka
 from cdc.worker.distributed.coordinator import UnsecuredTokenProvider, kafka_python_sasl
-from cdc.worker.kafka_clients import to_librdkafka
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdc.history import DdlParser, TableChangeType, TableId, Tables, UnparseableDdlError
+from cdc.history import TableChangeType, TableId, Tables, UnparseableDdlError
+from cdc.mysql.ddl import DdlParser
 
 
 def parse(ddl: str, tables: Tables | None = None, db: str = "db") -> tuple[Tables, list]:

@@ -22,6 +22,7 @@ from cdc.api.connector import (
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.records import SourceRecord
 from cdc.config import ConfigDef
+from cdc.kafka.murmur2 import partition_for
 from cdc.worker.exactly_once import (
     ExactlyOnceSettings,
     ExactlyOnceWorkerSourceTask,
@@ -30,7 +31,6 @@ from cdc.worker.exactly_once import (
     transactional_id,
     validate_exactly_once,
 )
-from cdc.worker.murmur2 import partition_for
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.source_task import SourceTaskSettings
 from cdc.worker.stores.base import TargetState, TaskId

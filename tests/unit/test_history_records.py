@@ -6,7 +6,6 @@ import json
 
 from cdc.history import (
     CHANGE_SCHEMA,
-    DdlParser,
     HistoryRecord,
     TableChange,
     TableChangeType,
@@ -15,6 +14,7 @@ from cdc.history import (
     table_change_struct,
     table_changes_from_model,
 )
+from cdc.mysql.ddl import DdlParser
 
 GOLDEN = (
     '{"source":{"server":"dbserver1"},'

@@ -6,7 +6,6 @@ import pytest
 
 from cdc.history import (
     BinlogPositionComparator,
-    DdlParser,
     FileSchemaHistory,
     HistoryRecord,
     HistorySettings,
@@ -18,6 +17,7 @@ from cdc.history import (
     history_config_def,
     history_from_config,
 )
+from cdc.mysql.ddl import DdlParser
 
 SOURCE = {"server": "srv"}
 

@@ -1,4 +1,4 @@
-"""Which librdkafka errors fail a task (:func:`cdc.worker.kafka_clients.client_failure`): refused
+"""Which librdkafka errors fail a task (:func:`cdc.kafka.failures.client_failure`): refused
 credentials and fatal errors do; a broker down, or a handshake cut by a stopping broker, does not."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from cdc.worker.kafka_clients import client_failure, client_failure_message
+from cdc.kafka.failures import client_failure, client_failure_message
 
 BROKER = "sasl_plaintext://127.0.0.1:9092/1"
 

@@ -7,7 +7,9 @@ import socket
 import pytest
 
 from cdc.api.errors import ConfigError, ConnectError
-from cdc.worker.kafka_clients import lookup_cluster_id, parse_jaas, to_librdkafka
+from cdc.kafka.clients import to_librdkafka
+from cdc.kafka.failures import lookup_cluster_id
+from cdc.kafka.jaas import parse_jaas
 from cdc.worker.security import jaas_secrets, redact, register_config_secrets, secrets
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from cdc.worker.kafka_clients import to_librdkafka
+from cdc.kafka.clients import to_librdkafka
 
 
 def test_javas_metadata_max_age_is_librdkafkas_refresh_interval() -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cdc.worker.murmur2 import murmur2, partition_for, to_positive
+from cdc.kafka.murmur2 import murmur2, partition_for, to_positive
 
 # Kafka's own UtilsTest.testMurmur2 vectors.
 KAFKA_VECTORS = [

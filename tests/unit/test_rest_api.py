@@ -237,6 +237,8 @@ class FakeHerder(Herder):
 
 
 class ClusterLoggingHerder(FakeHerder):
+    supports_cluster_logger_level = True
+
     def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         self._enter("set_cluster_logger_level", namespace, level)
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from cdc.api.errors import ConfigError, ConnectError
-from cdc.worker.config_providers import ConfigTransformer, EnvVarConfigProvider, FileConfigProvider
-from cdc.worker.kafka_clients import (
+from cdc.kafka.clients import (
     connector_client_settings,
     history_client_defaults,
     override_policy,
     override_violations,
     to_librdkafka,
 )
+from cdc.worker.config_providers import ConfigTransformer, EnvVarConfigProvider, FileConfigProvider
 from cdc.worker.security import (
     RedactingFilter,
     format_trace,

@@ -14,6 +14,8 @@ import time
 import pytest
 
 from cdc.history.model import Column, Table, TableId
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, _marker
+from cdc.mysql.spark.reconcile import after, binlog_seq
 from cdc.snapshot.chunks import (
     Chunk,
     boundary_ranks,
@@ -22,9 +24,7 @@ from cdc.snapshot.chunks import (
     plan_table,
     range_predicate,
 )
-from cdc.snapshot.executor import ChunkResult, ChunkTask, _marker
 from cdc.snapshot.progress import Progress, ProgressState
-from cdc.snapshot.reconcile import after, binlog_seq
 from cdc.snapshot.runners import _drive, _with_retries
 
 T = TableId("db", "t")

@@ -119,7 +119,7 @@ _PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 def kafka_python_sasl(settings: Mapping[str, Any]) -> dict[str, Any]:
     """kafka-python's SASL settings for Java-style client ``settings``, ``sasl.jaas.config`` read with
-    :func:`cdc.worker.kafka_clients.parse_jaas` (Kafka's grammar: escapes, either quote, the control flag),
+    :func:`cdc.kafka.jaas.parse_jaas` (Kafka's grammar: escapes, either quote, the control flag),
     so the group member reads it as the worker's librdkafka clients do.
 
     * ``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``: ``username``/``password`` of the login module →
@@ -136,7 +136,7 @@ def kafka_python_sasl(settings: Mapping[str, Any]) -> dict[str, Any]:
     naming the key, never the value.
     """
     from cdc.api.errors import ConfigError
-    from cdc.worker.kafka_clients import parse_jaas
+    from cdc.kafka.jaas import parse_jaas
 
     protocol = str(settings.get("security.protocol") or "PLAINTEXT").strip().upper()
     if not protocol.startswith("SASL"):

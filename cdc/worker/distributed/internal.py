@@ -15,20 +15,13 @@ from urllib.parse import quote
 import requests
 
 from cdc.api.errors import ConnectError
-from cdc.worker.distributed.protocol import ConnectProtocol
 from cdc.worker.errors import BadRequestError, ForbiddenError, RebalanceNeededError
 from cdc.worker.stores.base import SessionKey
 
-__all__ = ["check_signature", "send_task_configs", "signature_required"]
+__all__ = ["check_signature", "send_task_configs"]
 
 MISSING_SIGNATURE = "Internal request missing required signature"
 INVALID_SIGNATURE = "Internal request contained invalid signature."
-
-
-def signature_required(membership: Any) -> bool:
-    """Whether the group runs the ``sessioned`` protocol (membership without one: never)."""
-    protocol = getattr(membership, "protocol", None)
-    return callable(protocol) and protocol() is ConnectProtocol.SESSIONED
 
 
 def send_task_configs(

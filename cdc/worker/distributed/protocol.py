@@ -22,6 +22,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from cdc.worker.stores.base import TaskId
 
@@ -39,6 +40,7 @@ __all__ = [
     "encode_assignment",
     "encode_subscription",
     "protocols_up_to",
+    "signature_required",
 ]
 
 NO_ERROR = 0
@@ -315,3 +317,9 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
         if raw:
             allocation = decode_assignment(raw)
     return WorkerSubscription(version, url, config_offset, allocation)
+
+
+def signature_required(membership: Any) -> bool:
+    """Whether the group runs the ``sessioned`` protocol (membership without one: never)."""
+    protocol = getattr(membership, "protocol", None)
+    return callable(protocol) and protocol() is ConnectProtocol.SESSIONED

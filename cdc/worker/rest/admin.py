@@ -1,8 +1,9 @@
 """``/admin/loggers``: Connect's ``LoggingResource`` over :class:`~cdc.worker.rest.loggers.Loggers`.
 
 ``PUT ?scope=cluster`` asks the herder to spread the level to every worker, through its
-``set_cluster_logger_level(namespace, level)`` when it has one (the distributed herder writes a record
-to the config topic); otherwise the level is set on this worker only. Either way the answer is 204.
+``set_cluster_logger_level(namespace, level)`` when it supports it
+(:attr:`~cdc.worker.herder.Herder.supports_cluster_logger_level`); otherwise the level is set on this
+worker only. Either way the answer is 204.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ async def set_logger(request: Request) -> Response:
         raise RestError(404, f"invalid log level '{level}'.")
     scope = (request.query_params.get("scope") or "worker").lower()
     if scope == "cluster":
-        hook = getattr(ctx.herder, "set_cluster_logger_level", None)
-        if callable(hook):
-            await ctx.call(request, lambda: hook(namespace, level), write=True)
+        herder = ctx.herder
+        if herder.supports_cluster_logger_level:
+            await ctx.call(request, lambda: herder.set_cluster_logger_level(namespace, level), write=True)
         else:
             ctx.loggers.set_level(namespace, level)
         return no_content()

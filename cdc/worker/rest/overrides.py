@@ -4,7 +4,7 @@ Connect's ``AbstractHerder.validateClientOverrides`` adds one error per forbidde
 ``consumer.override.*`` or ``admin.override.*`` key to the validate answer, so create/update fail with
 400 and the usual "Connector configuration is invalid …" message, and validate reports them per field.
 The worker refuses the same overrides again when it builds a task (a config written under another
-policy), see :func:`cdc.worker.kafka_clients.connector_client_settings`.
+policy), see :func:`cdc.kafka.clients.connector_client_settings`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdc.config import mask_secrets
+from cdc.kafka.clients import override_violations
 from cdc.worker import validation
-from cdc.worker.kafka_clients import override_violations
 from cdc.worker.rest.errors import RestError
 
 __all__ = ["add_override_errors", "check_overrides"]

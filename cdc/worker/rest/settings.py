@@ -180,7 +180,7 @@ class RestSettings:
         cls, props: Mapping[str, str], environ: Mapping[str, str] | None = None
     ) -> RestSettings:
         """The settings of ``props``; ``environ`` (default ``os.environ``) supplies ``KAFKA_OPTS``."""
-        from cdc.worker.kafka_clients import override_policy
+        from cdc.kafka.clients import override_policy
         from cdc.worker.rest.auth import basic_auth_from_properties
 
         if props.get("listeners") is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -144,6 +144,11 @@ class OffsetBackingStore(ABC):
     @abstractmethod
     def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
         """Every source partition stored for ``connector`` (from the keys' JSON)."""
+
+    def placement(self) -> Callable[[bytes], tuple[str, int]] | None:
+        """Where the store writes a key, ``key -> (topic, partition)``, when it is a Kafka topic (an
+        exactly-once task's transactional producer writes its offsets there itself); None otherwise."""
+        return None
 
 
 class ConfigBackingStore(ABC):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, NamedTuple
 
@@ -26,8 +26,8 @@ from confluent_kafka import KafkaException
 
 from cdc.api.errors import ConfigError, ConnectError, DataError
 from cdc.api.offsets import parse_offset_key, partition_key
-from cdc.worker.kafka_clients import to_librdkafka
-from cdc.worker.murmur2 import partition_for
+from cdc.kafka.clients import to_librdkafka
+from cdc.kafka.murmur2 import partition_for
 from cdc.worker.stores import records as r
 from cdc.worker.stores.base import (
     ClusterConfigState,
@@ -112,7 +112,10 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
         futures = [self.log.send(key, value) for key, value in values.items()]
         self.log.wait(futures, timeout)
 
-    def placement(self, key: bytes) -> tuple[str, int]:
+    def placement(self) -> Callable[[bytes], tuple[str, int]]:
+        return self._place
+
+    def _place(self, key: bytes) -> tuple[str, int]:
         """Where ``key`` goes: this topic, on the partition Java's default partitioner picks. An exactly-once
         task's transactional producer writes its offsets there itself, inside its transactions."""
         return self.log.topic, partition_for(key, self.log.partition_count)
@@ -255,7 +258,7 @@ def worker_client_config(worker: Mapping[str, Any]) -> dict[str, Any]:
 
     As in Connect, top-level ``security.protocol``, ``sasl.*`` and ``ssl.*`` apply to every client
     (``producer.``/``consumer.``/``admin.``-prefixed keys are for connectors' clients, not these).
-    Java names are translated by :func:`cdc.worker.kafka_clients.to_librdkafka`.
+    Java names are translated by :func:`cdc.kafka.clients.to_librdkafka`.
     """
     return to_librdkafka({k: v for k, v in worker.items() if k.startswith(_SECURITY_PREFIXES)})
 

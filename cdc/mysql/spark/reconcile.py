@@ -10,7 +10,7 @@ Here the window of every chunk is widened to the run's: the low watermark is the
 position ``S`` (taken under the global read lock, before any chunk; every chunk attempt, including
 Spark's retries of failed tasks and chunks done before a resumed run, reads after it) and the high
 watermark is the end position ``E``. That is all this module assumes of a chunk's read, on either path:
-the Python path reads on the task's own connection, the JVM path (:mod:`cdc.snapshot.jvm`) on the
+the Python path reads on the task's own connection, the JVM path (:mod:`cdc.mysql.spark.jvm`) on the
 connection of Spark's JDBC reader in the executor, with the chunk's own watermarks taken on the driver
 before its job is submitted and after it finished; both reads lie after ``S`` and before ``E``.
 ``E`` is a consistent snapshot point: on MariaDB the position of

@@ -1,6 +1,6 @@
 """The JVM path of a chunk: Spark's JDBC reader, the envelope built with Spark SQL expressions.
 
-The Python path (:mod:`cdc.snapshot.executor`) reads a chunk with PyMySQL inside a Python task and
+The Python path (:mod:`cdc.mysql.spark.executor`) reads a chunk with PyMySQL inside a Python task and
 builds every record in Python; on a small machine that costs as much as the single reader. Here the chunk
 is read by Spark's JDBC reader (the MariaDB Connector/J driver, ``spark.jars.packages``) and the key and
 value bytes are computed in the JVM by Spark SQL expressions; Python only hands the finished bytes to
@@ -28,7 +28,7 @@ the producer.
   ``float()`` does).
 * Markers: rows are read ``ORDER BY`` the primary key (as the Python path reads them); the producing
   task puts each ``after`` into the chunk's envelope, with the ``first…`` and ``last…`` tails on the
-  chunk's first and last row, exactly where :func:`cdc.snapshot.executor._marker` puts them.
+  chunk's first and last row, exactly where :func:`cdc.mysql.spark.executor._marker` puts them.
 
 A table is taken by this path only when every column has a mapping here and the record's conversion is
 ours to reproduce: the key and value converters are our JsonConverter, and the transforms (if any) only
@@ -40,7 +40,7 @@ driver's clock when it submitted the chunk (the Python path takes them per fetch
 
 Watermarks: the low one (``SHOW MASTER STATUS`` on the driver) before the chunk's Spark job is
 submitted, the high one after the job finished, that is after Kafka acknowledged every record: the read
-lies inside the window, as DBLog needs (see :mod:`cdc.snapshot.reconcile`).
+lies inside the window, as DBLog needs (see :mod:`cdc.mysql.spark.reconcile`).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.history.model import Table
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
 from cdc.mysql.types import BINARY_TYPES, TEXT_TYPES
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
 
 __all__ = [
     "DOUBLE_TO_TEXT",

@@ -8,10 +8,8 @@ scripts do, reading the same files.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import sys
 from collections.abc import Sequence
 
 from cdc import __version__
@@ -21,29 +19,15 @@ __all__ = ["main"]
 log = logging.getLogger("cdc")
 
 
-def _connector_file(path: str) -> dict[str, str]:
-    """A connector config from a .properties file, or a JSON file as users POST it."""
-    from cdc.worker.properties import load_properties
-
-    if path.endswith(".json"):
-        with open(path, encoding="utf-8") as fh:
-            body = json.load(fh)
-        config = body.get("config", body)
-        if "name" in body and "config" in body:
-            config = {**config, "name": body["name"]}
-        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
-    return load_properties(path)
-
-
 def _standalone(args: argparse.Namespace) -> int:
-    from cdc.worker.properties import load_properties
+    from cdc.worker.properties import load_connector_config, load_properties
     from cdc.worker.runtime import build_standalone
 
     runtime = build_standalone(load_properties(args.worker_config))
     runtime.start()
     try:
         for path in args.connector_configs:
-            config = _connector_file(path)
+            config = load_connector_config(path)
             name = config.get("name")
             if not name:
                 raise SystemExit(f"{path}: connector config has no 'name'")
@@ -94,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     di.add_argument("worker_config", help="worker .properties file")
     di.set_defaults(func=_distributed)
-    from cdc.snapshot.cli import add_parser as add_snapshot_parser
+    from cdc.cli.snapshot import add_parser as add_snapshot_parser
 
     add_snapshot_parser(sub)  # cdc snapshot: the parallel snapshot on Spark
     ve = sub.add_parser("version", help="print the version")
@@ -120,7 +104,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.error("%s", exc)
             return 1
         raise
-
-
-if __name__ == "__main__":
-    sys.exit(main())

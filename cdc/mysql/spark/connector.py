@@ -11,7 +11,7 @@ The worker's converter and producer settings reach the task as ``cdc.worker.<key
 config need nothing more. They are read here and never passed on in the connector's config (the Spark
 tasks get the resolved writer settings only).
 
-Around the engine's :class:`~cdc.snapshot.engine.SnapshotRun` this module adds what a connector task needs:
+Around the engine's :class:`~cdc.mysql.spark.engine.SnapshotRun` this module adds what a connector task needs:
 
 * **Stop in bounded time**: when ``stopping`` is set, the running Spark jobs are cancelled (no chunk
   finishes its read first) and the session is stopped; the task sees :class:`InterruptedError`.
@@ -152,9 +152,9 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
 
 
 def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:
-    from cdc.snapshot.runners import SparkRunner
+    from cdc.mysql.spark.runners import MySqlSparkRunner
 
-    class GatedSparkRunner(SparkRunner):
+    class GatedSparkRunner(MySqlSparkRunner):
         """Each chunk waits at ``gate`` before it is submitted (a paused connector submits none)."""
 
         def _submit(self, task: Any, ctx: Any) -> Any:
@@ -183,7 +183,7 @@ def spark_snapshot(
     """
     from cdc.api.errors import ConnectError
     from cdc.mysql.config import require_valid
-    from cdc.snapshot.engine import SnapshotOptions, SnapshotRun
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
     from cdc.snapshot.runners import spark_available
 
     if not spark_available():

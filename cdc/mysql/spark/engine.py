@@ -6,9 +6,9 @@
    schema history* at ``S``, unlock. The same history records as a ``snapshot.engine=local`` run.
 2. **Plan** (:mod:`cdc.snapshot.sampling`): primary-key ranges of about ``chunk_rows`` rows, at least
    ``partitions`` per table.
-3. **Chunks** on Spark (:mod:`cdc.snapshot.runners`): each task reads its range and produces the
+3. **Chunks** on Spark (:mod:`cdc.mysql.spark.runners`): each task reads its range and produces the
    connector's ``op=r`` records; the progress file notes every acknowledged chunk.
-4. **Reconcile** (:mod:`cdc.snapshot.reconcile`): the end position ``E`` and the keys changed in
+4. **Reconcile** (:mod:`cdc.mysql.spark.reconcile`): the end position ``E`` and the keys changed in
    ``(S, E]``, read again as of ``E``.
 5. **Offsets** (CLI only): ``E`` without the ``snapshot`` flag, under Connect's key
    ``["<name>",{"server":"<prefix>"}]`` in the worker's offsets store, so the connector streams from ``E``.
@@ -29,8 +29,8 @@ from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
-from cdc.snapshot.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
 from cdc.snapshot.runners import ChunkRunner
 from cdc.snapshot.writer import WriterSpec
@@ -58,7 +58,7 @@ class SnapshotOptions:
     progress_to_log: bool = False
     """Progress lines go to the log (INFO, in the task's context) instead of stderr: in a worker."""
     encoder: str | None = None
-    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.snapshot.jvm`);
+    """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.mysql.spark.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
 
 
@@ -121,7 +121,7 @@ class _NullHistory:
 
 
 def _history(config: Mapping[str, str], worker_props: Mapping[str, str]) -> Any:
-    from cdc.history.store import history_from_config
+    from cdc.history.factory import history_from_config
 
     props = dict(config)
     if (
@@ -253,17 +253,17 @@ class SnapshotRun:
 
     def _runner(self) -> ChunkRunner:
         if self.runner is None:
-            from cdc.snapshot.runners import SparkRunner
+            from cdc.mysql.spark.runners import MySqlSparkRunner
 
             if self.encoder() == "python":
-                self.runner = SparkRunner(
+                self.runner = MySqlSparkRunner(
                     self.options.master,
                     self.options.partitions,
                     app_name=f"cdc-snapshot-{self.name}",
                     jdbc_package=None,
                 )
             else:
-                self.runner = SparkRunner(
+                self.runner = MySqlSparkRunner(
                     self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
                 )
         return self.runner
@@ -427,7 +427,7 @@ class SnapshotRun:
     ) -> tuple[BinlogOffset, int, int, int]:
         from cdc.mysql.connection import connect
         from cdc.mysql.events import EventFactory, SourcePosition
-        from cdc.snapshot.reconcile import consistent_end, reread, touched_keys
+        from cdc.mysql.spark.reconcile import consistent_end, reread, touched_keys
         from cdc.snapshot.writer import RecordWriter
 
         conn = connect(self.settings)
@@ -483,37 +483,6 @@ class SnapshotRun:
         finally:
             conn.close()
         return end, found, gone, touched.events
-
-
-def write_offsets(worker_props: Mapping[str, str], name: str, prefix: str, offset: BinlogOffset) -> str:
-    """Store the connector's offset where its worker reads it; returns where it went."""
-    from cdc.api.offsets import offset_key
-    from cdc.worker.offsets import encode_offset
-
-    key = offset_key(name, {"server": prefix})
-    value = encode_offset(offset.with_(snapshot=False).to_dict())
-    if worker_props.get("offset.storage.file.filename"):
-        from cdc.worker.stores.file import FileOffsetBackingStore
-
-        path = str(worker_props["offset.storage.file.filename"])
-        store: Any = FileOffsetBackingStore(path)
-        where = f"offsets file {path}"
-    elif worker_props.get("offset.storage.topic"):
-        from cdc.worker.stores.kafka import create_kafka_stores
-
-        store = create_kafka_stores(worker_props).offsets
-        where = f"offsets topic {worker_props['offset.storage.topic']}"
-    else:
-        raise ConfigError(
-            "The worker config names no offsets store (offset.storage.file.filename for a "
-            "standalone worker, offset.storage.topic for a distributed one)"
-        )
-    store.start()
-    try:
-        store.set({key: value})
-    finally:
-        store.stop()
-    return where
 
 
 def _log_progress(line: str) -> None:

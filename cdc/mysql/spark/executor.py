@@ -25,7 +25,13 @@ from cdc.history.model import Table
 from cdc.snapshot.chunks import Chunk
 from cdc.snapshot.writer import WriterSpec, writer_for
 
-__all__ = ["ChunkResult", "ChunkTask", "RunContext", "run_chunk"]
+__all__ = [
+    "ChunkResult",
+    "ChunkTask",
+    "RunContext",
+    "run_chunk",
+    "run_item",
+]
 
 FETCH_ROWS = 2000
 
@@ -40,7 +46,7 @@ class RunContext:
     start_file: str
     start_pos: int
     encoder: str = "auto"
-    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.snapshot.jvm`; an error for
+    """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.mysql.spark.jvm`; an error for
     a table it cannot encode), ``python`` (this module), ``auto`` (the JVM path where it gives the same
     bytes, else this module)."""
 
@@ -136,6 +142,11 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
             conn.close()
     writer.flush()
     return ChunkResult(task.chunk.id, rows, low, high, time.monotonic() - started)
+
+
+def run_item(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
+    """:func:`run_chunk` of ``(task, ctx)``: the chunk function the runners ship to Spark."""
+    return run_chunk(item[0], item[1])
 
 
 def _override(settings: Any, table: str) -> str | None:

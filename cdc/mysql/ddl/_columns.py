@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cdc.history._tokens import Cursor, Kind
 from cdc.history.model import Column
+from cdc.mysql.ddl._tokens import Cursor, Kind
 
 __all__ = [
     "DATA_TYPES",

@@ -23,7 +23,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from cdc.history._columns import (
+from cdc.history.errors import UnparseableDdlError
+from cdc.history.model import Column, Table, TableId, Tables
+from cdc.history.records import TableChange, TableChangeType
+from cdc.mysql.ddl._columns import (
     DATA_TYPES,
     ColumnDef,
     charset_of_collation,
@@ -31,10 +34,7 @@ from cdc.history._columns import (
     parse_default,
     uses_charset,
 )
-from cdc.history._tokens import Cursor, Kind, Token, split_statements, tokenize
-from cdc.history.errors import UnparseableDdlError
-from cdc.history.model import Column, Table, TableId, Tables
-from cdc.history.records import TableChange, TableChangeType
+from cdc.mysql.ddl._tokens import Cursor, Kind, Token, split_statements, tokenize
 
 __all__ = ["DdlParser"]
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["add_parser"]
+if TYPE_CHECKING:
+    from cdc.mysql.offsets import BinlogOffset
+
+__all__ = ["add_parser", "write_offsets"]
 
 log = logging.getLogger("cdc.snapshot")
 
@@ -58,13 +62,20 @@ def add_parser(sub: Any) -> None:
     sn.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from cdc.cli import _connector_file
-    from cdc.snapshot.engine import SnapshotOptions, SnapshotRun, write_offsets
-    from cdc.worker.config_providers import resolve_worker_config
-    from cdc.worker.properties import load_properties
+def write_offsets(worker_props: Mapping[str, Any], name: str, prefix: str, end: BinlogOffset) -> str:
+    """Store the snapshot's end as the connector's offset where its worker reads it; returns where."""
+    from cdc.mysql.offsets import partition_for
+    from cdc.worker.offsets import store_offset
 
-    config = _connector_file(args.connector_config)
+    return store_offset(worker_props, name, partition_for(prefix), end.with_(snapshot=False).to_dict())
+
+
+def run(args: argparse.Namespace) -> int:
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.worker.config_providers import resolve_worker_config
+    from cdc.worker.properties import load_connector_config, load_properties
+
+    config = load_connector_config(args.connector_config)
     worker = resolve_worker_config(load_properties(args.worker_config))
     options = SnapshotOptions(
         master=args.master,

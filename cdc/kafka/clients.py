@@ -1,0 +1,366 @@
+"""Kafka client settings: from the Java client keys users write to librdkafka's.
+
+Worker and connector files carry Java client settings (``producer.acks``, ``sasl.jaas.config`` …).
+librdkafka (under confluent-kafka) shares most names but rejects unknown ones, so every client goes
+through :func:`to_librdkafka`: names librdkafka knows pass, a few are translated, and Java-only ones (e.g.
+``key.serializer``) are dropped with a debug log naming them (never their values).
+
+Security settings map as follows (Java → librdkafka):
+
+* ``sasl.jaas.config``: by its login module (:mod:`cdc.kafka.jaas`); ``sasl.oauthbearer.token.endpoint.url``
+  → ``sasl.oauthbearer.method=oidc``. ``sasl.mechanism``, ``security.protocol`` pass as they are.
+* trust store: a PEM ``ssl.truststore.location`` → ``ssl.ca.location``; ``ssl.truststore.certificates``
+  → ``ssl.ca.pem``. A JKS trust store cannot be read by librdkafka: it is dropped with a warning.
+* key store by ``ssl.keystore.type`` (or the file's extension when absent): PKCS12 →
+  ``ssl.keystore.location`` + ``ssl.keystore.password``; PEM → ``ssl.certificate.location`` and
+  ``ssl.key.location`` (one file with both); inline ``ssl.keystore.certificate.chain`` /
+  ``ssl.keystore.key`` → ``ssl.certificate.pem`` / ``ssl.key.pem``; ``ssl.key.password`` passes. JKS is
+  dropped with a warning.
+* ``ssl.endpoint.identification.algorithm`` empty (Java's "off") → ``none``.
+* ``metadata.max.age.ms`` (Java: refresh the metadata at least this often, 5 min) →
+  ``topic.metadata.refresh.interval.ms`` (the same meaning and default in librdkafka, whose own
+  ``metadata.max.age.ms`` is the metadata cache's expiry instead).
+
+:func:`client_config` gives one client role's Java settings from a worker file (the shared security keys,
+then the ``<role>.`` ones). Connector-level client overrides (``producer.override.*``,
+``consumer.override.*``, ``admin.override.*``) are allowed by the worker's
+``connector.client.config.override.policy``, as in Connect: ``All`` (default), ``None`` (none at all),
+``Principal`` (only ``sasl.jaas.config``, ``sasl.mechanism``, ``security.protocol``); the policy's class
+names are accepted too. :func:`override_violations` gives the validate errors and
+:func:`connector_client_settings` the settings of one client of a connector.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from cdc.kafka.jaas import jaas_to_librdkafka
+
+__all__ = [
+    "CLIENT_SHARED_PREFIXES",
+    "OVERRIDE_PREFIXES",
+    "client_config",
+    "connector_client_settings",
+    "history_client_defaults",
+    "override_policy",
+    "override_violations",
+    "to_librdkafka",
+]
+
+log = logging.getLogger(__name__)
+
+_PASS = {
+    "bootstrap.servers",
+    "client.id",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "sasl.kerberos.service.name",
+    "sasl.oauthbearer.config",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.extensions",
+    "sasl.oauthbearer.method",
+    "enable.sasl.oauthbearer.unsecure.jwt",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.cipher.suites",
+    "ssl.ca.pem",
+    "ssl.certificate.pem",
+    "ssl.key.pem",
+    "sasl.kerberos.keytab",
+    "sasl.kerberos.principal",
+    "sasl.kerberos.kinit.cmd",
+    "acks",
+    "linger.ms",
+    "batch.size",
+    "batch.num.messages",
+    "compression.type",
+    "enable.idempotence",
+    "retries",
+    "retry.backoff.ms",
+    "request.timeout.ms",
+    "delivery.timeout.ms",
+    "message.timeout.ms",
+    "transactional.id",
+    "transaction.timeout.ms",
+    "isolation.level",
+    "auto.offset.reset",
+    "enable.auto.commit",
+    "group.id",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "max.poll.interval.ms",
+    "fetch.max.bytes",
+    "fetch.min.bytes",
+    "max.partition.fetch.bytes",
+    "fetch.wait.max.ms",
+    "socket.timeout.ms",
+    "socket.keepalive.enable",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "queue.buffering.max.messages",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.ms",
+    "message.max.bytes",
+    "partitioner",
+    "statistics.interval.ms",
+    "client.dns.lookup",
+    "group.instance.id",
+    "partition.assignment.strategy",
+    "receive.message.max.bytes",
+    "topic.metadata.refresh.interval.ms",
+    "enable.partition.eof",
+    "allow.auto.create.topics",
+    "debug",
+    "max.in.flight.requests.per.connection",
+    "max.in.flight",
+    "sticky.partitioning.linger.ms",
+    "enable.gapless.guarantee",
+    "connections.max.idle.ms",
+    "enable.ssl.certificate.verification",
+    "api.version.request",
+    "log_level",
+    "auto.commit.interval.ms",
+}
+
+_RENAME = {
+    "max.request.size": "message.max.bytes",
+    "buffer.memory": None,  # librdkafka counts in kbytes; see below
+    "fetch.max.wait.ms": "fetch.wait.max.ms",
+    "ssl.truststore.certificates": "ssl.ca.pem",
+    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
+    "ssl.keystore.key": "ssl.key.pem",
+}
+
+_SSL_STORE_KEYS = (
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+)
+
+
+def _store_type(settings: Mapping[str, Any], kind: str) -> str:
+    declared = settings.get(f"ssl.{kind}.type")
+    if declared:
+        return str(declared).strip().upper()
+    location = str(settings.get(f"ssl.{kind}.location") or "").lower()
+    if location.endswith((".p12", ".pfx", ".pkcs12")):
+        return "PKCS12"
+    if location.endswith((".pem", ".crt", ".cer", ".key")):
+        return "PEM"
+    return "JKS"  # Java's default
+
+
+def _ssl_stores(settings: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """Java's key and trust store settings in librdkafka's terms (see the module docstring)."""
+    truststore = settings.get("ssl.truststore.location")
+    if truststore:
+        if _store_type(settings, "truststore") == "PEM":
+            out["ssl.ca.location"] = truststore
+        else:
+            log.warning(
+                "ssl.truststore.location %s is not PEM, which the Kafka clients of this worker "
+                "cannot read: give a PEM file (ssl.truststore.type=PEM)",
+                truststore,
+            )
+    keystore = settings.get("ssl.keystore.location")
+    if keystore:
+        kind = _store_type(settings, "keystore")
+        if kind == "PKCS12":
+            out["ssl.keystore.location"] = keystore
+            if settings.get("ssl.keystore.password") is not None:
+                out["ssl.keystore.password"] = settings["ssl.keystore.password"]
+        elif kind == "PEM":
+            out["ssl.certificate.location"] = keystore
+            out["ssl.key.location"] = keystore
+            if "ssl.key.password" not in settings and settings.get("ssl.keystore.password") is not None:
+                out["ssl.key.password"] = settings["ssl.keystore.password"]
+        else:
+            log.warning(
+                "ssl.keystore.location %s is a %s key store, which the Kafka clients of this worker "
+                "cannot read: give a PEM or PKCS12 file",
+                keystore,
+                kind,
+            )
+
+
+def to_librdkafka(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """librdkafka settings for Java-style client ``settings``."""
+    out: dict[str, Any] = {}
+    dropped: list[str] = []
+    _ssl_stores(settings, out)
+    for key, value in settings.items():
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        if key in _SSL_STORE_KEYS:
+            continue
+        if key == "sasl.jaas.config":
+            for name, mapped in jaas_to_librdkafka(str(value)).items():
+                if name == "sasl.kerberos.service.name":  # the key wins over the JAAS option, as in Java
+                    out.setdefault(name, mapped)
+                else:
+                    out[name] = mapped
+        elif key == "sasl.oauthbearer.token.endpoint.url":  # Java's OIDC login (KIP-768)
+            out[key] = value
+            out.setdefault("sasl.oauthbearer.method", "oidc")
+        elif key == "ssl.endpoint.identification.algorithm":
+            out[key] = str(value).strip().lower() or "none"
+        elif key == "metadata.max.age.ms":
+            # Java: the period of a forced metadata refresh; librdkafka's key of that name is its cache's
+            # expiry (3x the refresh interval by default). librdkafka's own key wins when both are given.
+            if "topic.metadata.refresh.interval.ms" not in settings:
+                out["topic.metadata.refresh.interval.ms"] = value
+        elif key == "buffer.memory":
+            out["queue.buffering.max.kbytes"] = max(1, int(value) // 1024)
+        elif key in _RENAME:
+            target = _RENAME[key]
+            if target is None:
+                dropped.append(key)
+            else:
+                out[target] = value
+        elif key in _PASS:
+            out[key] = value
+        else:
+            dropped.append(key)
+    if dropped:
+        log.debug("Client settings not used by librdkafka: %s", ", ".join(sorted(dropped)))
+    if "acks" in out and str(out["acks"]) == "all":
+        out["acks"] = "all"
+    return out
+
+
+CLIENT_SHARED_PREFIXES = ("security.protocol", "sasl.", "ssl.", "client.dns.lookup", "socket.", "reconnect.")
+"""The worker file's settings every one of its Kafka clients gets (``<role>.`` keys override them)."""
+
+
+def client_config(worker: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    """Kafka client settings for one client role (``producer.``, ``consumer.``, ``admin.``).
+
+    Security and connection settings given at the top of the worker file apply to every client, as in
+    Connect; ``<prefix>``-ed keys override them.
+    """
+    out: dict[str, str] = {
+        "bootstrap.servers": ",".join(worker["bootstrap.servers"])
+        if isinstance(worker.get("bootstrap.servers"), list)
+        else str(worker.get("bootstrap.servers", "localhost:9092"))
+    }
+    for key, value in worker.items():
+        if key.startswith(CLIENT_SHARED_PREFIXES) and not key.startswith(("ssl.endpoint", "listeners")):
+            out[key] = str(value)
+    for key, value in worker.items():
+        if key.startswith(prefix):
+            out[key[len(prefix) :]] = str(value)
+    return out
+
+
+# -- connector client overrides --------------------------------------------------------------------------
+OVERRIDE_PREFIXES = {
+    "producer": "producer.override.",
+    "consumer": "consumer.override.",
+    "admin": "admin.override.",
+}
+_POLICIES = {
+    "all": "All",
+    "none": "None",
+    "principal": "Principal",
+    "org.apache.kafka.connect.connector.policy.allconnectorclientconfigoverridepolicy": "All",
+    "org.apache.kafka.connect.connector.policy.noneconnectorclientconfigoverridepolicy": "None",
+    "org.apache.kafka.connect.connector.policy.principalconnectorclientconfigoverridepolicy": "Principal",
+}
+_PRINCIPAL_KEYS = frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"})
+
+
+def override_policy(value: Any) -> str:
+    """``All``, ``None`` or ``Principal`` for the worker's ``connector.client.config.override.policy``."""
+    text = "All" if value is None or not str(value).strip() else str(value).strip()
+    policy = _POLICIES.get(text.lower())
+    if policy is None:
+        from cdc.api.errors import ConfigError
+
+        raise ConfigError("must be All, None or Principal", "connector.client.config.override.policy", text)
+    return policy
+
+
+def _allowed(policy: str, name: str) -> bool:
+    return policy == "All" or (policy == "Principal" and name in _PRINCIPAL_KEYS)
+
+
+def override_violations(connector_config: Mapping[str, Any], policy: Any) -> list[tuple[str, str]]:
+    """``(key, message)`` for each client override the policy forbids, in Connect's words."""
+    name = override_policy(policy)
+    out = []
+    for key in connector_config:
+        for prefix in OVERRIDE_PREFIXES.values():
+            if key.startswith(prefix) and not _allowed(name, key[len(prefix) :]):
+                out.append(
+                    (
+                        key,
+                        f"The '{name}' policy does not allow '{key[len(prefix) :]}' to be overridden "
+                        "in the connector configuration.",
+                    )
+                )
+    return out
+
+
+def connector_client_settings(
+    worker_props: Mapping[str, Any], connector_config: Mapping[str, Any], role: str, policy: Any
+) -> dict[str, str]:
+    """Java-style settings of a connector's ``role`` client (producer, consumer, admin).
+
+    The worker's shared settings and its ``<role>.`` keys (:func:`client_config`), then
+    the connector's ``<role>.override.`` keys; an override the policy forbids is an error, as in
+    Connect's ``Worker.connectorClientConfigOverrides``.
+    """
+    from cdc.api.errors import ConnectError
+
+    violations = override_violations(
+        {k: v for k, v in connector_config.items() if k.startswith(OVERRIDE_PREFIXES[role])}, policy
+    )
+    if violations:
+        raise ConnectError("Client Config Overrides not allowed " + "; ".join(m for _, m in violations))
+    settings = client_config(worker_props, role + ".")
+    prefix = OVERRIDE_PREFIXES[role]
+    settings.update({k[len(prefix) :]: str(v) for k, v in connector_config.items() if k.startswith(prefix)})
+    return settings
+
+
+_HISTORY_BOOTSTRAP_KEYS = (
+    "schema.history.internal.kafka.bootstrap.servers",
+    "database.history.kafka.bootstrap.servers",
+)
+_HISTORY_PREFIXES = ("schema.history.internal.", "database.history.")
+_SHARED_SECURITY = ("security.protocol", "sasl.", "ssl.")
+
+
+def history_client_defaults(
+    worker_props: Mapping[str, Any], task_config: Mapping[str, Any]
+) -> dict[str, str]:
+    """Security settings for a Debezium schema history that falls back to the worker's brokers.
+
+    A MySQL source whose config names no history brokers writes its history to the worker's cluster
+    (``cdc.worker.bootstrap.servers``), so its history clients need the worker's ``security.protocol``,
+    ``sasl.*`` and ``ssl.*`` too: they are given as ``schema.history.internal.{producer,consumer}.*``
+    defaults, unless the connector sets that key under either prefix. A history on brokers the
+    connector names keeps Debezium's rule: its clients get only the connector's own settings.
+    """
+    if any(task_config.get(key) for key in _HISTORY_BOOTSTRAP_KEYS):
+        return {}
+    out: dict[str, str] = {}
+    for key, value in worker_props.items():
+        if not key.startswith(_SHARED_SECURITY) or value is None:
+            continue
+        for role in ("producer", "consumer"):
+            if not any(f"{prefix}{role}.{key}" in task_config for prefix in _HISTORY_PREFIXES):
+                out[f"schema.history.internal.{role}.{key}"] = str(value)
+    return out
