@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
 from cdc.mysql.config import MYSQL_DEF, validate_mysql
+from cdc.mysql.offsets import check_offset
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
 
@@ -36,6 +38,13 @@ class MySqlConnector(SourceConnector):
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         return validate_mysql(props)
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        prefix = props.get("topic.prefix") or props.get("database.server.name") or ""
+        check_offset(prefix, partition, offset)
+        return True
 
 
 class MariaDbConnector(MySqlConnector):
