@@ -18,6 +18,7 @@ runner (:mod:`cdc.mysql.spark.runners`) adds its JVM path on top.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +40,32 @@ log = logging.getLogger(__name__)
 OnDone = Callable[[Any], None]
 ChunkFn = Callable[[tuple[Any, Any]], Any]
 """A source's chunk function: ``(task, ctx)`` → the chunk's result (module-level, so that it pickles)."""
+
+
+@contextlib.contextmanager
+def _output_to(path: Path | None) -> Iterator[None]:
+    """While inside: this process's stdout and stderr file descriptors write to ``path`` (appended), so
+    that a child started meanwhile (Spark's JVM: spark-submit, Ivy's resolution, log4j) keeps writing
+    there for its whole life instead of to the user's terminal. None: nothing changes."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
 
 
 def spark_available() -> bool:
@@ -134,8 +161,12 @@ class SparkRunner:
         app_name: str = "cdc-snapshot",
         conf: dict[str, str] | None = None,
         package: str | None = None,
+        *,
+        jvm_log: Path | None = None,
     ) -> None:
         self.run_chunk = run_chunk
+        self.jvm_log = jvm_log
+        """Where the JVM's own output (spark-submit, Ivy, Spark's log4j) goes; None: this process's."""
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -169,8 +200,7 @@ class SparkRunner:
         self.paths: dict[str, str] = {}
         """The path each chunk took (chunk id → ``sql`` or ``python``): for tests and the log."""
 
-    @staticmethod
-    def _session(master: str, app_name: str, settings: dict[str, str]) -> Any:
+    def _session(self, master: str, app_name: str, settings: dict[str, str]) -> Any:
         from pyspark.sql import SparkSession
 
         builder = (
@@ -187,7 +217,8 @@ class SparkRunner:
         )
         for k, v in settings.items():
             builder = builder.config(k, v)
-        return builder.getOrCreate()
+        with _output_to(self.jvm_log):  # the JVM starts here
+            return builder.getOrCreate()
 
     def _ship_package(self) -> None:
         import cdc

@@ -195,6 +195,8 @@ class SnapshotRun:
         self.runner = runner
         self.stopping = threading.Event()
         self.state_dir = options.state_dir or default_state_dir()
+        self.spark_log = self.state_dir / f"{self.name}.spark.log"
+        """Spark's, spark-submit's and Ivy's own output, kept out of the terminal (and the worker's log)."""
 
     # -- pieces ----------------------------------------------------------------------------------------------
     def _server(self) -> Any:
@@ -261,10 +263,14 @@ class SnapshotRun:
                     self.options.partitions,
                     app_name=f"cdc-snapshot-{self.name}",
                     jdbc_package=None,
+                    jvm_log=self.spark_log,
                 )
             else:
                 self.runner = MySqlSparkRunner(
-                    self.options.master, self.options.partitions, app_name=f"cdc-snapshot-{self.name}"
+                    self.options.master,
+                    self.options.partitions,
+                    app_name=f"cdc-snapshot-{self.name}",
+                    jvm_log=self.spark_log,
                 )
         return self.runner
 
