@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs) and an Apache Kafka broker (KRaft).
 #
-#   scripts/stack.sh up | down | status | clean | env
+#   scripts/stack.sh up | down | status | clean | env | seed-tables
 #
 # The Makefile is the door (make up / down / status / clean-stack). Without a Docker engine, each service
 # is a process of ours: installed from Debian's packages or Maven Central on first use, its data, logs,
@@ -187,9 +187,19 @@ mariadb_provision() {
   tables=$(mariadb --socket="$MARIADB_SOCKET" -uroot -N -e \
     "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'kafkadb'")
   if [ "$tables" = 0 ]; then
-    say "mariadb: creating the tables of kafkadb"
-    mariadb --socket="$MARIADB_SOCKET" -uroot kafkadb <"$REPO/scripts/sql/kafkadb.sql"
+    say "mariadb: creating the seed tables (kafkadb, om.customers)"
+    seed_tables
   fi
+}
+
+# The seed configs' tables as their users' server made them: scripts/sql/seed-tables.sql (session settings,
+# om.customers), then the users' kafkadb.sql unchanged, in one session. `drop` recreates them (empty).
+seed_tables() {
+  local drop=""
+  [ "${1:-}" = drop ] && drop="DROP TABLE IF EXISTS kafkadb.customers, kafkadb.products, kafkadb.orders,
+    kafkadb.bulk_tab, kafkadb.multitab1, kafkadb.multitab2, om.customers;"
+  { echo "$drop"; cat "$REPO/scripts/sql/seed-tables.sql" "$REPO/scripts/sql/kafkadb.sql"; } \
+    | mariadb --socket="$MARIADB_SOCKET" -uroot
 }
 
 mariadb_log() { echo "$MARIADB_DIR/mariadbd.err"; }
@@ -475,6 +485,12 @@ main() {
       if [ "$(backend)" = docker ]; then "${COMPOSE[@]}" down -v; fi
       say "removing $STACK_DIR"
       rm -rf "$STACK_DIR"
+      ;;
+    seed-tables)
+      # recreate the seed configs' tables, empty, as their users' server made them (docs: README)
+      [ "$(backend)" = docker ] && die "seed-tables: the docker backend creates them at its first start"
+      seed_tables drop
+      say "seed tables recreated (kafkadb: customers products orders bulk_tab multitab1 multitab2; om.customers)"
       ;;
     env)
       # what the tests read (tests/conftest.py), for `eval "$(scripts/stack.sh env)"`
