@@ -44,8 +44,11 @@ class MetricSource(Protocol):
 class _AttributeSource:
     """A Debezium-style ``attributes()`` object as readings (see the module docstring)."""
 
-    def __init__(self, prefix: str, context: str, server: str, source: Any) -> None:
+    def __init__(
+        self, prefix: str, context: str, server: str, source: Any, extra: MetricSource | None = None
+    ) -> None:
         self.prefix, self.context, self.server, self.source = prefix, context, server, source
+        self.extra = extra
 
     def readings(self) -> Iterator[Reading]:
         for attribute, value in self.source.attributes().items():
@@ -57,6 +60,8 @@ class _AttributeSource:
                     yield Reading(name, float(v), {"server": self.server, "table": str(table)}, doc)
             elif isinstance(value, (bool, int, float)):
                 yield Reading(name, float(value), {"server": self.server}, doc)
+        if self.extra is not None:
+            yield from self.extra.readings()
 
 
 class MetricsRegistry:
@@ -73,9 +78,17 @@ class MetricsRegistry:
         with self._lock:
             self._sources.pop(key, None)
 
-    def register(self, context: str, server: str, source: Any, prefix: str = "debezium_mysql") -> None:
-        """Add an ``attributes()`` object (Debezium's MBean shape) for ``context`` and ``server``."""
-        self.add(("attributes", context, server), _AttributeSource(prefix, context, server, source))
+    def register(
+        self,
+        context: str,
+        server: str,
+        source: Any,
+        prefix: str = "debezium_mysql",
+        extra: MetricSource | None = None,
+    ) -> None:
+        """Add an ``attributes()`` object (Debezium's MBean shape) for ``context`` and ``server``, with
+        ``extra`` readings of cdc's own that come and go with it."""
+        self.add(("attributes", context, server), _AttributeSource(prefix, context, server, source, extra))
 
     def unregister(self, context: str, server: str) -> None:
         self.remove(("attributes", context, server))

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from cdc.metrics import MetricSource
 from cdc.worker.herder import Herder
-from cdc.worker.rest import admin, connectors, metrics, root
+from cdc.worker.rest import admin, connectors, metrics, root, ui
 from cdc.worker.rest.auth import BasicAuthMiddleware
 from cdc.worker.rest.client import PeerClient
 from cdc.worker.rest.context import RestContext
@@ -25,6 +25,7 @@ from cdc.worker.rest.middleware import (
 )
 from cdc.worker.rest.openapi import OPENAPI
 from cdc.worker.rest.settings import RestSettings
+from cdc.worker.status_view import StatusView
 
 __all__ = ["create_app"]
 
@@ -70,6 +71,7 @@ def create_app(
             *admin.routes,
             Route("/openapi.json", openapi),
             *metrics.routes,
+            *ui.routes,
         ],
         middleware=middleware,
         exception_handlers=handlers,  # type: ignore[arg-type]
@@ -83,4 +85,5 @@ def create_app(
     )
     app.state.admin_ports = set()
     app.state.metrics = metrics.exposition(worker_metrics)
+    app.state.status_view = StatusView(herder, lambda: metrics.readings(worker_metrics))
     return app

@@ -9,7 +9,6 @@ the JDBC source's). ``prometheus_client`` writes the text (types, HELP, label es
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric
@@ -17,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from cdc.metrics import REGISTRY, MetricSource, families
+from cdc.metrics import REGISTRY, MetricSource, Reading, families
 
-__all__ = ["exposition", "routes"]
+__all__ = ["exposition", "readings", "routes"]
 
 
 class _Collector:
@@ -27,8 +26,14 @@ class _Collector:
         self.own = own
 
     def collect(self) -> Iterator[Metric]:
-        own = self.own.readings() if self.own is not None else iter(())
-        yield from families(chain(own, REGISTRY.readings()))
+        yield from families(readings(self.own))
+
+
+def readings(own: MetricSource | None) -> Iterator[Reading]:
+    """``own``'s readings, then the connectors'."""
+    if own is not None:
+        yield from own.readings()
+    yield from REGISTRY.readings()
 
 
 def exposition(own: MetricSource | None) -> CollectorRegistry:
