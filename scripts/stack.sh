@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs) and an Apache Kafka broker (KRaft).
+# The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs), an Apache Kafka broker (KRaft),
+# PostgreSQL (the JDBC source's second database) and a Confluent-compatible schema registry (Apicurio,
+# scripts/registry.sh; CDC_STACK_REGISTRY=0 leaves it out).
 #
 #   scripts/stack.sh up | down | status | clean | env | seed-tables
 #
@@ -410,10 +412,14 @@ local_up() {
   local svc
   say "backend: local processes (no Docker engine); state in $STACK_DIR"
   for svc in $SERVICES; do service_up "$svc"; done
+  if registry_wanted; then CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" start; fi
 }
+
+registry_wanted() { [ "${CDC_STACK_REGISTRY:-1}" != 0 ]; }
 
 local_down() {
   local svc
+  if registry_wanted; then CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" stop; fi
   # in reverse order of start
   for svc in $(echo "$SERVICES" | tr ' ' '\n' | tac); do stop_pid "$svc" "$("${svc}"_pattern)"; done
 }
@@ -432,6 +438,9 @@ local_status() {
       say "$svc: down"; rc=3
     fi
   done
+  if registry_wanted; then
+    CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" status || rc=3
+  fi
   return $rc
 }
 

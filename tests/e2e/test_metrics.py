@@ -9,6 +9,8 @@ Debezium's snapshot/streaming metrics, and the JDBC source's per-table metrics w
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
-from worker_process import WorkerProcess, free_port, seed_properties, wait_for
+from worker_process import REPO, WorkerProcess, free_port, seed_properties, wait_for
 
 # A table name Prometheus must escape inside a label value.
 ODD_TABLE = 'odd"t\\able'
@@ -210,6 +212,17 @@ def test_metrics_of_mysql_and_jdbc_sources(worker: WorkerProcess, mysql_db: Any,
         30,
         "the streamed insert in the metrics",
     )
+
+    # every metric docs/grafana-dashboard.json reads is exported (sink ones need a sink: not run here)
+    dashboard = json.loads((REPO / "docs" / "grafana-dashboard.json").read_text())
+    wanted = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b((?:kafka_connect|debezium_mysql|cdc)_[A-Za-z0-9_]+)", target["expr"])
+    }
+    exported = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
+    assert wanted and {n for n in wanted - exported if "_sink_task_" not in n} == set()
 
     promtool = shutil.which("promtool")
     if promtool is None:
