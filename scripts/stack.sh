@@ -200,8 +200,11 @@ seed_tables() {
   local drop=""
   [ "${1:-}" = drop ] && drop="DROP TABLE IF EXISTS kafkadb.customers, kafkadb.products, kafkadb.orders,
     kafkadb.bulk_tab, kafkadb.multitab1, kafkadb.multitab2, om.customers;"
+  local login=(--socket="$MARIADB_SOCKET" -uroot)
+  # a server started from another checkout (its socket elsewhere): the cdc user has ALL on *.*
+  [ -S "$MARIADB_SOCKET" ] || login=(-h "$MYSQL_HOST" -P "$MYSQL_PORT" -ucdc -pcdc)
   { echo "$drop"; cat "$REPO/scripts/sql/seed-tables.sql" "$REPO/scripts/sql/kafkadb.sql"; } \
-    | mariadb --socket="$MARIADB_SOCKET" -uroot
+    | mariadb "${login[@]}"
 }
 
 mariadb_log() { echo "$MARIADB_DIR/mariadbd.err"; }

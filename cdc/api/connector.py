@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from cdc.config.definition import ConfigDef, ConfigValue
 
 __all__ = [
-    "TASK_ID_ENTRY",
     "Connector",
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
@@ -36,9 +35,6 @@ __all__ = [
     "TransactionContext",
 ]
 
-TASK_ID_ENTRY = "cdc.worker.task.id"
-"""The task's number, which the worker adds to each task's config at start (in memory, never stored), so
-that a task can label its metrics as Connect labels them (``connector``, ``task``)."""
 
 Partition = Mapping[str, Any]
 Offset = Mapping[str, Any]
@@ -182,6 +178,19 @@ class SourceTaskContext(ABC):
 
     def transaction_context(self) -> TransactionContext | None:
         return None
+
+    def task_index(self) -> int:
+        """Which of its connector's tasks this is (0, 1, …): what Connect's task metrics are labelled with.
+        0 outside a worker."""
+        return 0
+
+    def worker_client_config(self) -> dict[str, str]:
+        """The worker's settings for a task that writes to Kafka itself as the worker would (the MySQL
+        snapshot on Spark): its converters for a connector that names none (class and ``<role>.``
+        sub-settings), ``bootstrap.servers``, the settings all its clients share (security, SASL, SSL …)
+        and ``producer.*``. Empty outside a worker. Never part of the task's config, so never stored nor
+        shown."""
+        return {}
 
 
 class SourceTask(Task):

@@ -29,7 +29,7 @@ from cdc.api.schema import (
     Type,
 )
 from cdc.config import ConfigDef, ConfigType, Importance, Width
-from cdc.converters._java import java_double, java_float
+from cdc.converters._java import java_double
 
 __all__ = [
     "BooleanConverter",
@@ -271,8 +271,3 @@ class BooleanConverter(_Both):
         if value[0] not in (0, 1):
             raise DataError("Failed to deserialize boolean: Unexpected byte received by BooleanDeserializer")
         return SchemaAndValue(OPTIONAL_BOOLEAN_SCHEMA, value[0] == 1)
-
-
-def float_text(value: float, single: bool) -> str:
-    """``Float.toString`` / ``Double.toString`` (used by header rendering)."""
-    return java_float(value) if single else java_double(value)

@@ -212,10 +212,6 @@ class _LineBuffer:
         self._start = next_start
         return line, self.position
 
-    @property
-    def pending_bytes(self) -> int:
-        return len(self._buf) - self._start
-
 
 class FileStreamSourceTask(SourceTask):
     """Tails one file (or reads stdin), returning up to ``batch.size`` lines per poll."""

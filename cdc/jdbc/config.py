@@ -18,6 +18,7 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
 from cdc.config import validators as v
+from cdc.config.settings import setting, settings_from
 
 __all__ = [
     "BULK",
@@ -341,66 +342,101 @@ JDBC_SOURCE_DEF = _def()
 
 @dataclass(frozen=True)
 class JdbcSourceSettings:
-    """The parsed configuration, with typed accessors for what the parts read."""
+    """The parsed configuration, typed: one field per key of :data:`JDBC_SOURCE_DEF` (``a.b.c`` is
+    ``a_b_c``; a leading ``_`` where a property gives the normalized value); ``raw`` keeps the strings."""
 
-    values: Mapping[str, Any]
     raw: Mapping[str, str]
+    connection_url: str = setting("connection.url")
+    connection_user: str | None = setting("connection.user")
+    _connection_password: Password | None = setting("connection.password")
+    connection_attempts: int = setting("connection.attempts")
+    connection_backoff_ms: int = setting("connection.backoff.ms")
+    dialect_name: str = setting("dialect.name")
+    table_whitelist: tuple[str, ...] = setting("table.whitelist")
+    table_blacklist: tuple[str, ...] = setting("table.blacklist")
+    table_include_list: tuple[str, ...] = setting("table.include.list")
+    table_exclude_list: tuple[str, ...] = setting("table.exclude.list")
+    catalog_pattern: str | None = setting("catalog.pattern")
+    schema_pattern: str | None = setting("schema.pattern")
+    table_types: tuple[str, ...] = setting("table.types")
+    numeric_precision_mapping: bool = setting("numeric.precision.mapping")
+    _numeric_mapping: str | None = setting("numeric.mapping")
+    db_timezone: str = setting("db.timezone")
+    quote_sql_identifiers: str = setting("quote.sql.identifiers")
+    transaction_isolation_mode: str = setting("transaction.isolation.mode")
+    _mode: str = setting("mode")
+    incrementing_column_name: str = setting("incrementing.column.name")
+    timestamp_column_name: tuple[str, ...] = setting("timestamp.column.name")
+    timestamp_initial: int | None = setting("timestamp.initial")
+    timestamp_delay_interval_ms: int = setting("timestamp.delay.interval.ms")
+    timestamp_granularity: str = setting("timestamp.granularity")
+    validate_non_null: bool = setting("validate.non.null")
+    _query: str = setting("query")
+    query_suffix: str = setting("query.suffix")
+    query_retry_attempts: int = setting("query.retry.attempts")
+    topic_prefix: str = setting("topic.prefix")
+    poll_interval_ms: int = setting("poll.interval.ms")
+    batch_max_rows: int = setting("batch.max.rows")
+    table_poll_interval_ms: int = setting("table.poll.interval.ms")
+    tables: tuple[str, ...] = setting("tables")
+    tables_fetched: bool = setting("tables.fetched")
+    incrementing_lookback_ms: int = setting("incrementing.lookback.ms")
+    incrementing_lookback_max_gaps: int = setting("incrementing.lookback.max.gaps")
+    bulk_detect_deletes: bool = setting("bulk.detect.deletes")
+    bulk_key_columns: tuple[str, ...] = setting("bulk.key.columns")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> JdbcSourceSettings:
-        return cls(JDBC_SOURCE_DEF.parse(props), dict(props))
-
-    def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+        return settings_from(cls, JDBC_SOURCE_DEF.parse(props), raw=dict(props))
 
     @property
     def mode(self) -> str:
-        mode = str(self.values["mode"])
+        mode = self._mode
         if not mode:
             raise ConfigError('Missing required configuration "mode" which has no default value.')
         return mode
 
     @property
     def password(self) -> str | None:
-        p = self.values["connection.password"]
+        p = self._connection_password
         return p.value() if isinstance(p, Password) else p
 
     @property
     def query(self) -> str:
-        return str(self.values["query"] or "").strip()
+        return self._query.strip()
 
     @property
     def timestamp_columns(self) -> list[str]:
-        return [c for c in self.values["timestamp.column.name"] if c]
+        return [c for c in self.timestamp_column_name if c]
 
     @property
     def incrementing_column(self) -> str:
-        return str(self.values["incrementing.column.name"] or "").strip()
+        return self.incrementing_column_name.strip()
 
     @property
     def numeric_mapping(self) -> str:
-        mapping = self.values["numeric.mapping"]
+        mapping = self._numeric_mapping
         if mapping is None:
-            return "precision_only" if self.values["numeric.precision.mapping"] else "none"
-        return str(mapping)
+            return "precision_only" if self.numeric_precision_mapping else "none"
+        return mapping
 
     @property
     def quote(self) -> bool:
-        return str(self.values["quote.sql.identifiers"]).upper() != "NEVER"
+        return self.quote_sql_identifiers.upper() != "NEVER"
 
     @property
     def timezone(self) -> zoneinfo.ZoneInfo:
-        return zoneinfo.ZoneInfo(str(self.values["db.timezone"]))
+        return zoneinfo.ZoneInfo(self.db_timezone)
 
     def check(self) -> None:
         """Cross-key rules Confluent applies when the connector starts."""
         mode = self.mode
-        if self.values["timestamp.granularity"] != "connect_logical":
+        if self.timestamp_granularity != "connect_logical":
             raise ConfigError("timestamp.granularity: only connect_logical is supported")
         if mode in (TIMESTAMP, TIMESTAMP_INCREMENTING) and not self.timestamp_columns:
             raise ConfigError(f"Mode {mode} requires timestamp.column.name")
-        whitelist, blacklist = self.values["table.whitelist"], self.values["table.blacklist"]
-        include, exclude = self.values["table.include.list"], self.values["table.exclude.list"]
+        whitelist, blacklist = self.table_whitelist, self.table_blacklist
+        include, exclude = self.table_include_list, self.table_exclude_list
         if whitelist and blacklist:
             raise ConfigError("table.whitelist and table.blacklist may not both be set")
         if (whitelist or blacklist) and (include or exclude):

@@ -45,25 +45,25 @@ class TableMonitor(threading.Thread):
         self._lock = threading.Lock()
         self._tables: list[TableId] | None = None
         self._filter = TableFilter(
-            settings["table.whitelist"],
-            settings["table.blacklist"],
-            settings["table.include.list"],
-            settings["table.exclude.list"],
+            settings.table_whitelist,
+            settings.table_blacklist,
+            settings.table_include_list,
+            settings.table_exclude_list,
         )
 
     def fetch(self) -> list[TableId]:
         """List and filter the tables now (a connection of its own, closed afterwards)."""
         conn = self.dialect.connect_with_retries(
-            int(self.settings["connection.attempts"]),
-            int(self.settings["connection.backoff.ms"]),
+            self.settings.connection_attempts,
+            self.settings.connection_backoff_ms,
             self.stopping.is_set,
         )
         try:
             found = self.dialect.list_tables(
                 conn,
-                list(self.settings["table.types"]),
-                self.settings["catalog.pattern"],
-                self.settings["schema.pattern"],
+                list(self.settings.table_types),
+                self.settings.catalog_pattern,
+                self.settings.schema_pattern,
             )
         finally:
             conn.close()
@@ -114,16 +114,18 @@ class JdbcSourceConnector(SourceConnector):
         self._settings = settings
         self._dialect = make_dialect(settings)
         if settings.query:
-            if any(
-                settings[k]
-                for k in ("table.whitelist", "table.blacklist", "table.include.list", "table.exclude.list")
+            if (
+                settings.table_whitelist
+                or settings.table_blacklist
+                or settings.table_include_list
+                or settings.table_exclude_list
             ):
                 log.warning("query is set: the table lists are ignored")
             return
         monitor = TableMonitor(
             self._dialect,
             settings,
-            int(settings["table.poll.interval.ms"]) / 1000,
+            settings.table_poll_interval_ms / 1000,
             self._request_reconfiguration,
             self._raise,
         )

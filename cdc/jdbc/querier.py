@@ -142,8 +142,8 @@ class TableQuerier:
         self.clock = clock
         self.last_update = 0.0
         """When the last query finished (seconds); the next runs ``poll.interval.ms`` later."""
-        self.batch_rows = int(settings["batch.max.rows"])
-        self.topic = str(settings["topic.prefix"]) + (table.name if table is not None else "")
+        self.batch_rows = settings.batch_max_rows
+        self.topic = settings.topic_prefix + (table.name if table is not None else "")
         self.metric_name = table.unquoted() if table is not None else "query"
         """The ``table`` label of this querier's metrics."""
         if self.mode == BULK:
@@ -152,10 +152,10 @@ class TableQuerier:
             )
         else:
             self.partition = partition_v1(table) if table is not None else dict(QUERY_PARTITION)
-        self.lookback_ms = int(settings["incrementing.lookback.ms"]) if self.mode == INCREMENTING else 0
-        self.max_gaps = int(settings["incrementing.lookback.max.gaps"])
+        self.lookback_ms = settings.incrementing_lookback_ms if self.mode == INCREMENTING else 0
+        self.max_gaps = settings.incrementing_lookback_max_gaps
         self._gaps: dict[int, int] = dict(offset.gaps) if self.lookback_ms else {}
-        self.detect_deletes = bool(settings["bulk.detect.deletes"]) and self.mode == BULK
+        self.detect_deletes = settings.bulk_detect_deletes and self.mode == BULK
         self._columns = columns
         self.incrementing_column = settings.incrementing_column or None
         if self.mode in (INCREMENTING, TIMESTAMP_INCREMENTING) and not self.incrementing_column:
@@ -173,7 +173,7 @@ class TableQuerier:
             settings.query,
             self.incrementing_column,
             settings.timestamp_columns,
-            str(settings["query.suffix"] or ""),
+            settings.query_suffix,
         )
         self._mapper: RowMapper | None = None
         self._key_schema: Any = None
@@ -202,7 +202,7 @@ class TableQuerier:
         return self.table.unquoted() if self.table is not None else "the query"
 
     def _validate_non_null(self, columns: list[ColumnInfo]) -> None:
-        if not self.settings["validate.non.null"] or self.table is None:
+        if not self.settings.validate_non_null or self.table is None:
             return
         by_name = {c.name.lower(): c for c in columns}
         if self.mode in (INCREMENTING, TIMESTAMP_INCREMENTING):
@@ -235,7 +235,7 @@ class TableQuerier:
         gaps = sorted(self._gaps) if self.lookback_ms else []
         if self.mode in (TIMESTAMP, TIMESTAMP_INCREMENTING):
             now = self.dialect.current_timestamp(conn)
-            end = now - dt.timedelta(milliseconds=int(self.settings["timestamp.delay.interval.ms"]))
+            end = now - dt.timedelta(milliseconds=self.settings.timestamp_delay_interval_ms)
             begin = self._begin(now)
             b, e = self.dialect.bind_timestamp(begin), self.dialect.bind_timestamp(end)
             params = [b, e] if self.mode == TIMESTAMP else [e, b, self.offset.incrementing_or(-1), b]
@@ -257,7 +257,7 @@ class TableQuerier:
 
     def _begin(self, now: dt.datetime) -> dt.datetime:
         if self.offset.timestamp_ns is None:
-            initial = self.settings["timestamp.initial"]
+            initial = self.settings.timestamp_initial
             if initial is None:
                 ns = 0
             elif int(initial) == -1:
@@ -295,7 +295,7 @@ class TableQuerier:
 
     def _setup_keys(self, names: list[str]) -> None:
         assert self._mapper is not None
-        wanted = list(self.settings["bulk.key.columns"]) or (
+        wanted = list(self.settings.bulk_key_columns) or (
             self.dialect.primary_key(self.table) if self.table is not None else []
         )
         if not wanted:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cdc.api.connector import TASK_ID_ENTRY, SourceTask
+from cdc.api.connector import SourceTask
 from cdc.api.errors import ConfigError, ConnectError, RetriableError
 from cdc.api.offsets import partition_key
 from cdc.api.records import SourceRecord
@@ -37,14 +37,14 @@ log = logging.getLogger(__name__)
 
 
 def make_dialect(settings: JdbcSourceSettings) -> Dialect:
-    url = parse_jdbc_url(str(settings["connection.url"]))
-    url = url.with_credentials(settings["connection.user"], settings.password)
+    url = parse_jdbc_url(settings.connection_url)
+    url = url.with_credentials(settings.connection_user, settings.password)
     return dialect_for(
         url,
-        str(settings["dialect.name"] or ""),
+        str(settings.dialect_name or ""),
         settings.timezone,
         settings.quote,
-        str(settings["transaction.isolation.mode"]),
+        settings.transaction_isolation_mode,
     )
 
 
@@ -70,7 +70,9 @@ class JdbcSourceTask(SourceTask):
         settings.check()
         self.settings = settings
         self.dialect = dialect = make_dialect(settings)
-        self.metrics = JdbcSourceMetrics(props.get("name", ""), props.get(TASK_ID_ENTRY, "0"))
+        context = getattr(self, "context", None)  # absent when a test starts the task on its own
+        index = context.task_index() if context is not None else 0
+        self.metrics = JdbcSourceMetrics(props.get("name", ""), str(index))
         tables = parse_table_list(props.get(TABLES_CONFIG, ""), dialect.with_catalog)
         if settings.query and tables:
             raise ConfigError("Both query and tables are set: a task polls one or the other")
@@ -126,8 +128,8 @@ class JdbcSourceTask(SourceTask):
     def _connect(self) -> Any:
         assert self.settings is not None and self.dialect is not None
         return self.dialect.connect_with_retries(
-            int(self.settings["connection.attempts"]),
-            int(self.settings["connection.backoff.ms"]),
+            self.settings.connection_attempts,
+            self.settings.connection_backoff_ms,
             self._stopping.is_set,
         )
 
@@ -174,7 +176,7 @@ class JdbcSourceTask(SourceTask):
 
     def _interval(self) -> float:
         assert self.settings is not None
-        return int(self.settings["poll.interval.ms"]) / 1000
+        return self.settings.poll_interval_ms / 1000
 
     def _head(self) -> TableQuerier:
         for q in self._queriers:
@@ -212,13 +214,11 @@ class JdbcSourceTask(SourceTask):
             self._failures += 1
             querier.reset(self._conn)
             self._close_connection()
-            attempts = int(self.settings["query.retry.attempts"])
+            attempts = self.settings.query_retry_attempts
             log.warning("Failed to run query for %s (failure %d): %s", querier.topic, self._failures, exc)
             if attempts >= 0 and self._failures > attempts:
                 raise ConnectError(
                     f"Failed to run query for {querier.topic} after {self._failures} tries: {exc}"
                 ) from exc
-            self._stopping.wait(
-                int(self.settings["connection.backoff.ms"]) / 1000 if self._failures > 1 else 0
-            )
+            self._stopping.wait(self.settings.connection_backoff_ms / 1000 if self._failures > 1 else 0)
             raise RetriableError(f"Query for {querier.topic} failed, retrying: {exc}") from exc

@@ -349,7 +349,7 @@ def history_client_defaults(
     """Security settings for a Debezium schema history that falls back to the worker's brokers.
 
     A MySQL source whose config names no history brokers writes its history to the worker's cluster
-    (``cdc.worker.bootstrap.servers``), so its history clients need the worker's ``security.protocol``,
+    (:func:`cdc.mysql.history.open_history`), so its history clients need the worker's ``security.protocol``,
     ``sasl.*`` and ``ssl.*`` too: they are given as ``schema.history.internal.{producer,consumer}.*``
     defaults, unless the connector sets that key under either prefix. A history on brokers the
     connector names keeps Debezium's rule: its clients get only the connector's own settings.

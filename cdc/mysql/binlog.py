@@ -1,9 +1,9 @@
 """``BinlogReader``: mysql-replication's stream reader with a fast path for the events of every transaction.
 
-Profiling B3 (one-row transactions) showed most of the capture thread's time inside the library's
-per-event machinery, not in decoding rows: every packet builds a ``BinLogPacketWrapper`` and an event
-object through a dozen keyword arguments and a method call per field read, and every transaction repeats
-the same TABLE_MAP, which the library parses again each time. A MariaDB transaction is five packets (GTID,
+Why: with small transactions the capture thread's time goes to the library's per-event machinery more
+than to decoding rows: every packet builds a ``BinLogPacketWrapper`` and an event object through a dozen
+keyword arguments and a method call per field read, and every transaction repeats the same TABLE_MAP,
+which the library parses again each time. A MariaDB transaction is five packets (GTID,
 ANNOTATE_ROWS, TABLE_MAP, ROWS, XID), a MySQL one five as well (GTID, BEGIN, TABLE_MAP, ROWS, XID).
 
 This reader keeps the library for everything about the protocol (connecting, registering as a replica,

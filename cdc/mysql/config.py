@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cdc.api.errors import ConfigError
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
 from cdc.config import validators as v
+from cdc.config.settings import setting, settings_from
 
 __all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
 
@@ -417,43 +417,117 @@ def _def() -> ConfigDef:
 MYSQL_DEF = _def()
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class MySqlSettings:
-    """The connector's config, parsed; ``raw`` keeps the original strings (prefixed client settings)."""
+    """The connector's config, parsed and typed: one field per key of :data:`MYSQL_DEF` (``a.b.c`` is
+    ``a_b_c``; ``schema.history.internal.x`` is ``history_x``); ``raw`` keeps the original strings (for
+    prefixed keys such as per-table ``snapshot.select.statement.overrides.<table>``)."""
 
-    raw: dict[str, str]
-    values: dict[str, Any]
+    raw: Mapping[str, str]
+    database_hostname: str = setting("database.hostname")
+    database_port: int = setting("database.port")
+    database_user: str = setting("database.user")
+    database_password: Password | None = setting("database.password")
+    database_server_id: int = setting("database.server.id")
+    database_ssl_mode: str = setting("database.ssl.mode")
+    database_connection_timezone: str | None = setting("database.connectionTimezone")
+    database_initial_statements: str = setting("database.initial.statements")
+    connect_timeout_ms: int = setting("connect.timeout.ms")
+    connect_keep_alive: bool = setting("connect.keep.alive")
+    connect_keep_alive_interval_ms: int = setting("connect.keep.alive.interval.ms")
+    topic_prefix: str = setting("topic.prefix")
+    database_include_list: tuple[str, ...] = setting("database.include.list")
+    database_exclude_list: tuple[str, ...] = setting("database.exclude.list")
+    table_include_list: tuple[str, ...] = setting("table.include.list")
+    table_exclude_list: tuple[str, ...] = setting("table.exclude.list")
+    column_include_list: tuple[str, ...] = setting("column.include.list")
+    column_exclude_list: tuple[str, ...] = setting("column.exclude.list")
+    table_ignore_builtin: bool = setting("table.ignore.builtin")
+    message_key_columns: str = setting("message.key.columns")
+    skipped_operations: tuple[str, ...] = setting("skipped.operations")
+    gtid_source_includes: tuple[str, ...] = setting("gtid.source.includes")
+    gtid_source_excludes: tuple[str, ...] = setting("gtid.source.excludes")
+    snapshot_mode: str = setting("snapshot.mode")
+    snapshot_locking_mode: str = setting("snapshot.locking.mode")
+    snapshot_lock_timeout_ms: int = setting("snapshot.lock.timeout.ms")
+    snapshot_fetch_size: int | None = setting("snapshot.fetch.size")
+    snapshot_delay_ms: int = setting("snapshot.delay.ms")
+    snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
+    snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")
+    snapshot_engine: str = setting("snapshot.engine")
+    snapshot_spark_master: str = setting("snapshot.spark.master")
+    snapshot_spark_partitions: int | None = setting("snapshot.spark.partitions")
+    snapshot_spark_chunk_rows: int = setting("snapshot.spark.chunk.rows")
+    snapshot_spark_encoder: str = setting("snapshot.spark.encoder")
+    snapshot_spark_state_dir: str | None = setting("snapshot.spark.state.dir")
+    time_precision_mode: str = setting("time.precision.mode")
+    decimal_handling_mode: str = setting("decimal.handling.mode")
+    bigint_unsigned_handling_mode: str = setting("bigint.unsigned.handling.mode")
+    binary_handling_mode: str = setting("binary.handling.mode")
+    enable_time_adjuster: bool = setting("enable.time.adjuster")
+    include_unknown_datatypes: bool = setting("include.unknown.datatypes")
+    tombstones_on_delete: bool = setting("tombstones.on.delete")
+    include_schema_changes: bool = setting("include.schema.changes")
+    include_query: bool = setting("include.query")
+    provide_transaction_metadata: bool = setting("provide.transaction.metadata")
+    heartbeat_interval_ms: int = setting("heartbeat.interval.ms")
+    topic_heartbeat_prefix: str = setting("topic.heartbeat.prefix")
+    topic_transaction: str = setting("topic.transaction")
+    topic_delimiter: str = setting("topic.delimiter")
+    max_batch_size: int = setting("max.batch.size")
+    max_queue_size: int = setting("max.queue.size")
+    poll_interval_ms: int = setting("poll.interval.ms")
+    event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
+    inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
+    schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
+    schema_history_internal: str = setting("schema.history.internal")
+    history_kafka_topic: str | None = setting("schema.history.internal.kafka.topic")
+    history_kafka_bootstrap_servers: str | None = setting("schema.history.internal.kafka.bootstrap.servers")
+    history_file_filename: str | None = setting("schema.history.internal.file.filename")
+    history_skip_unparseable_ddl: bool = setting("schema.history.internal.skip.unparseable.ddl")
+    history_store_only_captured_tables_ddl: bool = setting(
+        "schema.history.internal.store.only.captured.tables.ddl"
+    )
+    history_store_only_captured_databases_ddl: bool = setting(
+        "schema.history.internal.store.only.captured.databases.ddl"
+    )
+    history_kafka_recovery_poll_interval_ms: int = setting(
+        "schema.history.internal.kafka.recovery.poll.interval.ms"
+    )
+    history_kafka_recovery_attempts: int = setting("schema.history.internal.kafka.recovery.attempts")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:
-        return cls(dict(props), MYSQL_DEF.parse(props))
-
-    def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+        return settings_from(cls, MYSQL_DEF.parse(props), raw=dict(props))
 
     @property
     def prefix(self) -> str:
-        return str(self.values["topic.prefix"])
+        return self.topic_prefix
 
     @property
     def password(self) -> str:
-        pw = self.values["database.password"]
+        pw = self.database_password
         return pw.value() if isinstance(pw, Password) else (pw or "")
 
+    @functools.cached_property
+    def override_tables(self) -> frozenset[str]:
+        """The tables ``snapshot.select.statement.overrides`` names (``db.table``)."""
+        return frozenset(t.strip() for t in self.snapshot_select_statement_overrides.split(",") if t.strip())
+
+    def select_override(self, table: str) -> str | None:
+        """The snapshot SELECT given for ``table`` (``snapshot.select.statement.overrides.<table>``)."""
+        if table not in self.override_tables:
+            return None
+        return self.raw.get(f"snapshot.select.statement.overrides.{table}")
+
     def skipped(self, op: str) -> bool:
-        return op in self.skipped_operations
+        return op in self.skipped_op_codes
 
     @functools.cached_property
-    def skipped_operations(self) -> frozenset[str]:
+    def skipped_op_codes(self) -> frozenset[str]:
         """``skipped.operations`` as a set (empty for ``none``); asked once per change event."""
-        ops = {o.strip().lower() for o in self.values["skipped.operations"]}
+        ops = {o.strip().lower() for o in self.skipped_operations}
         return frozenset() if "none" in ops else frozenset(ops)
-
-    def history_topic(self) -> str | None:
-        return self.values["schema.history.internal.kafka.topic"]
-
-    def history_bootstrap(self) -> str | None:
-        return self.values["schema.history.internal.kafka.bootstrap.servers"]
 
 
 def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:

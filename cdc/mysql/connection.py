@@ -36,7 +36,7 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
         conn = _connect_pymysql(settings, streaming, database)
     with conn.cursor() as cur:
         cur.execute("SET time_zone = '+00:00'")
-        for statement in str(settings["database.initial.statements"] or "").split(";"):
+        for statement in settings.database_initial_statements.split(";"):
             if statement.strip():
                 cur.execute(statement)
     return conn
@@ -45,13 +45,13 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
         return pymysql.connect(
-            host=settings["database.hostname"],
-            port=int(settings["database.port"]),
-            user=settings["database.user"],
+            host=settings.database_hostname,
+            port=settings.database_port,
+            user=settings.database_user,
             password=settings.password,
             database=database,
             charset="utf8mb4",
-            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             read_timeout=None,
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
@@ -66,13 +66,13 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
 
     try:
         return mysqldb_connect(
-            str(settings["database.hostname"]),
-            int(settings["database.port"]),
-            settings["database.user"],
+            settings.database_hostname,
+            settings.database_port,
+            settings.database_user,
             settings.password or "",
             database,
             autocommit=True,
-            connect_timeout=max(1, int(settings["connect.timeout.ms"]) // 1000),
+            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             cursorclass=MySQLdb.cursors.SSCursor,
         )
     except MySQLdb.OperationalError as exc:
@@ -82,9 +82,9 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
 def _connect_error(settings: MySqlSettings, exc: Exception) -> Exception:
     """Access denied is the user's to fix (ConnectError); anything else may pass (RetriableError)."""
     code = exc.args[0] if exc.args else 0
-    where = f"{settings['database.hostname']}:{settings['database.port']}"
+    where = f"{settings.database_hostname}:{settings.database_port}"
     if code in (1045, 1044):
-        return ConnectError(f"Access denied for user '{settings['database.user']}' to {where}: {exc.args[1]}")
+        return ConnectError(f"Access denied for user '{settings.database_user}' to {where}: {exc.args[1]}")
     return RetriableError(f"Cannot connect to {where}: {exc}")
 
 
@@ -144,7 +144,7 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
     if problems:
         raise ConnectError(
             f"The {('MariaDB' if mariadb else 'MySQL')} server at "
-            f"{settings['database.hostname']}:{settings['database.port']} is not configured for "
+            f"{settings.database_hostname}:{settings.database_port} is not configured for "
             "change data capture: " + "; ".join(problems)
         )
     if "ALL PRIVILEGES ON *.*" not in grants:
@@ -157,8 +157,8 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
         ]
         if missing:
             raise ConnectError(
-                f"User '{settings['database.user']}' lacks the privileges "
+                f"User '{settings.database_user}' lacks the privileges "
                 f"{', '.join(missing)}; grant them with: GRANT SELECT, RELOAD, SHOW DATABASES, "
-                f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings['database.user']}'"
+                f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings.database_user}'"
             )
     return ServerInfo(version, mariadb, server_id, gtid_mode)

@@ -89,7 +89,7 @@ TRANSACTION_SCHEMA = (
 
 
 def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
-    delimiter = settings["topic.delimiter"]
+    delimiter = settings.topic_delimiter
     name = delimiter.join((settings.prefix, table_id.database, table_id.table))
     return _INVALID_TOPIC_CHARS.sub("_", name)
 
@@ -234,10 +234,10 @@ class EventFactory:
         self.mapper = TypeMapper(settings)
         self.filters = Filters(settings)
         self.partition = {"server": settings.prefix}
-        self.tombstones = bool(settings["tombstones.on.delete"])
-        self._key_columns = parse_key_columns(str(settings["message.key.columns"] or ""))
+        self.tombstones = settings.tombstones_on_delete
+        self._key_columns = parse_key_columns(settings.message_key_columns)
         self._schemas: dict[TableId, TableSchema] = {}
-        self._skipped = settings.skipped_operations
+        self._skipped = settings.skipped_op_codes
 
     # -- table schemas ---------------------------------------------------------------------------------
     def schema_for(self, table: Table) -> TableSchema:

@@ -23,14 +23,14 @@ def _matches(patterns: list[re.Pattern[str]], text: str) -> bool:
 
 class Filters:
     def __init__(self, settings: MySqlSettings) -> None:
-        self.db_include = _compile(settings["database.include.list"])
-        self.db_exclude = _compile(settings["database.exclude.list"])
-        self.table_include = _compile(settings["table.include.list"])
-        self.table_exclude = _compile(settings["table.exclude.list"])
-        self.col_include = _compile(settings["column.include.list"])
-        self.col_exclude = _compile(settings["column.exclude.list"])
-        self.ignore_builtin = bool(settings["table.ignore.builtin"])
-        self.snapshot_include = _compile(settings["snapshot.include.collection.list"])
+        self.db_include = _compile(settings.database_include_list)
+        self.db_exclude = _compile(settings.database_exclude_list)
+        self.table_include = _compile(settings.table_include_list)
+        self.table_exclude = _compile(settings.table_exclude_list)
+        self.col_include = _compile(settings.column_include_list)
+        self.col_exclude = _compile(settings.column_exclude_list)
+        self.ignore_builtin = settings.table_ignore_builtin
+        self.snapshot_include = _compile(settings.snapshot_include_collection_list)
         self._tables: dict[TableId, bool] = {}  # the filters never change: one regex pass per table
 
     def database(self, name: str) -> bool:

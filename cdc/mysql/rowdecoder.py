@@ -695,13 +695,6 @@ class RowDecoder:
             out.append((img, ordered_sources))
         return out
 
-    def table_plan_source(self, event: Any) -> str | None:
-        """The generated code for the event's table and first bitmap (for debugging)."""
-        plan = self._tables.get(int(event.table_id))
-        if plan is None or plan.unsupported:
-            return None
-        return plan.image(event.columns_present_bitmap).source
-
     # -- internals -------------------------------------------------------------------------------------------
     def _fallback(self, reason: str, event: Any) -> None:
         self.stats[reason] = self.stats.get(reason, 0) + 1

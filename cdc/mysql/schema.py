@@ -31,9 +31,9 @@ class SchemaState:
         self.history = history
         self.tables = Tables()
         self.parser = DdlParser()
-        self.skip_unparseable = bool(settings["schema.history.internal.skip.unparseable.ddl"])
-        self.only_captured_tables = bool(settings["schema.history.internal.store.only.captured.tables.ddl"])
-        self.only_captured_dbs = bool(settings["schema.history.internal.store.only.captured.databases.ddl"])
+        self.skip_unparseable = settings.history_skip_unparseable_ddl
+        self.only_captured_tables = settings.history_store_only_captured_tables_ddl
+        self.only_captured_dbs = settings.history_store_only_captured_databases_ddl
         self.version = 0
 
     def table(self, table_id: TableId) -> Table | None:

@@ -31,7 +31,7 @@ class SchemaChangeEvents:
     def __init__(self, settings: MySqlSettings, events: EventFactory) -> None:
         self.settings = settings
         self.events = events
-        self.enabled = bool(settings["include.schema.changes"])
+        self.enabled = settings.include_schema_changes
         prefix = settings.prefix
         self.topic = prefix
         self.key_schema = (
@@ -53,7 +53,7 @@ class SchemaChangeEvents:
             .field("tableChanges", SchemaBuilder.array(CHANGE_SCHEMA).build())
             .build()
         )
-        self.heartbeat_topic = f"{settings['topic.heartbeat.prefix']}{settings['topic.delimiter']}{prefix}"
+        self.heartbeat_topic = f"{settings.topic_heartbeat_prefix}{settings.topic_delimiter}{prefix}"
         self.heartbeat_key_schema = (
             SchemaBuilder.struct()
             .name("io.debezium.connector.common.ServerNameKey")

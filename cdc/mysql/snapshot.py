@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
-from cdc.mysql.schema import SchemaState
-from cdc.mysql.schema_events import SchemaChangeEvents
 
 __all__ = ["SnapshotResult", "Snapshotter"]
 
@@ -46,31 +41,24 @@ class SnapshotResult:
 
 class Snapshotter:
     def __init__(
-        self,
-        settings: MySqlSettings,
-        schema: SchemaState,
-        events: EventFactory,
-        filters: Filters,
-        emit: Callable[[list[SourceRecord]], bool],
-        stopping: threading.Event,
-        mariadb: bool,
-        metrics: SnapshotMetrics,
-        schema_events: SchemaChangeEvents | None = None,
+        self, ctx: CaptureContext, metrics: SnapshotMetrics, emit_schema_changes: bool = True
     ) -> None:
-        self.settings = settings
-        self.schema = schema
-        self.events = events
-        self.filters = filters
-        self.emit = emit
-        self.stopping = stopping
-        self.mariadb = mariadb
+        """``emit_schema_changes``: False for a run that only takes the position and the schema (the
+        Spark engine's start, whose records go nowhere)."""
+        self.settings = ctx.settings
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.filters = ctx.filters
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
+        self.mariadb = ctx.mariadb
         self.metrics = metrics
-        self.schema_events = schema_events
-        self.locking = str(settings["snapshot.locking.mode"]).lower()
+        self.schema_events = ctx.schema_events if emit_schema_changes else None
+        self.locking = self.settings.snapshot_locking_mode.lower()
 
     # -- the procedure -------------------------------------------------------------------------------
     def run(self, data: bool = True) -> SnapshotResult:
-        delay = int(self.settings["snapshot.delay.ms"])
+        delay = self.settings.snapshot_delay_ms
         if delay and self.stopping.wait(delay / 1000):
             raise InterruptedError("stopped before the snapshot began")
         conn = connect(self.settings, streaming=True)
@@ -83,7 +71,7 @@ class Snapshotter:
 
     def _run(self, conn: Any, data: bool) -> SnapshotResult:
         cur = conn.cursor()
-        timeout_s = max(1, int(self.settings["snapshot.lock.timeout.ms"]) // 1000)
+        timeout_s = max(1, self.settings.snapshot_lock_timeout_ms // 1000)
         cur.execute(f"SET SESSION lock_wait_timeout = {timeout_s}")
         cur.execute(f"SET SESSION innodb_lock_wait_timeout = {timeout_s}")
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -218,7 +206,7 @@ class Snapshotter:
                 continue
             ts = self.events.schema_for(table)
             select = f"SELECT * FROM {table_id.sql()}"
-            override = self._override(table_id)
+            override = self.settings.select_override(str(table_id))
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
@@ -269,14 +257,6 @@ class Snapshotter:
             if not self.emit([pending]):
                 raise InterruptedError("snapshot interrupted")
         return total
-
-    def _override(self, table_id: TableId) -> str | None:
-        tables = [
-            t.strip() for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
-        ]
-        if str(table_id) in tables:
-            return self.settings.raw.get(f"snapshot.select.statement.overrides.{table_id}")
-        return None
 
 
 def _one(cur: Any) -> Any:

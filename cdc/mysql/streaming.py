@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import pymysqlreplication.binlogstream as _binlogstream
 from pymysql.err import OperationalError
-from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
     GtidEvent,
     HeartbeatLogEvent,
@@ -39,16 +37,21 @@ from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.history.positions import GtidSet
 from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.schema import SchemaState
-from cdc.mysql.schema_events import SchemaChangeEvents
 
-__all__ = ["STREAM_EVENTS", "BinlogPurgedError", "Streamer"]
+__all__ = [
+    "STREAM_EVENTS",
+    "BinlogPurgedError",
+    "EventReader",
+    "ReaderFactory",
+    "Streamer",
+    "binlog_reader_factory",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,31 +79,73 @@ class BinlogPurgedError(ConnectError):
     pass
 
 
+class EventReader(Protocol):
+    """A source of binlog events: the library's events (or ours, :mod:`cdc.mysql.binlog`), None at the
+    end; an :class:`OperationalError` for a lost connection."""
+
+    def fetchone(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+ReaderFactory = Callable[[BinlogOffset], EventReader]
+"""Opens an event source at an offset's file and position."""
+
+
+def binlog_reader_factory(settings: MySqlSettings) -> ReaderFactory:
+    """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``."""
+
+    def open_reader(start: BinlogOffset) -> EventReader:
+        return BinlogReader(
+            connection_settings={
+                "host": settings.database_hostname,
+                "port": settings.database_port,
+                "user": settings.database_user,
+                "password": settings.password,
+            },
+            server_id=settings.database_server_id,
+            resume_stream=True,
+            log_file=start.file,
+            log_pos=start.pos,
+            blocking=True,
+            only_events=list(STREAM_EVENTS),
+            slave_heartbeat=1,
+            is_mariadb=False,
+            freeze_schema=True,
+            enable_logging=False,
+        )
+
+    return open_reader
+
+
 class Streamer:
+    """Streams the binlog from an offset through the shared :class:`CaptureContext`.
+
+    ``reader_factory`` opens the event source at an offset (default: :func:`binlog_reader_factory`, a
+    :class:`BinlogReader` on the server); a unit test gives one that replays recorded events.
+    """
+
     def __init__(
         self,
-        settings: MySqlSettings,
-        schema: SchemaState,
-        events: EventFactory,
-        filters: Filters,
-        schema_events: SchemaChangeEvents,
-        emit: Callable[[list[SourceRecord]], bool],
-        stopping: threading.Event,
+        ctx: CaptureContext,
         metrics: StreamingMetrics,
-        mariadb: bool,
+        reader_factory: ReaderFactory | None = None,
     ) -> None:
+        settings = ctx.settings
         self.settings = settings
-        self.schema = schema
-        self.events = events
-        self.filters = filters
-        self.schema_events = schema_events
-        self.emit = emit
-        self.stopping = stopping
+        self.schema = ctx.schema
+        self.events = ctx.events
+        self.filters = ctx.filters
+        self.schema_events = ctx.schema_events
+        self.emit = ctx.emit
+        self.stopping = ctx.stopping
         self.metrics = metrics
-        self.mariadb = mariadb
-        self.heartbeat_ms = int(settings["heartbeat.interval.ms"])
-        self.event_failure_mode = str(settings["event.processing.failure.handling.mode"]).lower()
-        self.inconsistent_mode = str(settings["inconsistent.schema.handling.mode"]).lower()
+        self.mariadb = ctx.mariadb
+        self.reader_factory = reader_factory or binlog_reader_factory(settings)
+        self._row_decoder = RowDecoder()
+        self.heartbeat_ms = settings.heartbeat_interval_ms
+        self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
+        self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -116,7 +161,7 @@ class Streamer:
         self.ts_sec = 0
         self._last_emit = time.monotonic()
         self.event_start = 4
-        self._gtids = _CompletedGtids(mariadb)
+        self._gtids = _CompletedGtids(ctx.mariadb)
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -178,28 +223,8 @@ class Streamer:
                     return
                 backoff = min(backoff * 2, 30.0)
 
-    def _reader(self, start: BinlogOffset) -> BinLogStreamReader:
-        return BinlogReader(
-            connection_settings={
-                "host": self.settings["database.hostname"],
-                "port": int(self.settings["database.port"]),
-                "user": self.settings["database.user"],
-                "password": self.settings.password,
-            },
-            server_id=int(self.settings["database.server.id"]),
-            resume_stream=True,
-            log_file=start.file,
-            log_pos=start.pos,
-            blocking=True,
-            only_events=list(STREAM_EVENTS),
-            slave_heartbeat=1,
-            is_mariadb=False,
-            freeze_schema=True,
-            enable_logging=False,
-        )
-
     def _stream(self, start: BinlogOffset) -> None:
-        reader = self._reader(start)
+        reader = self.reader_factory(start)
         self.metrics.connected = True
         self.file, self.next_pos = start.file, start.pos
         try:
@@ -211,7 +236,7 @@ class Streamer:
         finally:
             reader.close()
 
-    def _events(self, reader: BinLogStreamReader) -> Iterator[Any]:
+    def _events(self, reader: EventReader) -> Iterator[Any]:
         while not self.stopping.is_set():
             event = reader.fetchone()
             if event is None:
@@ -369,10 +394,7 @@ class Streamer:
         # Rows as lists in our column order: one image per row, (before, after) for updates. The
         # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
         # types or events), which then go through _ordered exactly as before.
-        decoder: RowDecoder | None = getattr(self, "_row_decoder", None)
-        if decoder is None:
-            decoder = self._row_decoder = RowDecoder()
-        images = decoder.ordered(event, names)
+        images = self._row_decoder.ordered(event, names)
         if images is None:
             images = []
             library = event.library_event() if type(event) is FastRows else event
@@ -449,10 +471,6 @@ class Streamer:
             self._last_emit = time.monotonic()
             record = self.schema_events.heartbeat(self.checkpoint().to_dict())
             self.emit([record])
-
-    def heartbeat_now(self) -> None:
-        """Called by the idle loop: a heartbeat if due, outside transactions."""
-        self._maybe_heartbeat()
 
 
 _TRUNCATE = re.compile(

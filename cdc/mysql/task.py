@@ -7,8 +7,8 @@ fails the task with its message.
 
 With ``snapshot.engine=spark`` the initial snapshot with data is the parallel engine's
 (:func:`cdc.mysql.spark.connector.spark_snapshot`): its Spark tasks write the records to Kafka themselves
-with the worker's converters and producer settings (the ``cdc.worker.*`` entries the worker adds to this
-task's config, see :meth:`MySqlSourceTask.uses_worker_clients`), the schema history is written through
+with the worker's converters and producer settings (from
+:meth:`~cdc.api.connector.SourceTaskContext.worker_client_config`), the schema history is written through
 this task's :class:`SchemaState`, and the task only emits what carries offsets: the schema change events,
 a record committing the run's start ``S`` flagged ``snapshot`` (a restart then resumes that run) and, at
 the end, one committing the end position without the flag (a heartbeat when ``heartbeat.interval.ms`` is
@@ -20,17 +20,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.logs import in_context
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings, require_valid
 from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.events import EventFactory, SourcePosition
-from cdc.mysql.filters import Filters
+from cdc.mysql.events import SourcePosition
+from cdc.mysql.history import open_history
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
@@ -43,7 +43,6 @@ __all__ = ["MySqlSourceTask"]
 
 log = logging.getLogger(__name__)
 
-WORKER_BOOTSTRAP_KEY = "cdc.worker.bootstrap.servers"
 PAUSED_AFTER_S = 10.0
 """The worker has not polled for this long: the connector is paused (or the worker stuck), and the Spark
 snapshot, which writes to Kafka without going through ``poll``, submits no further chunk."""
@@ -58,16 +57,12 @@ class MySqlSourceTask(SourceTask):
         self.queue: ChangeEventQueue | None = None
         self.thread: threading.Thread | None = None
         self.streamer: Streamer | None = None
+        self.snapshotter: Snapshotter | None = None
+        self._metrics_prefix: str | None = None  # the server name its metrics are registered under
         self.history: Any = None
         self.poll_timeout = 0.5
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
-
-    @staticmethod
-    def uses_worker_clients(props: Mapping[str, str]) -> bool:
-        """Whether the worker must give this task its converter and producer settings
-        (``cdc.worker.<key>`` entries): only a snapshot written by Spark produces to Kafka itself."""
-        return str(props.get("snapshot.engine") or "local").strip().lower() == "spark"
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -75,46 +70,27 @@ class MySqlSourceTask(SourceTask):
         self.settings = settings
         self.props = dict(props)
         self._last_poll = time.monotonic()
-        self.poll_timeout = int(settings["poll.interval.ms"]) / 1000
-        self.queue = ChangeEventQueue(int(settings["max.queue.size"]), int(settings["max.batch.size"]))
+        self.poll_timeout = settings.poll_interval_ms / 1000
+        self.queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
         conn = connect(settings)
         try:
             server = check_server(conn, settings)
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)
-        filters = Filters(settings)
-        self.history = self._history(settings, props)
-        schema = SchemaState(settings, filters, self.history)
-        events = EventFactory(settings, self.CONNECTOR)
-        schema_events = SchemaChangeEvents(settings, events)
+        self.history = open_history(props, self.context.worker_client_config())
+        ctx = CaptureContext.build(
+            settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
+        )
+        schema, schema_events = ctx.schema, ctx.schema_events
+        self._metrics_prefix = settings.prefix
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
-        snapshotter = Snapshotter(
-            settings,
-            schema,
-            events,
-            filters,
-            self._emit,
-            self.stopping,
-            server.mariadb,
-            snapshot_metrics,
-            schema_events,
-        )
-        self.streamer = Streamer(
-            settings,
-            schema,
-            events,
-            filters,
-            schema_events,
-            self._emit,
-            self.stopping,
-            streaming_metrics,
-            server.mariadb,
-        )
+        snapshotter = Snapshotter(ctx, snapshot_metrics)
+        self.streamer = Streamer(ctx, streaming_metrics)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
@@ -125,22 +101,6 @@ class MySqlSourceTask(SourceTask):
         )
         self.thread.start()
 
-    def _history(self, settings: MySqlSettings, props: dict[str, str]) -> Any:
-        from cdc.history.factory import history_from_config
-
-        props = dict(props)
-        # Debezium requires the history's brokers; the seed 1.x config misspells that key, so the
-        # worker's own brokers stand in when none is given.
-        if not settings.history_bootstrap() and props.get(WORKER_BOOTSTRAP_KEY):
-            props["schema.history.internal.kafka.bootstrap.servers"] = props[WORKER_BOOTSTRAP_KEY]
-        history = history_from_config(props)
-        # Create the topic with Debezium's settings before anything could let the broker auto-create it
-        # with the default (expiring) retention.
-        if not history.storage_exists():
-            history.initialize_storage()
-        history.start()
-        return history
-
     def _plan(
         self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState, server: ServerInfo
     ) -> str:
@@ -148,7 +108,7 @@ class MySqlSourceTask(SourceTask):
         ``snapshot_only``; recovers the schema from the history when streaming resumes."""
         from cdc.history.errors import SchemaHistoryMissingError
 
-        mode = str(settings["snapshot.mode"]).lower()
+        mode = settings.snapshot_mode.lower()
         mode = {"schema_only": "no_data", "schema_only_recovery": "recovery"}.get(mode, mode)
         if mode == "always":
             return "snapshot"
@@ -196,7 +156,7 @@ class MySqlSourceTask(SourceTask):
     ) -> None:
         assert self.queue is not None and self.streamer is not None
         try:
-            spark = str(self.settings["snapshot.engine"]).lower() == "spark"
+            spark = self.settings.snapshot_engine.lower() == "spark"
             if plan in ("snapshot", "snapshot_only") and spark:
                 result = self._spark_snapshot(schema_events, offset)
                 start = result.offset
@@ -221,7 +181,7 @@ class MySqlSourceTask(SourceTask):
                     # No row carried the completed offset: a heartbeat does when heartbeats are on (as
                     # Debezium dispatches one); otherwise a record that only commits the offset, so a
                     # restart streams from here without a heartbeat topic Debezium would not create.
-                    if int(self.settings["heartbeat.interval.ms"]) > 0:
+                    if self.settings.heartbeat_interval_ms > 0:
                         self._emit([schema_events.heartbeat(start.to_dict())])
                     else:
                         self._emit([schema_events.offset_only(start.to_dict())])
@@ -277,6 +237,7 @@ class MySqlSourceTask(SourceTask):
 
         return spark_snapshot(
             self.props,
+            self.context.worker_client_config(),
             self.schema,
             self.stopping,
             stored=stored,
@@ -287,7 +248,7 @@ class MySqlSourceTask(SourceTask):
     def _offset_carrier(self, schema_events: SchemaChangeEvents, offset: dict[str, Any]) -> SourceRecord:
         """A record whose only job is to have the worker commit ``offset``: a heartbeat when heartbeats are
         on (Debezium's record), else an offset-only record (no topic is written)."""
-        if int(self.settings["heartbeat.interval.ms"]) > 0:
+        if self.settings.heartbeat_interval_ms > 0:
             return schema_events.heartbeat(offset)
         return schema_events.offset_only(offset)
 
@@ -337,7 +298,7 @@ class MySqlSourceTask(SourceTask):
             self.queue.close()
         if self.thread is not None:
             self.thread.join(0.5)
-            if self.thread.is_alive() and getattr(self, "snapshotter", None) is not None:
+            if self.thread.is_alive() and self.snapshotter is not None:
                 self.snapshotter.interrupt()
             self.thread.join(10)
         if self.history is not None:
@@ -345,10 +306,9 @@ class MySqlSourceTask(SourceTask):
                 self.history.stop()
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
-        settings = getattr(self, "settings", None)
-        if settings is not None:
-            REGISTRY.unregister("snapshot", settings.prefix)
-            REGISTRY.unregister("streaming", settings.prefix)
+        if self._metrics_prefix is not None:
+            REGISTRY.unregister("snapshot", self._metrics_prefix)
+            REGISTRY.unregister("streaming", self._metrics_prefix)
 
 
 class MariaDbSourceTask(MySqlSourceTask):

@@ -361,11 +361,11 @@ class TypeMapper:
     """
 
     def __init__(self, settings: MySqlSettings) -> None:
-        self.time_mode = str(settings["time.precision.mode"]).lower()
-        self.decimal_mode = str(settings["decimal.handling.mode"]).lower()
-        self.bigint_mode = str(settings["bigint.unsigned.handling.mode"]).lower()
-        self.binary_mode = str(settings["binary.handling.mode"]).lower()
-        self.adjust_years = bool(settings["enable.time.adjuster"])
+        self.time_mode = settings.time_precision_mode.lower()
+        self.decimal_mode = settings.decimal_handling_mode.lower()
+        self.bigint_mode = settings.bigint_unsigned_handling_mode.lower()
+        self.binary_mode = settings.binary_handling_mode.lower()
+        self.adjust_years = settings.enable_time_adjuster
 
     def map(self, column: Column) -> ColumnMapping:
         builder, convert, fallback = self._builder(column)

@@ -81,6 +81,10 @@ class ChunkRunner(Protocol):
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None: ...
 
+    def cancel(self) -> None:
+        """Cancel the chunks running now (from another thread; a stopping run calls it)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -132,6 +136,9 @@ class ThreadRunner:
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
         _drive(lambda t: self.run_chunk((t, ctx)), tasks, self.parallelism, on_done, stopping)
+
+    def cancel(self) -> None:
+        pass  # a chunk on a thread ends on its own; ``stopping`` keeps the next ones from starting
 
     def close(self) -> None:
         pass
@@ -243,6 +250,10 @@ class SparkRunner:
 
     def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
         _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):  # the session may be stopping already
+            self.sc.cancelAllJobs()
 
     def close(self) -> None:
         try:

@@ -75,9 +75,6 @@ class OffsetWriter:
         with self._lock:
             self._pending[key] = (partition, offset)
 
-    def has_pending(self) -> bool:
-        return bool(self._pending)
-
     def snapshot(self) -> dict[bytes, bytes | None]:
         """Take (and clear) what is pending, as offsets-topic keys and values."""
         with self._lock:

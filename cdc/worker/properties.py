@@ -21,8 +21,7 @@ Kafka's scripts (``connect-standalone worker.properties connector.properties``) 
 The state machine below follows the JDK's ``Properties.LineReader.readLine`` (Java 9+) and
 ``loadConvert`` step for step, including their corner cases (e.g. an empty continuation line ends the
 logical line; a logical line that is empty after a continuation lets a following ``#`` start a
-comment). It was checked against JDK 17's ``Properties.load(Reader)`` on 80,000 random inputs built
-from separators, blanks, backslashes, line breaks and escapes: no difference.
+comment).
 
 Encoding: ``Properties.load(InputStream)`` decodes ISO-8859-1. Our users also write UTF-8 (the seed
 configs come from Korean write-ups), so :func:`load_properties` decodes UTF-8 first and falls back to

@@ -66,6 +66,8 @@ class SourceTaskSettings:
     flush_timeout_ms: int = 5000
     topic_seen: Callable[[str], None] | None = None
     ensure_topic: Callable[[str], None] | None = None
+    worker_clients: Callable[[], dict[str, str]] | None = None
+    """What the task context's ``worker_client_config`` answers (built when a task asks)."""
 
 
 class _Context(SourceTaskContext):
@@ -74,10 +76,14 @@ class _Context(SourceTaskContext):
         config: dict[str, str],
         reader: StoreOffsetReader,
         transactions: TransactionContext | None = None,
+        worker_clients: Callable[[], dict[str, str]] | None = None,
+        task_index: int = 0,
     ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
+        self._worker_clients = worker_clients
+        self._task_index = task_index
 
     def configs(self) -> dict[str, str]:
         return self._config
@@ -87,6 +93,12 @@ class _Context(SourceTaskContext):
 
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
+
+    def worker_client_config(self) -> dict[str, str]:
+        return self._worker_clients() if self._worker_clients is not None else {}
+
+    def task_index(self) -> int:
+        return self._task_index
 
 
 class WorkerSourceTask(WorkerTask):
@@ -137,7 +149,15 @@ class WorkerSourceTask(WorkerTask):
     # -- lifecycle ---------------------------------------------------------------------------------
     def initialize(self) -> None:
         self.producer = self._new_producer()
-        self.task.initialize(_Context(self.task_config, self.offset_reader, self._transaction_context()))
+        self.task.initialize(
+            _Context(
+                self.task_config,
+                self.offset_reader,
+                self._transaction_context(),
+                self.settings.worker_clients,
+                self.id.task,
+            )
+        )
         self.task.start(self.task_config)
         self._task_started = True
 

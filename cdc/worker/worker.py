@@ -8,12 +8,12 @@ a connector generates get them back (:func:`cdc.worker.security.reverse_transfor
 are masked (:func:`cdc.worker.security.format_trace`). Every Kafka client gets the worker's security
 settings and the connector's allowed overrides (:func:`cdc.kafka.clients.connector_client_settings`).
 
-``cdc.worker.<key>`` task-config entries are the worker's to give, at task start and in memory only: its
-brokers to every task, and, to a task class whose ``uses_worker_clients(config)`` says so (the MySQL
-source with ``snapshot.engine=spark``, whose Spark job produces to Kafka itself), its converter, shared
-client and ``producer.*`` settings (:meth:`Worker.worker_client_entries`). Such keys coming from a
-connector are dropped, so they are never stored in task configs nor shown by ``GET …/tasks``, and a
-connector cannot set worker client settings past ``connector.client.config.override.policy``.
+A source task that writes to Kafka itself (the MySQL source's snapshot on Spark) asks its context for the
+worker's converter, shared client and ``producer.*`` settings
+(:meth:`~cdc.api.connector.SourceTaskContext.worker_client_config`, answered by
+:meth:`Worker.worker_client_entries`): they never enter task configs. The ``cdc.worker.`` prefix stays
+reserved: such keys coming from a connector are dropped, so they are never stored in task configs nor
+shown by ``GET …/tasks``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cdc.api.connector import TASK_ID_ENTRY, Connector, ConnectorContext, SinkConnector, SourceConnector
+from cdc.api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.kafka.clients import (
     CLIENT_SHARED_PREFIXES,
     connector_client_settings,
-    history_client_defaults,
     to_librdkafka,
 )
 from cdc.kafka.failures import create_topic_if_missing
@@ -271,7 +270,7 @@ class Worker:
                     cfg[key] = rc.config[key]
             out.append(cfg)
         restored = reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
-        return [without_worker_entries(cfg) for cfg in restored]  # the worker's to add, at task start
+        return [without_worker_entries(cfg) for cfg in restored]  # a reserved prefix
 
     def connector_class(self, name: str) -> str | None:
         """The ``connector.class`` a connector running here was started with."""
@@ -348,7 +347,7 @@ class Worker:
         return converter_spec(role, connector_config, self.settings.props).build()
 
     def worker_client_entries(self) -> dict[str, str]:
-        """What a task needs to write to Kafka as this worker does (without the ``cdc.worker.`` prefix).
+        """What a task needs to write to Kafka as this worker does (its context's ``worker_client_config``).
 
         The converters as the worker would configure them when a connector names none (the class, the
         ConfigDef's default for ``header.converter``, and the ``<role>.*`` sub-settings), the brokers,
@@ -388,21 +387,10 @@ class Worker:
     ) -> WorkerTask:
         connector_config = self.settings.resolve(connector_config)
         task_config = without_worker_entries(self.settings.resolve(task_config))
-        # Lets a source fall back to the worker's brokers (the MySQL source's schema history does).
-        task_config[WORKER_ENTRY_PREFIX + "bootstrap.servers"] = ",".join(
-            self.settings.parsed["bootstrap.servers"]
-        )
-        task_config[TASK_ID_ENTRY] = str(task_id.task)  # for the task's metrics' labels
-        for key, value in history_client_defaults(self.settings.props, task_config).items():
-            task_config.setdefault(key, value)
         connector_cls = registry.load(connector_config["connector.class"])
         kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
         parsed = connector_def(kind).parse(connector_config)
-        task_cls = connector_cls().task_class()
-        wants_clients = getattr(task_cls, "uses_worker_clients", None)
-        if callable(wants_clients) and wants_clients(task_config):
-            task_config.update({WORKER_ENTRY_PREFIX + k: v for k, v in self.worker_client_entries().items()})
-        task = task_cls()
+        task = connector_cls().task_class()()
         key_conv: Converter = self._converter("key.converter", connector_config)
         value_conv: Converter = self._converter("value.converter", connector_config)
         header_conv: HeaderConverter = self._converter("header.converter", connector_config)
@@ -439,6 +427,7 @@ class Worker:
                 flush_timeout_ms=int(worker["offset.flush.timeout.ms"]),
                 topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
+                worker_clients=self.worker_client_entries,
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
             args = (*common, reader, writer, settings)

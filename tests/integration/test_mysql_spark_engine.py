@@ -126,7 +126,7 @@ def _connector(
         "database.server.id": str(random.randint(100_000, 4_000_000)),
         "topic.prefix": prefix,
         "database.include.list": mysql_db.name,
-        # No brokers: the history falls back to the worker's (cdc.worker.bootstrap.servers).
+        # No brokers: the history falls back to the worker's (its context's worker_client_config).
         "schema.history.internal.kafka.topic": f"{prefix}.history",
         "snapshot.engine": engine,
     }
@@ -415,15 +415,16 @@ def test_spark_engine_writes_what_local_writes_then_streams(
             _normal(m.value(), local_prefix, local_prefix, False) for m in local_later
         ]
 
-        # The worker's entries reached the task, and show nowhere.
+        # The worker's client settings reached the task through its context, and show nowhere.
         from cdc.worker.stores.base import TaskId
 
         task = worker.herder.worker.task(TaskId("mysql-spark", 0))
         assert task is not None
-        config = task.task_config  # type: ignore[attr-defined]
-        assert config["cdc.worker.value.converter.schemas.enable"] == "true"
-        assert config["cdc.worker.key.converter.schemas.enable"] == "false"
-        assert config["cdc.worker.producer.sasl.jaas.config"] == JAAS
+        clients = task.task.context.worker_client_config()  # type: ignore[attr-defined]
+        assert clients["value.converter.schemas.enable"] == "true"
+        assert clients["key.converter.schemas.enable"] == "false"
+        assert clients["producer.sasl.jaas.config"] == JAAS
+        assert not [k for k in task.task_config if k.startswith("cdc.worker")]  # type: ignore[attr-defined]
         local_task = worker.herder.worker.task(TaskId("mysql-local", 0))
         assert local_task is not None
         assert not [k for k in local_task.task_config if k.startswith("cdc.worker.producer")]  # type: ignore[attr-defined]

@@ -128,12 +128,10 @@ def _single_reader_record(
     import cdc.mysql.events as events_mod
     import cdc.mysql.snapshot as snapshot_mod
     from cdc.converters.json_converter import JsonConverter
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.config import MySqlSettings
-    from cdc.mysql.events import EventFactory
-    from cdc.mysql.filters import Filters
     from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
     from cdc.mysql.offsets import BinlogOffset
-    from cdc.mysql.schema import SchemaState
     from cdc.mysql.snapshot import Snapshotter
 
     class _Clock:
@@ -165,17 +163,8 @@ def _single_reader_record(
         found.extend(r for r in records if r.key is not None and r.key.get("id") == id_)
         return True
 
-    events = EventFactory(settings, "mysql")
-    Snapshotter(
-        settings,
-        SchemaState(settings, Filters(settings), _NoHistory()),
-        events,
-        Filters(settings),
-        emit,
-        threading.Event(),
-        True,
-        SnapshotMetrics(settings.prefix),
-    ).run(data=True)
+    ctx = CaptureContext.build(settings, _NoHistory(), emit, threading.Event(), True)
+    Snapshotter(ctx, SnapshotMetrics(settings.prefix), emit_schema_changes=False).run(data=True)
     REGISTRY.unregister("snapshot", settings.prefix)
     assert len(found) == 1
     key_conv, value_conv = JsonConverter(), JsonConverter()

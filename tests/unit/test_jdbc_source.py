@@ -163,10 +163,8 @@ def test_config_defaults_unknown_keys_and_validation() -> None:
             "connecftion.password": "ignored",
         }
     )
-    assert (
-        s["batch.max.rows"] == 100 and s["poll.interval.ms"] == 5000 and s["table.poll.interval.ms"] == 60000
-    )
-    assert s["quote.sql.identifiers"] == "ALWAYS" and s["validate.non.null"] is True
+    assert s.batch_max_rows == 100 and s.poll_interval_ms == 5000 and s.table_poll_interval_ms == 60000
+    assert s.quote_sql_identifiers == "ALWAYS" and s.validate_non_null is True
     assert s.numeric_mapping == "none" and s.password is None
     assert JDBC_SOURCE_DEF["connection.password"].type.value == "PASSWORD"
     errors = {
@@ -419,6 +417,9 @@ class _Ctx:
 
     def offset_storage_reader(self) -> Any:
         return self.reader
+
+    def task_index(self) -> int:
+        return 0
 
     def configs(self) -> dict[str, str]:
         return {}

@@ -6,10 +6,9 @@ commits it, then stream from it. The records go to Kafka from the Spark tasks di
 same converters and transforms the worker would apply; the schema history is written through the
 task's own :class:`SchemaState`.
 
-The worker's converter and producer settings reach the task as ``cdc.worker.<key>`` entries of its config
-(see :meth:`cdc.worker.worker.Worker.worker_client_entries`); converters named in the connector's own
-config need nothing more. They are read here and never passed on in the connector's config (the Spark
-tasks get the resolved writer settings only).
+The worker's converter and producer settings reach the task through its context
+(:meth:`~cdc.api.connector.SourceTaskContext.worker_client_config`); converters named in the connector's
+own config need nothing more. The Spark tasks get the resolved writer settings only.
 
 Around the engine's :class:`~cdc.mysql.spark.engine.SnapshotRun` this module adds what a connector task needs:
 
@@ -38,29 +37,11 @@ from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
-__all__ = [
-    "WORKER_PREFIX",
-    "connector_props_from_task",
-    "may_resume",
-    "spark_snapshot",
-    "state_dir",
-    "worker_props_from_task",
-]
+__all__ = ["may_resume", "spark_snapshot", "state_dir"]
 
 log = logging.getLogger(__name__)
 
-WORKER_PREFIX = "cdc.worker."
-
 _one_at_a_time = threading.Lock()
-
-
-def worker_props_from_task(props: Mapping[str, str]) -> dict[str, str]:
-    return {k[len(WORKER_PREFIX) :]: v for k, v in props.items() if k.startswith(WORKER_PREFIX)}
-
-
-def connector_props_from_task(props: Mapping[str, str]) -> dict[str, str]:
-    """The task config without the worker's ``cdc.worker.*`` entries."""
-    return {k: v for k, v in props.items() if not k.startswith(WORKER_PREFIX)}
 
 
 def state_dir(props: Mapping[str, str]) -> Path:
@@ -145,10 +126,8 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
     while not done.wait(0.2):
         if not stopping.is_set():
             continue
-        sc = getattr(job.runner, "sc", None)
-        if sc is not None:
-            with contextlib.suppress(Exception):  # the session may be stopping already
-                sc.cancelAllJobs()
+        if job.runner is not None:
+            job.runner.cancel()
 
 
 def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:
@@ -167,6 +146,7 @@ def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[
 
 def spark_snapshot(
     props: Mapping[str, str],
+    worker_clients: Mapping[str, str],
     schema: Any,
     stopping: threading.Event,
     *,
@@ -174,7 +154,8 @@ def spark_snapshot(
     on_history: Callable[[Any], None] | None = None,
     gate: Callable[[], None] | None = None,
 ) -> SnapshotResult:
-    """Run the Spark snapshot for a connector task; ``props`` is the task config (with ``name``).
+    """Run the Spark snapshot for a connector task; ``props`` is the task config (with ``name``),
+    ``worker_clients`` the worker's client settings (the task context's ``worker_client_config``).
 
     ``stored``: the connector's stored offset (decides whether an unfinished run may be resumed).
     ``on_history``: called with each schema history record the run writes through ``schema`` (the task
@@ -190,23 +171,23 @@ def spark_snapshot(
         raise ConnectError(
             "snapshot.engine=spark needs pyspark on the worker: install cdc's `spark` extra (make spark)"
         )
-    raw = connector_props_from_task(props)
+    raw = dict(props)
     raw.setdefault("name", raw.get("topic.prefix", raw.get("database.server.name", "mysql")))
     settings = require_valid(raw)
-    partitions = settings["snapshot.spark.partitions"]
+    partitions = settings.snapshot_spark_partitions
     directory = state_dir(raw)
     resume = may_resume(directory, raw["name"], settings.prefix, stored)
     options = SnapshotOptions(
-        master=str(settings["snapshot.spark.master"]),
+        master=settings.snapshot_spark_master,
         partitions=int(partitions) if partitions else None,
-        chunk_rows=int(settings["snapshot.spark.chunk.rows"]),
+        chunk_rows=settings.snapshot_spark_chunk_rows,
         restart=not resume,
         state_dir=directory,
         progress=True,
         progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
     )
     with _exclusive(stopping):
-        job = SnapshotRun(raw, worker_props_from_task(props), options)
+        job = SnapshotRun(raw, worker_clients, options)
         job.stopping = stopping
         done = threading.Event()
         watcher = threading.Thread(

@@ -28,6 +28,7 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.history import open_history
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
@@ -120,23 +121,6 @@ class _NullHistory:
         pass
 
 
-def _history(config: Mapping[str, str], worker_props: Mapping[str, str]) -> Any:
-    from cdc.history.factory import history_from_config
-
-    props = dict(config)
-    if (
-        not props.get("schema.history.internal.kafka.bootstrap.servers")
-        and not props.get("database.history.kafka.bootstrap.servers")
-        and worker_props.get("bootstrap.servers")
-    ):
-        props["schema.history.internal.kafka.bootstrap.servers"] = worker_props["bootstrap.servers"]
-    history = history_from_config(props)
-    if not history.storage_exists():
-        history.initialize_storage()
-    history.start()
-    return history
-
-
 def _select(tables: Sequence[TableId], wanted: Sequence[str]) -> list[TableId]:
     if not wanted:
         return list(tables)
@@ -151,23 +135,27 @@ def capture_start(
     settings: MySqlSettings, schema: Any, connector: str, mariadb: bool, stopping: threading.Event
 ) -> tuple[BinlogOffset, list[TableId]]:
     """The single reader's lock → position → schema → unlock, without reading rows."""
+    from cdc.mysql.capture import CaptureContext
     from cdc.mysql.events import EventFactory
     from cdc.mysql.filters import Filters
     from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
+    from cdc.mysql.schema_events import SchemaChangeEvents
     from cdc.mysql.snapshot import Snapshotter
 
     metrics = SnapshotMetrics(settings.prefix)
+    events = EventFactory(settings, connector)
+    ctx = CaptureContext(
+        settings,
+        schema,
+        events,
+        Filters(settings),
+        SchemaChangeEvents(settings, events),
+        lambda records: True,
+        stopping,
+        mariadb,
+    )
     try:
-        snap = Snapshotter(
-            settings,
-            schema,
-            EventFactory(settings, connector),
-            Filters(settings),
-            lambda records: True,
-            stopping,
-            mariadb,
-            metrics,
-        )
+        snap = Snapshotter(ctx, metrics, emit_schema_changes=False)
         result = snap.run(data=False)
     finally:
         REGISTRY.unregister("snapshot", settings.prefix)
@@ -218,11 +206,7 @@ class SnapshotRun:
         from cdc.mysql.connection import connect
         from cdc.snapshot.sampling import plan_tables
 
-        overrides = [
-            t.strip()
-            for t in str(self.settings["snapshot.select.statement.overrides"] or "").split(",")
-            if t.strip()
-        ]
+        overrides = sorted(self.settings.override_tables)
         conn = connect(self.settings)
         try:
             return plan_tables(conn, tables, self.options.chunk_rows, self._parallelism_hint(), overrides)
@@ -307,7 +291,7 @@ class SnapshotRun:
         if resumed:
             schema = self._schema(_NullHistory())  # the interrupted run wrote the history at S
         elif schema is None:
-            own_history = history if history is not None else _history(self.config, self.worker)
+            own_history = history if history is not None else open_history(self.config, self.worker)
             schema = self._schema(own_history)
         try:
             start, tables = capture_start(
@@ -438,14 +422,14 @@ class SnapshotRun:
 
         conn = connect(self.settings)
         try:
-            lock = str(self.settings["snapshot.locking.mode"]).lower() != "none"
+            lock = self.settings.snapshot_locking_mode.lower() != "none"
             end = consistent_end(conn, mariadb, lock)
-            server_id = self.options.server_id or int(self.settings["database.server.id"]) + 1
+            server_id = self.options.server_id or self.settings.database_server_id + 1
             touched = touched_keys(
                 {
-                    "host": self.settings["database.hostname"],
-                    "port": int(self.settings["database.port"]),
-                    "user": self.settings["database.user"],
+                    "host": self.settings.database_hostname,
+                    "port": self.settings.database_port,
+                    "user": self.settings.database_user,
                     "passwd": self.settings.password,
                 },
                 server_id,

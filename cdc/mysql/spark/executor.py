@@ -107,7 +107,7 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     table_id = task.table.id
     sql, params = task.chunk.select()
     if not task.chunk.key and task.chunk.count == 1:
-        override = _override(settings, str(table_id))
+        override = settings.select_override(str(table_id))
         if override:
             sql, params = override, []
     conn = connect(settings, streaming=True)
@@ -147,10 +147,3 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
 def run_item(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
     """:func:`run_chunk` of ``(task, ctx)``: the chunk function the runners ship to Spark."""
     return run_chunk(item[0], item[1])
-
-
-def _override(settings: Any, table: str) -> str | None:
-    tables = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
-    if table in tables:
-        return settings.raw.get(f"snapshot.select.statement.overrides.{table}")
-    return None

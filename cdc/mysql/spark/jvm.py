@@ -50,11 +50,14 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc.history.model import Table
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
 from cdc.mysql.types import BINARY_TYPES, TEXT_TYPES
+
+if TYPE_CHECKING:
+    from cdc.mysql.config import MySqlSettings
 
 __all__ = [
     "DOUBLE_TO_TEXT",
@@ -400,8 +403,7 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
         raise Unsupported("no primary key")
     key_conv, value_conv = _converters(ctx)
     settings = MySqlSettings.parse(ctx.connector_config)
-    overrides = [t.strip() for t in str(settings["snapshot.select.statement.overrides"] or "").split(",")]
-    if str(table.id) in overrides:
+    if str(table.id) in settings.override_tables:
         raise Unsupported("a snapshot.select.statement.overrides SELECT")
     events = EventFactory(settings, ctx.connector)
     ts = events.schema_for(table)
@@ -494,19 +496,17 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
 # ----------------------------------------------------------------------------------- one chunk
 
 
-def _jdbc_url(settings: Any) -> str:
+def _jdbc_url(settings: MySqlSettings) -> str:
     # MySQLDialect (back-quoted identifiers, MySQL's types) is chosen for jdbc:mysql URLs; the MariaDB
     # driver accepts that scheme with permitMysqlScheme, and speaks to MySQL and MariaDB alike.
-    host, port = settings["database.hostname"], int(settings["database.port"])
+    host, port = settings.database_hostname, settings.database_port
     return f"jdbc:mysql://{host}:{port}/?permitMysqlScheme&useServerPrepStmts=false"
 
 
-def _session_init(settings: Any) -> tuple[str, bool]:
+def _session_init(settings: MySqlSettings) -> tuple[str, bool]:
     """The statements every chunk connection runs first (PyMySQL's session: UTC, the initial statements)."""
     statements = ["SET time_zone = '+00:00'"]
-    statements += [
-        s.strip() for s in str(settings["database.initial.statements"] or "").split(";") if s.strip()
-    ]
+    statements += [s.strip() for s in settings.database_initial_statements.split(";") if s.strip()]
     return "; ".join(statements), len(statements) > 1
 
 
@@ -548,7 +548,7 @@ def table_lines(session: Any, enc: TableEncoding, tasks: Sequence[ChunkTask], ct
     predicates = [f"{_literal_predicate(t)} ORDER BY {enc.order_by}" for t in tasks]
     frame = (
         session.read.option("driver", JDBC_DRIVER)
-        .option("user", str(settings["database.user"]))
+        .option("user", settings.database_user)
         .option("password", str(settings.password or ""))
         .option("sessionInitStatement", init)
         .option("fetchsize", "5000")

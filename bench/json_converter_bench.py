@@ -1,6 +1,6 @@
 """Micro benchmark of JsonConverter.from_connect_data on a 10-field struct (records/s, not asserted).
 
-python -m cdc.converters._bench_json [records]
+PYTHONPATH=. python -m bench.json_converter_bench [records]
 """
 
 from __future__ import annotations
