@@ -230,6 +230,7 @@ class WorkerSinkTask(WorkerTask):
             messages = consumer.consume(self.settings.batch_size, 1.0)
             self._client_errors.check()  # error_cb is served by consume
             records: list[SinkRecord] = []
+            read = 0  # records read (events such as a partition's end aside)
             for msg in messages:
                 err = msg.error()
                 if err is not None:
@@ -239,6 +240,7 @@ class WorkerSinkTask(WorkerTask):
                         raise ConnectError(client_failure_message("consumer", err))
                     log.warning("%s Consumer error: %s", self, err)
                     continue
+                read += 1
                 record = self._convert(msg)
                 tp = (msg.topic() or "", msg.partition() or 0)
                 self.current[tp] = (msg.offset() or 0) + 1
@@ -247,7 +249,7 @@ class WorkerSinkTask(WorkerTask):
             if records or messages:
                 started = time.monotonic()
                 self.task.put(records)
-                self.metrics.put(len(messages), len(records), started)
+                self.metrics.put(read, len(records), started)
                 self._record_lag(consumer, {(m.topic() or "", m.partition() or 0) for m in messages})
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import requests
-from worker_process import WorkerProcess, free_port, seed_properties, wait_for
+from worker_process import WorkerProcess, items_sources, standalone_worker, wait_for
 
 
 def lines(worker: WorkerProcess, start: int = 0) -> list[dict[str, Any]]:
@@ -20,54 +20,8 @@ def lines(worker: WorkerProcess, start: int = 0) -> list[dict[str, Any]]:
 def test_java_logger_names_and_json_lines(
     tmp_path: Any, kafka: Any, mysql_db: Any, workers: list[WorkerProcess]
 ) -> None:
-    port = free_port()
-    props = seed_properties(
-        "connect-standalone.properties",
-        tmp_path / "worker.properties",
-        {
-            "bootstrap.servers": kafka.bootstrap_servers,
-            "offset.storage.file.filename": str(tmp_path / "offsets"),
-        },
-        {"listeners": f"http://127.0.0.1:{port}", "log.format": "json"},
-    )
-    worker = WorkerProcess(["standalone", str(props)], port, tmp_path / "worker.log")
-    workers.append(worker)
-    worker.start()
-    with mysql_db.connect() as conn, conn.cursor() as cur:
-        cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40))")
-        cur.executemany("INSERT INTO items (name) VALUES (%s)", [(f"n{i}",) for i in range(20)])
-    prefix = kafka.topic("lg")
-    for topic in (f"{prefix}-items", f"{prefix}.history", f"{prefix}.{mysql_db.name}.items"):
-        kafka.topic(topic)
-    configs = {
-        "lg-jdbc": {
-            "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
-            "connection.url": f"jdbc:mysql://{mysql_db.host}:{mysql_db.port}/{mysql_db.name}",
-            "connection.user": mysql_db.user,
-            "connection.password": mysql_db.password,
-            "mode": "incrementing",
-            "incrementing.column.name": "id",
-            "topic.prefix": f"{prefix}-",
-            "poll.interval.ms": "200",
-        },
-        "lg-mysql": {
-            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-            "database.hostname": mysql_db.host,
-            "database.port": str(mysql_db.port),
-            "database.user": mysql_db.user,
-            "database.password": mysql_db.password,
-            "database.server.id": "23457",
-            "topic.prefix": prefix,
-            "database.include.list": mysql_db.name,
-            "schema.history.internal.kafka.topic": prefix + ".history",
-            "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
-            "include.schema.changes": "false",
-        },
-    }
-    for name, config in configs.items():
-        assert (
-            requests.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=30).status_code == 201
-        )
+    worker = standalone_worker(tmp_path, kafka, workers, **{"log.format": "json"})
+    _prefix, configs = items_sources(worker, kafka, mysql_db, "lg", 23457)
     wait_for(
         lambda: any(
             "snapshot" in line["message"].lower() and line.get("task") == 0 for line in lines(worker)

@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
-from worker_process import REPO, WorkerProcess, free_port, seed_properties, wait_for
+from worker_process import (
+    REPO,
+    WorkerProcess,
+    jdbc_source,
+    mysql_source,
+    put_connectors,
+    standalone_worker,
+    wait_for,
+)
 
 TABLES = 6
 ROWS = 800  # per table; 5 ms each: about 25 s of snapshot
@@ -43,19 +50,7 @@ def browse(url: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_status_page_in_headless_chromium(
     tmp_path: Path, kafka: Any, mysql_db: Any, workers: list[WorkerProcess]
 ) -> None:
-    port = free_port()
-    props = seed_properties(
-        "connect-standalone.properties",
-        tmp_path / "worker.properties",
-        {
-            "bootstrap.servers": kafka.bootstrap_servers,
-            "offset.storage.file.filename": str(tmp_path / "offsets"),
-        },
-        {"listeners": f"http://127.0.0.1:{port}"},
-    )
-    worker = WorkerProcess(["standalone", str(props)], port, tmp_path / "worker.log")
-    workers.append(worker)
-    worker.start()
+    worker = standalone_worker(tmp_path, kafka, workers)
     names = [f"t{i}" for i in range(TABLES)]
     with mysql_db.connect() as conn, conn.cursor() as cur:
         for name in names:
@@ -69,39 +64,27 @@ def test_status_page_in_headless_chromium(
         kafka.topic(f"{prefix}.{mysql_db.name}.{name}")
     kafka.topic(f"{prefix}-items")
     qualified = [f"{mysql_db.name}.{n}" for n in names]
-    mysql = {
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
-        "database.hostname": mysql_db.host,
-        "database.port": str(mysql_db.port),
-        "database.user": mysql_db.user,
-        "database.password": mysql_db.password,
-        "database.server.id": "23459",
-        "topic.prefix": prefix,
-        "database.include.list": mysql_db.name,
-        "schema.history.internal.kafka.topic": prefix + ".history",
-        "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
-        "include.schema.changes": "false",
-        "snapshot.select.statement.overrides": ",".join(qualified),
+    overrides = {
+        f"snapshot.select.statement.overrides.{q}": f"SELECT * FROM {q} WHERE SLEEP(0.005) = 0"
+        for q in qualified
+    }
+    mysql = mysql_source(
+        mysql_db,
+        prefix,
+        kafka.bootstrap_servers,
+        23459,
+        **{"snapshot.select.statement.overrides": ",".join(qualified), **overrides},
+    )
+    jdbc = jdbc_source(  # its task fails: the column does not exist
+        mysql_db,
+        f"{prefix}-",
         **{
-            f"snapshot.select.statement.overrides.{q}": f"SELECT * FROM {q} WHERE SLEEP(0.005) = 0"
-            for q in qualified
+            "incrementing.column.name": "no_such_column",
+            "table.whitelist": "t0",
+            "query.retry.attempts": "0",  # the first failed query fails the task
         },
-    }
-    jdbc = {  # its task fails: the column does not exist
-        "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
-        "connection.url": f"jdbc:mysql://{mysql_db.host}:{mysql_db.port}/{mysql_db.name}",
-        "connection.user": mysql_db.user,
-        "connection.password": mysql_db.password,
-        "mode": "incrementing",
-        "incrementing.column.name": "no_such_column",
-        "table.whitelist": "t0",
-        "query.retry.attempts": "0",  # the first failed query fails the task
-        "topic.prefix": f"{prefix}-",
-    }
-    for name, config in (("ui-mysql", mysql), ("ui-jdbc", jdbc)):
-        assert (
-            requests.put(f"{worker.url}/connectors/{name}/config", json=config, timeout=30).status_code == 201
-        )
+    )
+    put_connectors(worker, {"ui-mysql": mysql, "ui-jdbc": jdbc})
 
     def snapshot_under_way() -> dict[str, Any] | None:
         status = {c["name"]: c for c in worker.get("/ui/status").json()["connectors"]}
