@@ -66,15 +66,21 @@ class _File(logging.FileHandler):
     """The handler :func:`configure_logging` made for ``log.file``."""
 
 
-def configure_logging(level: str | None = "INFO", settings: LogSettings | None = None) -> None:
+def configure_logging(
+    level: str | None = "INFO", settings: LogSettings | None = None, *, install: bool = True
+) -> None:
     """Log to stderr (and ``settings.file``) in ``settings``' format; ``level`` sets the root level.
 
     Called again, it keeps the handlers it made (and the filters others added to them, such as the
-    secret redaction) and changes their format."""
+    secret redaction) and changes their format. With ``install=False`` (a worker built inside another
+    program, e.g. a test) it only changes handlers it made earlier: the embedding program's logging is
+    left as it is."""
     settings = settings or LogSettings()
     formatter = settings.formatter()
     root = logging.getLogger()
     ours: list[logging.Handler] = [h for h in root.handlers if isinstance(h, (_Console, _File))]
+    if not ours and not install:
+        return
     if not ours:
         console = _Console()
         console.addFilter(ContextFilter())

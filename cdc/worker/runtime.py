@@ -129,7 +129,8 @@ def _assemble(
     # it has read the packages, so a herder thread starting an assigned connector while a REST thread
     # validates a config could find no plugin at all ("Failed to find any class that implements ...").
     registry.names()
-    configure_logging(None, LogSettings.from_worker(parsed))  # log.format, log.pattern, log.file
+    # log.format, log.pattern, log.file, for the logging the cdc command set up (not an embedding program's)
+    configure_logging(None, LogSettings.from_worker(parsed), install=False)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores
