@@ -29,6 +29,7 @@ from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.history import open_history
+from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
@@ -387,6 +388,7 @@ class SnapshotRun:
             return results
         emit = _log_progress if self.options.progress_to_log else None
         progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
+        metrics = _run_metrics(self.settings.prefix, plans, state.done)
         lock = threading.Lock()
 
         def on_done(result: ChunkResult) -> None:
@@ -400,12 +402,17 @@ class SnapshotRun:
                 }
                 state.save()
                 progress.chunk_done(result.chunk_id, result.rows)
+                metrics.chunk_done(result.chunk_id, result.rows)
 
         runner = self._runner()
         if self.options.progress:
             progress.start()
         try:
             runner.run(tasks, ctx, on_done, self.stopping)
+            metrics.snapshot.complete()
+        except BaseException:
+            metrics.snapshot.abort()
+            raise
         finally:
             progress.stop()
             if self.options.progress:
@@ -477,3 +484,38 @@ class SnapshotRun:
 
 def _log_progress(line: str) -> None:
     log.info("%s", line)
+
+
+class _RunMetrics:
+    """Debezium's snapshot metrics for the chunks of a Spark run (``/metrics``, the status page's progress
+    and ETA): rows per table as chunks complete, a table done with its last chunk."""
+
+    def __init__(
+        self, snapshot: SnapshotMetrics, plans: Sequence[TablePlan], done: Mapping[str, Any]
+    ) -> None:
+        self.snapshot = snapshot
+        self.tables = {str(p.table): p.table for p in plans}
+        self.chunks_left = {str(p.table): len(p.chunks) for p in plans}
+        self.rows = dict.fromkeys(self.tables, 0)
+        for chunk_id, info in done.items():
+            self._count(chunk_id, int(info.get("rows", 0)))
+
+    def _count(self, chunk_id: str, rows: int) -> None:
+        table = chunk_id.rsplit("#", 1)[0]
+        if table not in self.tables:
+            return
+        self.rows[table] += rows
+        self.chunks_left[table] -= 1
+        self.snapshot.rows_scanned(self.tables[table], self.rows[table])
+        if self.chunks_left[table] == 0:
+            self.snapshot.table_done(self.tables[table])
+
+    def chunk_done(self, chunk_id: str, rows: int) -> None:
+        self._count(chunk_id, rows)
+
+
+def _run_metrics(prefix: str, plans: Sequence[TablePlan], done: Mapping[str, Any]) -> _RunMetrics:
+    snapshot = SnapshotMetrics(prefix)
+    snapshot.start([p.table for p in plans])
+    snapshot.estimated_rows = {str(p.table): p.rows for p in plans}
+    return _RunMetrics(snapshot, plans, done)
