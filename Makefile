@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install spark up down status test test-all lint demo bench fuzz clean-stack
+.PHONY: help install spark up down status test test-all lint demo bench fuzz test-security clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -62,6 +62,9 @@ bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, defau
 
 fuzz: install up ## fuzz the REST API with schemathesis: no 5xx, no stack trace (FUZZ_EXAMPLES=50)
 	scripts/fuzz.sh $(or $(FUZZ_EXAMPLES),50)
+
+test-security: install up ## the attacks of docs/security.md against real workers (tests/security/)
+	$(BIN)/pytest tests/security $(PYTEST_ARGS)
 
 clean-stack: ## stop the stack and delete its data (.stack/)
 	@scripts/stack.sh clean

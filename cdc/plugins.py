@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Iterable
 from enum import Enum
 from importlib.metadata import entry_points
 from typing import Any
@@ -44,6 +45,7 @@ class Registry:
         self._loaded: dict[str, Any] = {}
         self._discovered = False
         self._lock = threading.Lock()
+        self._hidden_modules: frozenset[str] = frozenset()
 
     def _discover(self) -> None:
         if self._discovered:
@@ -73,17 +75,27 @@ class Registry:
             self._targets[name] = f"{target.__module__}:{target.__qualname__}"
             self._loaded[name] = target
 
+    def hide_modules(self, modules: Iterable[str]) -> None:
+        """Offer no plugin implemented in ``modules`` (replaces what was hidden before): the worker's
+        configuration decides (:mod:`cdc.worker.plugin_path`)."""
+        self._hidden_modules = frozenset(modules)
+
+    def _hidden(self, target: str | None) -> bool:
+        return target is not None and target.partition(":")[0] in self._hidden_modules
+
     def names(self) -> list[str]:
         self._discover()
-        return sorted(self._targets)
+        return sorted(n for n, t in self._targets.items() if not self._hidden(t))
 
     def load(self, name: str) -> Any:
         """The class registered under ``name`` (whitespace trimmed)."""
         self._discover()
         name = name.strip()
-        if name in self._loaded:
-            return self._loaded[name]
         target = self._targets.get(name)
+        if self._hidden(target):
+            target = None
+        elif name in self._loaded:
+            return self._loaded[name]
         if target is None:
             raise NotFoundError(f"Failed to find any class that implements {name}")
         module_name, _, attr = target.partition(":")
@@ -99,6 +111,8 @@ class Registry:
         self._discover()
         by_target: dict[str, str] = {}
         for name, target in self._targets.items():
+            if self._hidden(target):
+                continue
             best = by_target.get(target)
             if best is None or (name.count("."), len(name)) > (best.count("."), len(best)):
                 by_target[target] = name

@@ -45,8 +45,9 @@ start() {
   if probe; then say "a registry already answers at $URL; using it"; return 0; fi
   install
   mkdir -p "$DIR"
+  # 9>&-: called from `stack.sh up`, which holds its lock on fd 9; the registry must not inherit it.
   ( cd "$DIR" && exec java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$PORT" \
-      -Dquarkus.log.level=WARN -jar "$JAR" >"$LOG" 2>&1 ) &
+      -Dquarkus.log.level=WARN -jar "$JAR" >"$LOG" 2>&1 9>&- ) 9>&- &
   echo $! >"$PIDFILE"
   for _ in $(seq 1 120); do
     if probe; then say "started (pid $(cat "$PIDFILE")) at $URL"; return 0; fi

@@ -14,4 +14,7 @@ class CdcWorker(WorkerStartupContender):
     order = 10
 
     def spec(self, props: dict[str, str]) -> WorkerSpec:
+        # FileStream connectors are offered by a distributed worker only when enabled (docs/security.md);
+        # the peer has Kafka's connect-file jar on its class path.
+        props = {**props, "filestream.connectors.enable": "true"}
         return cdc_worker(self.ctx.workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))

@@ -4,6 +4,10 @@ Reads the connector config (a JSON file as users POST it, or a .properties file)
 connector's worker starts with (Kafka, converters, the offsets store), snapshots the captured tables on
 Spark, and stores the connector's offsets so that the connector, started next, streams from where the
 snapshot's data ends. ``--dry-run`` prints the chunk plan and touches nothing.
+
+Spark is configured as spark-submit is (``--master``, ``--conf KEY=VALUE``, ``--properties-file``; see
+docs/snapshots.md "Spark cluster"). A run that stops for want of progress (every executor gone, the
+application lost) exits with status 75 and keeps its state: the same command resumes it.
 """
 
 from __future__ import annotations
@@ -11,14 +15,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cdc.mysql.offsets import BinlogOffset
 
-__all__ = ["add_parser", "write_offsets"]
+__all__ = ["STALLED", "add_parser", "spark_settings", "write_offsets"]
 
 log = logging.getLogger("cdc.snapshot")
 
@@ -34,7 +38,40 @@ def add_parser(sub: Any) -> None:
     sn.add_argument(
         "--worker-config", required=True, help="the worker .properties file the connector runs under"
     )
-    sn.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    sn.add_argument(
+        "--master",
+        default=None,
+        help="Spark master URL: local[N], spark://host:7077, yarn, k8s://https://host:443 (default: "
+        "spark.master of --conf or --properties-file, else local[*])",
+    )
+    sn.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit's --conf (repeatable; over --properties-file's)",
+    )
+    sn.add_argument(
+        "--properties-file",
+        default=None,
+        help="Spark settings in a properties file, as spark-submit's (spark-defaults.conf format)",
+    )
+    sn.add_argument(
+        "--delivery",
+        choices=("exactly-once", "at-least-once"),
+        default=None,
+        help="exactly-once: each chunk in a Kafka transaction of its own, so read_committed consumers see "
+        "one op=r per row even when executors die (the default, or the connector's "
+        "snapshot.spark.delivery); at-least-once: no transactions, a retried chunk is written twice",
+    )
+    sn.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop (and keep the state for a resume) when no executor made progress for this long "
+        "(default 300, or the connector's snapshot.spark.stall.timeout.ms)",
+    )
     sn.add_argument(
         "--partitions",
         type=int,
@@ -78,6 +115,30 @@ SPARK_MISSING = (
 )
 
 
+STALLED = 75
+"""The exit status of a run stopped for want of progress (EX_TEMPFAIL: run it again to resume)."""
+
+
+def spark_settings(properties_file: str | None, conf: Sequence[str]) -> dict[str, str]:
+    """Spark settings as spark-submit takes them: the properties file, then each ``--conf KEY=VALUE``
+    over it. Only ``spark.*`` keys: anything else is refused (spark-submit would drop it with a warning)."""
+    from cdc.api.errors import ConfigError
+    from cdc.worker.properties import load_properties
+
+    settings: dict[str, str] = {}
+    if properties_file:
+        settings.update(load_properties(properties_file))
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--conf {item!r}: expected KEY=VALUE")
+        settings[key.strip()] = value
+    unknown = sorted(k for k in settings if not k.startswith("spark."))
+    if unknown:
+        raise ConfigError(f"Not Spark settings (they must start with 'spark.'): {', '.join(unknown)}")
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     from cdc.snapshot.runners import spark_available
 
@@ -85,13 +146,15 @@ def run(args: argparse.Namespace) -> int:
         print(SPARK_MISSING, file=sys.stderr)
         return 2
     from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.snapshot.watchdog import SnapshotStalled
     from cdc.worker.config_providers import resolve_worker_config
     from cdc.worker.properties import load_connector_config, load_properties
 
     config = load_connector_config(args.connector_config)
     worker = resolve_worker_config(load_properties(args.worker_config))
+    spark_conf = spark_settings(args.properties_file, args.conf)
     options = SnapshotOptions(
-        master=args.master,
+        master=args.master or spark_conf.get("spark.master") or "local[*]",
         partitions=args.partitions,
         chunk_rows=args.chunk_rows,
         tables=[t.strip() for t in args.tables.split(",") if t.strip()],
@@ -100,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
         state_dir=Path(args.state_dir) if args.state_dir else None,
         progress=not args.quiet,
         encoder=args.encoder,
+        delivery=args.delivery,
+        stall_timeout=args.stall_timeout,
+        spark_conf=spark_conf,
     )
     job = SnapshotRun(config, worker, options)
     if args.dry_run:
@@ -114,6 +180,9 @@ def run(args: argparse.Namespace) -> int:
             "Interrupted: run the same command again to resume from the chunks already done", file=sys.stderr
         )
         return 130
+    except SnapshotStalled as exc:
+        print(str(exc), file=sys.stderr)
+        return STALLED
     finally:
         if job.runner is not None:
             job.runner.close()

@@ -17,6 +17,7 @@ them to users.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -273,6 +274,8 @@ class ConfigDef:
     def __init__(self, keys: Iterable[ConfigKey] = ()) -> None:
         self._keys: dict[str, ConfigKey] = {}
         self._groups: list[str] = []
+        self._prefixes: tuple[str, ...] = ()
+        self._patterns: tuple[re.Pattern[str], ...] = ()
         for key in keys:
             self.add(key)
 
@@ -302,9 +305,33 @@ class ConfigDef:
             extra["order_in_group"] = sum(1 for k in self._keys.values() if k.group == extra["group"]) + 1
         return self.add(ConfigKey(name, type, default, validator, importance, documentation, **extra))
 
+    def accept(self, prefixes: Iterable[str] = (), patterns: Iterable[str] = ()) -> ConfigDef:
+        """Declare keys read as a group rather than one by one: every key under one of ``prefixes``
+        (client settings handed on) and every key matching one of ``patterns`` whole (names carrying a
+        parameter, ``column.mask.with.12.chars``). :meth:`knows` counts them as known."""
+        self._prefixes += tuple(prefixes)
+        self._patterns += tuple(re.compile(p) for p in patterns)
+        return self
+
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is declared, an alias of a declared key, or accepted by :meth:`accept`."""
+        if name in self._keys or name.startswith(self._prefixes):
+            return True
+        if any(p.fullmatch(name) for p in self._patterns):
+            return True
+        return any(name in key.aliases for key in self._keys.values())
+
+    def closest(self, name: str, cutoff: float = 0.8) -> str | None:
+        """The declared key (or alias) ``name`` most likely misspells, if one is close enough."""
+        names = list(self._keys) + [a for key in self._keys.values() for a in key.aliases]
+        matches = difflib.get_close_matches(name, names, n=1, cutoff=cutoff)
+        return matches[0] if matches else None
+
     def merge(self, other: ConfigDef) -> ConfigDef:
         """A new definition with this one's keys and then ``other``'s (later ones must be new)."""
         merged = ConfigDef(self._keys.values())
+        merged._prefixes = self._prefixes + other._prefixes
+        merged._patterns = self._patterns + other._patterns
         for key in other.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys, it is not a dict
             if key.name not in merged._keys:
                 merged.add(key)

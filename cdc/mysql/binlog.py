@@ -45,6 +45,8 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 __all__ = ["BinlogReader", "FastEvent", "FastGtid", "FastQuery", "FastRows", "FastXid"]
 
 MAX_PACKET_LEN = 2**24 - 1
+_COM_BINLOG_DUMP = 0x12
+_SEND_ANNOTATE_ROWS = 0x02
 _HEADER = struct.Struct("<xIBIIIH")  # OK byte, timestamp, type, server id, event size, next position, flags
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -157,7 +159,8 @@ class FastRows(FastEvent):
 class BinlogReader(BinLogStreamReader):
     """See the module docstring. ``fast`` counts the events read here, ``slow`` those left to the library."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, annotate_rows: bool = False, **kwargs: Any) -> None:
+        self._annotate_rows = annotate_rows
         super().__init__(*args, **kwargs)
         self._table_maps: dict[int, tuple[bytes, Any]] = {}  # table id → (TABLE_MAP body, library Table)
         self._pending_map: tuple[int, bytes] | None = None
@@ -175,6 +178,24 @@ class BinlogReader(BinLogStreamReader):
         }
         self.fast = 0
         self.slow = 0
+
+    def _register_slave(self) -> None:
+        """Registers as a replica; with ``annotate_rows``, the dump request that follows asks a MariaDB server
+        for its ANNOTATE_ROWS events (flag BINLOG_SEND_ANNOTATE_ROWS_EVENT, which the library sets only on
+        its GTID-positioned path)."""
+        super()._register_slave()
+        if not self._annotate_rows:
+            return
+        conn = self._stream_connection
+        write = conn._write_bytes
+
+        def dump_with_annotations(data: bytes) -> None:
+            del conn._write_bytes  # one packet: the COM_BINLOG_DUMP request right after registration
+            if len(data) > 11 and data[4] == _COM_BINLOG_DUMP:  # 4-byte header, command, position, flags
+                data = data[:9] + bytes([data[9] | _SEND_ANNOTATE_ROWS]) + data[10:]
+            write(data)
+
+        conn._write_bytes = dump_with_annotations
 
     # -- reading ---------------------------------------------------------------------------------------------
     def fetchone(self) -> Any:

@@ -9,15 +9,16 @@ parsed, typed view the task's parts receive, so no part reads raw strings. 1.x n
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cdc.api.errors import ConfigError
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
+from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
+from cdc.mysql.keys import PATTERN_KEYS
 
-__all__ = ["MYSQL_DEF", "MySqlSettings", "validate_mysql"]
+__all__ = ["MYSQL_DEF", "MySqlSettings"]
 
 S, INT, L, B, LST, P = (
     ConfigType.STRING,
@@ -37,6 +38,8 @@ CONN, FILT, SNAP, TYPES, EVT, HIST, ADV = (
     "Schema history",
     "Advanced",
 )
+
+CLIENTS = ("producer", "consumer")
 
 SNAPSHOT_MODES = (
     "initial",
@@ -71,7 +74,17 @@ def _def() -> ConfigDef:
         "database.ssl.mode",
         S,
         "preferred",
-        v.one_of("disabled", "preferred", "required", "verify_ca", "verify_identity"),
+        v.one_of(
+            "disabled",
+            "preferred",
+            "required",
+            "verify_ca",
+            "verify_identity",
+            "disable",
+            "trust",
+            "verify-ca",
+            "verify-full",
+        ),
         LO,
         "TLS use.",
         group=CONN,
@@ -84,6 +97,7 @@ def _def() -> ConfigDef:
         LO,
         "Session time zone of the JDBC connection.",
         group=CONN,
+        aliases=("database.connectionTimeZone", "database.serverTimezone"),
     )
     d.define(
         "database.initial.statements",
@@ -95,6 +109,16 @@ def _def() -> ConfigDef:
         group=CONN,
     )
     d.define("connect.timeout.ms", INT, 30000, v.at_least(1), LO, "Connection timeout.", group=CONN)
+    d.define(
+        "errors.max.retries",
+        INT,
+        -1,
+        v.at_least(-1),
+        LO,
+        "Reconnections of the binlog client after a retriable error before the task fails (-1: no "
+        "limit, 0: none). Counted per incident: a connection that made progress starts a new count.",
+        group=CONN,
+    )
     d.define(
         "connect.keep.alive", B, True, None, LO, "Reconnect the binlog client when it drops.", group=CONN
     )
@@ -244,6 +268,29 @@ def _def() -> ConfigDef:
         **s,
     )
     d.define(
+        "snapshot.spark.delivery",
+        S,
+        "exactly_once",
+        v.case_insensitive_one_of("exactly_once", "at_least_once"),
+        LO,
+        "snapshot.engine=spark: exactly_once writes each chunk in a Kafka transaction of its own, committed "
+        "once the chunk is complete and fenced when the chunk is retried, so read_committed consumers see "
+        "one op=r record per row even when executors die; at_least_once writes without transactions (a "
+        "retried chunk's records appear twice).",
+        **s,
+    )
+    d.define(
+        "snapshot.spark.stall.timeout.ms",
+        L,
+        300000,
+        v.at_least(1),
+        LO,
+        "snapshot.engine=spark: when no chunk finishes and no record is written for this long (every "
+        "executor gone), or Spark loses the application, the snapshot stops with an error and keeps what it "
+        "finished for the next attempt.",
+        **s,
+    )
+    d.define(
         "snapshot.spark.state.dir",
         S,
         None,
@@ -294,13 +341,60 @@ def _def() -> ConfigDef:
     d.define(
         "include.unknown.datatypes", B, False, None, LO, "Include columns of unknown types as bytes.", **t
     )
+    d.define(
+        "column.propagate.source.type",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "Columns (db.table.column regexes) whose field schemas get the __debezium.source.column.* "
+        "parameters (type, length, scale, name).",
+        **t,
+    )
+    d.define(
+        "datatype.propagate.source.type",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "As column.propagate.source.type, for columns whose db.table.TYPE matches.",
+        **t,
+    )
+    d.define(
+        "converters",
+        LST,
+        "",
+        None,
+        LO,
+        "Custom converters: names, each with <name>.type (a class, Debezium's names accepted) and "
+        "<name>.<option> settings (see docs/mysql.md).",
+        **t,
+    )
     e = {"group": EVT}
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
-    d.define("include.query", B, False, None, LO, "Add the SQL to the source struct.", **e)
+    d.define(
+        "include.query",
+        B,
+        False,
+        None,
+        LO,
+        "Put the statement that wrote each row into source.query (MariaDB: binlog_annotate_row_events=ON, "
+        "its default; MySQL: binlog_rows_query_log_events=ON).",
+        **e,
+    )
     d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
-    d.define("topic.heartbeat.prefix", S, "__debezium-heartbeat", None, LO, "Heartbeat topic prefix.", **e)
+    d.define(
+        "topic.heartbeat.prefix",
+        S,
+        "__debezium-heartbeat",
+        None,
+        LO,
+        "Heartbeat topic prefix.",
+        aliases=("heartbeat.topics.prefix",),
+        **e,
+    )
     d.define("topic.transaction", S, "transaction", None, LO, "Suffix of the transaction topic.", **e)
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
@@ -411,6 +505,17 @@ def _def() -> ConfigDef:
         "schema.history.internal.kafka.recovery.poll.interval.ms", INT, 100, None, LO, "Recovery poll.", **h
     )
     d.define("schema.history.internal.kafka.recovery.attempts", INT, 100, None, LO, "Recovery attempts.", **h)
+    # The history store's own keys (cdc.history.config), the column rules whose names carry a parameter,
+    # and the worker's cdc.worker.* entries (task configs written before SourceTaskContext carried them).
+    from cdc.history.config import history_config_def
+
+    history_keys = history_config_def().keys()
+    history = [n for k in history_keys for n in (k.name, *k.aliases) if n not in d]
+    clients = [f"{p}.{c}." for p in ("schema.history.internal", "database.history") for c in CLIENTS]
+    d.accept(
+        prefixes=(*clients, "cdc.worker."),
+        patterns=(*PATTERN_KEYS, *(re.escape(n) for n in history)),
+    )
     return d
 
 
@@ -433,6 +538,7 @@ class MySqlSettings:
     database_connection_timezone: str | None = setting("database.connectionTimezone")
     database_initial_statements: str = setting("database.initial.statements")
     connect_timeout_ms: int = setting("connect.timeout.ms")
+    errors_max_retries: int = setting("errors.max.retries")
     connect_keep_alive: bool = setting("connect.keep.alive")
     connect_keep_alive_interval_ms: int = setting("connect.keep.alive.interval.ms")
     topic_prefix: str = setting("topic.prefix")
@@ -459,6 +565,8 @@ class MySqlSettings:
     snapshot_spark_partitions: int | None = setting("snapshot.spark.partitions")
     snapshot_spark_chunk_rows: int = setting("snapshot.spark.chunk.rows")
     snapshot_spark_encoder: str = setting("snapshot.spark.encoder")
+    snapshot_spark_delivery: str = setting("snapshot.spark.delivery")
+    snapshot_spark_stall_timeout_ms: int = setting("snapshot.spark.stall.timeout.ms")
     snapshot_spark_state_dir: str | None = setting("snapshot.spark.state.dir")
     time_precision_mode: str = setting("time.precision.mode")
     decimal_handling_mode: str = setting("decimal.handling.mode")
@@ -466,6 +574,9 @@ class MySqlSettings:
     binary_handling_mode: str = setting("binary.handling.mode")
     enable_time_adjuster: bool = setting("enable.time.adjuster")
     include_unknown_datatypes: bool = setting("include.unknown.datatypes")
+    column_propagate_source_type: tuple[str, ...] = setting("column.propagate.source.type")
+    datatype_propagate_source_type: tuple[str, ...] = setting("datatype.propagate.source.type")
+    converters: tuple[str, ...] = setting("converters")
     tombstones_on_delete: bool = setting("tombstones.on.delete")
     include_schema_changes: bool = setting("include.schema.changes")
     include_query: bool = setting("include.query")
@@ -528,34 +639,3 @@ class MySqlSettings:
         """``skipped.operations`` as a set (empty for ``none``); asked once per change event."""
         ops = {o.strip().lower() for o in self.skipped_operations}
         return frozenset() if "none" in ops else frozenset(ops)
-
-
-def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
-    """Per-key validation plus the cross-key rules Debezium checks."""
-    values = MYSQL_DEF.validate(props)
-    by_name = {v.name: v for v in values}
-    for a, b in (
-        ("database.include.list", "database.exclude.list"),
-        ("table.include.list", "table.exclude.list"),
-        ("column.include.list", "column.exclude.list"),
-    ):
-        if by_name[a].value and by_name[b].value:
-            by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
-    history = props.get(
-        "schema.history.internal",
-        props.get("database.history", "io.debezium.storage.kafka.history.KafkaSchemaHistory"),
-    )
-    if "Kafka" in history:
-        # The brokers may be left out: the worker's own bootstrap.servers is used then (the seed 1.x config
-        # misspells that key, and Debezium would refuse it).
-        for key in ("schema.history.internal.kafka.topic",):
-            if not by_name[key].value and not by_name[key].errors:
-                by_name[key].add_error(f"The '{key}' value is invalid: A value is required")
-    return values
-
-
-def require_valid(props: Mapping[str, str]) -> MySqlSettings:
-    errors = [e for v in validate_mysql(props) for e in v.errors]
-    if errors:
-        raise ConfigError("; ".join(errors))
-    return MySqlSettings.parse(props)

@@ -1,8 +1,8 @@
 """Connections to the source server, and the checks made before capturing from it.
 
 Both flavours are supported: MySQL 8.x and MariaDB 10.5+. The checks fail with a message that says
-what to change (binlog format, row image, row metadata, grants) rather than letting events arrive with
-missing column names later.
+what to change (binary log, binlog format, row image, grants); they run at validate (and so at create)
+and again when the task starts.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from cdc.api.errors import ConnectError, RetriableError
 from cdc.drivers import mysql_driver, mysqldb_connect
 from cdc.mysql.config import MySqlSettings
 
-__all__ = ["ServerInfo", "check_server", "connect"]
+__all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
 
 log = logging.getLogger(__name__)
 
@@ -108,29 +108,32 @@ def _var(cur: Any, name: str) -> str | None:
 
 def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
     """Verify binlog settings and grants; raise ConnectError naming what to change."""
+    server, problems = inspect_server(conn, settings)
+    if problems:
+        raise ConnectError("; ".join(m for messages in problems.values() for m in messages))
+    return server
+
+
+def inspect_server(conn: Any, settings: MySqlSettings) -> tuple[ServerInfo, dict[str, list[str]]]:
+    """The server and what stops capturing from it, by the config key the fix concerns.
+
+    Binlog settings as Debezium's task checks them (log_bin, binlog_format=ROW, binlog_row_image=FULL);
+    ``binlog_row_metadata`` may be anything: with MINIMAL or NO_LOG the column names and types come from
+    the schema history (:mod:`cdc.mysql.tablemap`). Grants: REPLICATION SLAVE and REPLICATION CLIENT
+    (MariaDB's BINLOG MONITOR / REPLICATION REPLICA count).
+    """
     with conn.cursor() as cur:
         cur.execute("SELECT VERSION()")
         version = str(cur.fetchone()[0])
         mariadb = "mariadb" in version.lower()
-        problems: list[str] = []
+        settings_problems: list[str] = []
         log_bin = _var(cur, "log_bin")
         if (log_bin or "").upper() not in ("ON", "1"):
-            problems.append("the binary log is off (set log_bin)")
-        for name, wanted in (
-            ("binlog_format", "ROW"),
-            ("binlog_row_image", "FULL"),
-            ("binlog_row_metadata", "FULL"),
-        ):
+            settings_problems.append("the binary log is off (set log_bin)")
+        for name, wanted in (("binlog_format", "ROW"), ("binlog_row_image", "FULL")):
             value = _var(cur, name)
-            if value is None:
-                if name == "binlog_row_metadata":
-                    problems.append(
-                        "the server does not support binlog_row_metadata (MySQL ≥ 8.0.14 or "
-                        "MariaDB ≥ 10.5 is required)"
-                    )
-                continue
-            if value.upper() != wanted:
-                problems.append(
+            if value is not None and value.upper() != wanted:
+                settings_problems.append(
                     f"{name} is {value} but must be {wanted} (SET GLOBAL {name}={wanted}, and in "
                     f"the server's configuration file)"
                 )
@@ -141,12 +144,14 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
             gtid_mode = (_var(cur, "gtid_mode") or "OFF").upper() == "ON"
         cur.execute("SHOW GRANTS FOR CURRENT_USER()")
         grants = " ".join(str(r[0]).upper() for r in cur.fetchall())
-    if problems:
-        raise ConnectError(
-            f"The {('MariaDB' if mariadb else 'MySQL')} server at "
-            f"{settings.database_hostname}:{settings.database_port} is not configured for "
-            "change data capture: " + "; ".join(problems)
-        )
+    flavour = "MariaDB" if mariadb else "MySQL"
+    where = f"{settings.database_hostname}:{settings.database_port}"
+    problems: dict[str, list[str]] = {}
+    if settings_problems:
+        problems["database.hostname"] = [
+            f"The {flavour} server at {where} is not configured for change data capture: "
+            + "; ".join(settings_problems)
+        ]
     if "ALL PRIVILEGES ON *.*" not in grants:
         missing = [
             g
@@ -156,9 +161,35 @@ def check_server(conn: Any, settings: MySqlSettings) -> ServerInfo:
             and not (g == "REPLICATION SLAVE" and "REPLICATION REPLICA" in grants)
         ]
         if missing:
-            raise ConnectError(
-                f"User '{settings.database_user}' lacks the privileges "
-                f"{', '.join(missing)}; grant them with: GRANT SELECT, RELOAD, SHOW DATABASES, "
-                f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings.database_user}'"
-            )
-    return ServerInfo(version, mariadb, server_id, gtid_mode)
+            user = settings.database_user
+            problems["database.user"] = [
+                f"User '{user}' lacks the privileges {', '.join(missing)}; grant them with: GRANT SELECT, "
+                f"RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'"
+            ]
+    return ServerInfo(version, mariadb, server_id, gtid_mode), problems
+
+
+def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
+    """What Debezium's ``validateConnection`` reports (``Unable to connect: …`` on the host) plus the
+    binlog settings and grants its task checks at start, by key: so a connector that cannot run is
+    refused at validate and create (400) rather than created and failed."""
+    import pymysql
+
+    try:
+        conn = pymysql.connect(
+            host=settings.database_hostname,
+            port=settings.database_port,
+            user=settings.database_user,
+            password=settings.password,
+            charset="utf8mb4",
+            connect_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
+        )
+    except (pymysql.err.MySQLError, OSError) as exc:
+        message = exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc
+        return {"database.hostname": [f"Unable to connect: {message}"]}
+    try:
+        return inspect_server(conn, settings)[1]
+    except pymysql.err.MySQLError as exc:
+        return {"database.hostname": [f"Unable to connect: {exc}"]}
+    finally:
+        conn.close()

@@ -7,8 +7,10 @@ from typing import Any
 
 from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
-from cdc.mysql.config import MYSQL_DEF, validate_mysql
+from cdc.config.settings import settings_from
+from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.offsets import check_offset
+from cdc.mysql.validation import validate_mysql
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
 
@@ -37,7 +39,21 @@ class MySqlConnector(SourceConnector):
         return ExactlyOnceSupport.SUPPORTED
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
-        return validate_mysql(props)
+        """The keys (:func:`validate_mysql`), then — when the connection keys are valid — the server:
+        reachable with these credentials, binlog settings, grants (errors on the keys they concern)."""
+        values = validate_mysql(props)
+        by_name = {v.name: v for v in values}
+        connection_keys = ("database.hostname", "database.port", "database.user", "database.password")
+        if any(by_name[k].errors for k in connection_keys) or not by_name["database.hostname"].value:
+            return values
+        from cdc.mysql.connection import validate_connection
+
+        parsed = {v.name: v.value for v in values if v.name in MYSQL_DEF}
+        settings = settings_from(MySqlSettings, parsed, raw=dict(props))
+        for key, messages in validate_connection(settings).items():
+            for message in messages:
+                by_name[key].add_error(message)
+        return values
 
     def validate_offset(
         self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]

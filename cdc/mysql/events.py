@@ -28,8 +28,11 @@ from cdc.api.schema import (
 )
 from cdc.api.struct import Struct
 from cdc.history.model import Table, TableId
+from cdc.mysql.columns import ColumnRules
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.converters import CustomConverters
 from cdc.mysql.filters import Filters
+from cdc.mysql.schemanames import adjust_schema_name
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
 __all__ = ["SOURCE_SCHEMA", "EventFactory", "SourcePosition", "TableSchema", "topic_name"]
@@ -119,16 +122,24 @@ class TableSchema:
         filters: Filters,
         key_columns: Sequence[str] | None,
         source_schema: Schema,
+        adjust: Callable[[TableId, ColumnMapping], ColumnMapping] | None = None,
     ) -> None:
         self.table = table
         self.id = table.id
         self.topic = topic_name(settings, table.id)
         base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
+        mode = settings.schema_name_adjustment_mode
+
+        def schema_name(name: str) -> str:
+            return adjust_schema_name(name, mode)
+
         included = [c for c in table.columns if filters.column(table.id, c.name)]
         self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
+        if adjust is not None:  # custom converters and column rules
+            self.mappings = [adjust(table.id, m) for m in self.mappings]
         names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
-        value_builder = SchemaBuilder.struct().name(_adjust(base + ".Value"))
+        value_builder = SchemaBuilder.struct().name(schema_name(base + ".Value"))
         for m in self.mappings:
             value_builder.field(m.column.name, m.schema)
         self.value_schema = value_builder.optional().build()
@@ -136,7 +147,7 @@ class TableSchema:
         key_mappings = [m for m in self.mappings if m.column.name in keys]
         key_mappings.sort(key=lambda m: keys.index(m.column.name))
         if key_mappings:
-            kb = SchemaBuilder.struct().name(_adjust(base + ".Key"))
+            kb = SchemaBuilder.struct().name(schema_name(base + ".Key"))
             for m in key_mappings:
                 schema = m.schema
                 if schema.optional:  # key fields are never optional (a PK column is NOT NULL anyway)
@@ -153,7 +164,7 @@ class TableSchema:
             self._key_nulls = []
         self.envelope = (
             SchemaBuilder.struct()
-            .name(_adjust(base + ".Envelope"))
+            .name(schema_name(base + ".Envelope"))
             .version(2)
             .field("before", self.value_schema)
             .field("after", self.value_schema)
@@ -209,10 +220,6 @@ def _row_function(converters: Sequence[tuple[int, Any, Any]]) -> Callable[[Seque
     return function
 
 
-def _adjust(name: str) -> str:
-    return name
-
-
 def parse_key_columns(spec: str) -> dict[str, list[str]]:
     """``message.key.columns``: ``db.t:c1,c2;db.t2:c`` → {regex of table: columns}."""
     out: dict[str, list[str]] = {}
@@ -232,6 +239,10 @@ class EventFactory:
         self.connector = connector
         self.source_schema = _source_schema(connector)
         self.mapper = TypeMapper(settings)
+        self.converters = CustomConverters(settings.raw, settings.converters)
+        self.column_rules = ColumnRules(
+            settings.raw, settings.column_propagate_source_type, settings.datatype_propagate_source_type
+        )
         self.filters = Filters(settings)
         self.partition = {"server": settings.prefix}
         self.tombstones = settings.tombstones_on_delete
@@ -249,9 +260,21 @@ class EventFactory:
             if re.fullmatch(pattern, str(table.id)):
                 key_cols = cols
                 break
-        ts = TableSchema(table, self.settings, self.mapper, self.filters, key_cols, self.source_schema)
+        adjust = self._adjust if self.converters or self.column_rules else None
+        ts = TableSchema(
+            table, self.settings, self.mapper, self.filters, key_cols, self.source_schema, adjust
+        )
         self._schemas[table.id] = ts
         return ts
+
+    def _adjust(self, table_id: TableId, mapping: ColumnMapping) -> ColumnMapping:
+        column = mapping.column
+        if self.converters:
+            default = None
+            if column.has_default and column.default_expression not in (None, "NULL", "null"):
+                default = str(column.default_expression).strip("'\"")
+            mapping = self.converters.apply(table_id, mapping, default)
+        return self.column_rules.apply(table_id, mapping)
 
     def forget(self, table_id: TableId) -> None:
         self._schemas.pop(table_id, None)

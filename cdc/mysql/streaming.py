@@ -24,9 +24,11 @@ from pymysql.err import OperationalError
 from pymysqlreplication.event import (
     GtidEvent,
     HeartbeatLogEvent,
+    MariadbAnnotateRowsEvent,
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
+    RowsQueryLogEvent,
     XidEvent,
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
@@ -43,6 +45,7 @@ from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.rowdecoder import RowDecoder
+from cdc.mysql.tablemap import TableMaps
 
 __all__ = [
     "STREAM_EVENTS",
@@ -58,6 +61,16 @@ log = logging.getLogger(__name__)
 # Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
 _binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
+
+class _RowMetadataAdvice(logging.Filter):
+    """Drops the library's advice to set binlog_row_metadata=FULL: cdc reads names from its own model."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "BINLOG_ROW_METADATA = FULL" not in record.getMessage()
+
+
+logging.getLogger(_binlogstream.__name__).addFilter(_RowMetadataAdvice())
+
 # The library's event classes the streamer asks for (BinlogReader reads the frequent ones itself).
 STREAM_EVENTS = (
     WriteRowsEvent,
@@ -70,6 +83,9 @@ STREAM_EVENTS = (
     MariadbGtidEvent,
     HeartbeatLogEvent,
 )
+# With include.query: the statement of the row events that follow (MariaDB's ANNOTATE_ROWS, written with
+# binlog_annotate_row_events=ON; MySQL's ROWS_QUERY, with binlog_rows_query_log_events=ON).
+QUERY_EVENTS = (MariadbAnnotateRowsEvent, RowsQueryLogEvent)
 _ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 _GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
@@ -92,8 +108,10 @@ ReaderFactory = Callable[[BinlogOffset], EventReader]
 """Opens an event source at an offset's file and position."""
 
 
-def binlog_reader_factory(settings: MySqlSettings) -> ReaderFactory:
-    """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``."""
+def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> ReaderFactory:
+    """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``;
+    with ``include.query`` it asks for the statements of row events too (on MariaDB: ANNOTATE_ROWS)."""
+    events = [*STREAM_EVENTS, *(QUERY_EVENTS if settings.include_query else ())]
 
     def open_reader(start: BinlogOffset) -> EventReader:
         return BinlogReader(
@@ -108,7 +126,8 @@ def binlog_reader_factory(settings: MySqlSettings) -> ReaderFactory:
             log_file=start.file,
             log_pos=start.pos,
             blocking=True,
-            only_events=list(STREAM_EVENTS),
+            only_events=events,
+            annotate_rows=settings.include_query and mariadb,
             slave_heartbeat=1,
             is_mariadb=False,
             freeze_schema=True,
@@ -141,9 +160,12 @@ class Streamer:
         self.stopping = ctx.stopping
         self.metrics = metrics
         self.mariadb = ctx.mariadb
-        self.reader_factory = reader_factory or binlog_reader_factory(settings)
+        self.reader_factory = reader_factory or binlog_reader_factory(settings, ctx.mariadb)
         self._row_decoder = RowDecoder()
         self.heartbeat_ms = settings.heartbeat_interval_ms
+        self.max_retries = settings.errors_max_retries
+        self.include_query = settings.include_query
+        self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         # Position state.
@@ -162,6 +184,7 @@ class Streamer:
         self._last_emit = time.monotonic()
         self.event_start = 4
         self._gtids = _CompletedGtids(ctx.mariadb)
+        self.table_maps = TableMaps()
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -185,6 +208,7 @@ class Streamer:
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
         backoff = 1.0
+        retries = 0
         while not self.stopping.is_set():
             resume = self.checkpoint()
             try:
@@ -217,6 +241,13 @@ class Streamer:
                 restart = self.checkpoint()
                 if restart != resume:
                     backoff = 1.0  # this connection made progress: the next loss is a new incident
+                    retries = 0
+                retries += 1
+                if 0 <= self.max_retries < retries:
+                    raise ConnectError(
+                        f"The binlog connection failed {retries} time(s) in a row ({message}); giving up "
+                        f"after errors.max.retries={self.max_retries} retries"
+                    ) from exc
                 self.next_pos, self.skip_events, self.skip_rows = restart.pos, restart.event, restart.row
                 self.in_tx = False
                 if self.stopping.wait(backoff):
@@ -247,6 +278,11 @@ class Streamer:
     def _dispatch(self, event: Any) -> None:
         if isinstance(event, HeartbeatLogEvent):
             return
+        if isinstance(event, QUERY_EVENTS):
+            # Positions move as if the event had been skipped (as it is without include.query).
+            text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
+            self.row_query = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+            return
         if isinstance(event, RotateEvent):
             self.file = event.next_binlog
             self.next_pos = int(event.position)
@@ -276,6 +312,7 @@ class Streamer:
         self.tx_start = self.event_start
         self.tx_gtid = gtid
         self.events_done = 0
+        self.row_query = None
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -299,6 +336,7 @@ class Streamer:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
         self.tx_gtid = None
+        self.row_query = None
         self.events_done = 0
         self.skip_events = self.skip_rows = 0
         self.next_pos = int(event.packet.log_pos)
@@ -367,6 +405,10 @@ class Streamer:
         if table is None:
             self._inconsistent(table_id)
             return
+        library_table = event.table_obj if type(event) is FastRows else event.table_map.get(event.table_id)
+        if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
+            self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
+            return
         try:
             records = self._row_records(event, table, table_id, first_row)
         except Exception:
@@ -414,7 +456,14 @@ class Streamer:
             base["gtids"] = self.completed_gtids
         tail = {"server_id": self.server_id} if self.server_id else {}
         pos = SourcePosition(
-            self.file, self.event_start, self.server_id, self.ts_sec, self.tx_gtid, 0, self.tx_thread
+            self.file,
+            self.event_start,
+            self.server_id,
+            self.ts_sec,
+            self.tx_gtid,
+            0,
+            self.tx_thread,
+            self.row_query if self.include_query else None,
         )
         source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
         events = self.events
@@ -447,10 +496,11 @@ class Streamer:
         self.metrics.events(ts_ms, emitted)
         return out
 
-    def _inconsistent(self, table_id: TableId) -> None:
+    def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
             f"Encountered change event for table {table_id} whose schema isn't known to this connector "
-            "(inconsistent.schema.handling.mode)"
+            + (f"({why}) " if why else "")
+            + "(inconsistent.schema.handling.mode)"
         )
         if self.inconsistent_mode == "fail":
             raise ConnectError(

@@ -27,7 +27,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.config import MySqlSettings, require_valid
+from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.history import open_history
@@ -38,6 +38,7 @@ from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.streaming import Streamer
+from cdc.mysql.validation import require_valid
 
 __all__ = ["MySqlSourceTask"]
 

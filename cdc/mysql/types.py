@@ -39,13 +39,15 @@ class ColumnMapping:
     NULL becomes: None for an optional column; for a NOT NULL one (a zero date read as NULL) the schema
     default, else the type's fallback, as Debezium's ``convertValue`` does."""
 
-    __slots__ = ("column", "convert", "null", "schema")
+    __slots__ = ("column", "convert", "custom", "null", "schema")
 
     def __init__(self, column: Column, schema: Schema, convert: Converter | None, null: Any = None) -> None:
         self.column = column
         self.schema = schema
         self.convert = convert
         self.null = null
+        self.custom = False
+        """Whether a column rule or a custom converter made this mapping (not the type mapping alone)."""
 
 
 def _ident(v: Any) -> Any:

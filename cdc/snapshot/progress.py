@@ -83,6 +83,15 @@ class ProgressState:
     plans: list[TablePlan] = field(default_factory=list)
     done: dict[str, dict[str, Any]] = field(default_factory=dict)
     completed: bool = False
+    run_id: str = ""
+    """Names the run's chunk transactions (see :mod:`cdc.snapshot.delivery`); a resumed run keeps it."""
+    submitted: dict[str, int] = field(default_factory=dict)
+    """How often each chunk was handed to the runner, over every run of this plan (more than once: the
+    chunk was re-read after a failure or a stop)."""
+    topics_at_start: list[str] = field(default_factory=list)
+    offsets_at_start: dict[str, int] = field(default_factory=dict)
+    """The topics of the cluster when the run began, and the end offsets (summed over partitions) of
+    those named like the connector's: what the run wrote is the growth from there."""
 
     @staticmethod
     def path_for(state_dir: Path, connector: str, prefix: str) -> Path:
@@ -120,6 +129,10 @@ class ProgressState:
             plans,
             data.get("done", {}),
             bool(data.get("completed")),
+            str(data.get("run_id", "")),
+            {str(k): int(v) for k, v in data.get("submitted", {}).items()},
+            [str(t) for t in data.get("topics_at_start", [])],
+            {str(k): int(v) for k, v in data.get("offsets_at_start", {}).items()},
         )
 
     def save(self) -> None:
@@ -148,6 +161,10 @@ class ProgressState:
                 for p in self.plans
             ],
             "done": self.done,
+            "run_id": self.run_id,
+            "submitted": self.submitted,
+            "topics_at_start": self.topics_at_start,
+            "offsets_at_start": self.offsets_at_start,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")

@@ -4,16 +4,22 @@ Both submit each chunk as its own unit of work and report each one as it complet
 resumability and the progress display need. On Spark each chunk is a one-task job submitted from a
 driver thread; ``parallelism`` threads keep that many tasks running, and Spark's scheduler places them
 on free executor cores. A failed task is retried by Spark (``spark.task.maxFailures``; in local mode the
-master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). A retried chunk writes
-its records again; every record is keyed, so the reduced topic is unchanged.
+master is rewritten to ``local[N,4]``, since plain ``local[N]`` never retries). What a retried chunk
+writes again is the source's affair (the MySQL source writes each chunk in a Kafka transaction of its own,
+fenced on retry: :mod:`cdc.snapshot.delivery`).
 
 A runner knows nothing of the source: it is given the source's chunk function (``run_chunk(item)`` with
 ``item = (task, ctx)``, a module-level function so that it pickles to the executors) and, on Spark, the
 Maven packages the source's JVM side needs (``spark.jars.packages``, from Maven Central, cached by Ivy;
 when they cannot be resolved the session is created without them and :attr:`SparkRunner.packages_loaded`
-is false). For a cluster, the ``cdc`` package is shipped to the executors with ``addPyFile``; its
-dependencies (PyMySQL, confluent-kafka, orjson, fastavro) must be installed there. The MySQL source's
-runner (:mod:`cdc.mysql.spark.runners`) adds its JVM path on top.
+is false). The MySQL source's runner (:mod:`cdc.mysql.spark.runners`) adds its JVM path on top.
+
+On a cluster (any master but ``local…``) the ``cdc`` package is zipped and shipped to the executors with
+``addPyFile`` (it comes first on their ``sys.path``); its dependencies (PyMySQL, confluent-kafka, orjson,
+fastavro …) must be there: installed on every worker host, or shipped as an environment archive
+(``spark.archives`` + ``spark.pyspark.python``), see docs/snapshots.md "Spark cluster". Nothing about the
+network or the executors' interpreter is forced on a cluster; ``conf`` (``cdc snapshot --conf``, a
+properties file) is the user's way to say them.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ __all__ = ["ChunkRunner", "SparkRunner", "ThreadRunner", "spark_available"]
 log = logging.getLogger(__name__)
 
 OnDone = Callable[[Any], None]
+OnStart = Callable[[Any], None]
 ChunkFn = Callable[[tuple[Any, Any]], Any]
 """A source's chunk function: ``(task, ctx)`` → the chunk's result (module-level, so that it pickles)."""
 
@@ -79,11 +86,23 @@ def spark_available() -> bool:
 class ChunkRunner(Protocol):
     parallelism: int
 
-    def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None: ...
+    def run(
+        self,
+        tasks: Sequence[Any],
+        ctx: Any,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
+    ) -> None:
+        """Run the chunks, ``parallelism`` at a time: ``on_start`` as each is handed to the executors,
+        ``on_done`` as each is in Kafka; raises the first failure, or InterruptedError once ``stopping``."""
 
     def cancel(self) -> None:
         """Cancel the chunks running now (from another thread; a stopping run calls it)."""
         ...
+
+    def lost(self) -> str | None:
+        """Why this runner can run nothing more (the application is gone), or None."""
 
     def close(self) -> None: ...
 
@@ -98,9 +117,11 @@ def _drive(
     parallelism: int,
     on_done: OnDone,
     stopping: threading.Event,
+    on_start: OnStart | None = None,
 ) -> None:
-    """Keep ``parallelism`` chunks in flight; report each as it completes; stop submitting on a failure
-    or when ``stopping`` is set, and re-raise the first failure once the chunks in flight are over."""
+    """Keep ``parallelism`` chunks in flight; report each as it starts and as it completes; stop
+    submitting on a failure or when ``stopping`` is set, and re-raise the first failure once the chunks
+    in flight are over."""
     pending = list(tasks)
     running: set[Future[Any]] = set()
     failure: BaseException | None = None
@@ -109,7 +130,10 @@ def _drive(
     ) as pool:
         while pending or running:
             while pending and len(running) < parallelism and failure is None and not stopping.is_set():
-                running.add(pool.submit(submit, pending.pop(0)))
+                task = pending.pop(0)
+                if on_start is not None:
+                    on_start(task)
+                running.add(pool.submit(submit, task))
             if not running:
                 break
             finished, running = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
@@ -134,14 +158,28 @@ class ThreadRunner:
         self.run_chunk = run_chunk
         self.parallelism = max(1, parallelism)
 
-    def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
-        _drive(lambda t: self.run_chunk((t, ctx)), tasks, self.parallelism, on_done, stopping)
+    def run(
+        self,
+        tasks: Sequence[Any],
+        ctx: Any,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
+    ) -> None:
+        _drive(lambda t: self.run_chunk((t, ctx)), tasks, self.parallelism, on_done, stopping, on_start)
 
     def cancel(self) -> None:
         pass  # a chunk on a thread ends on its own; ``stopping`` keeps the next ones from starting
 
+    def lost(self) -> str | None:
+        return None
+
     def close(self) -> None:
         pass
+
+
+def _local(master: str) -> bool:
+    return master.strip().startswith("local")
 
 
 def _with_retries(master: str, failures: int = 4) -> str:
@@ -174,8 +212,16 @@ class SparkRunner:
         self.run_chunk = run_chunk
         self.jvm_log = jvm_log
         """Where the JVM's own output (spark-submit, Ivy, Spark's log4j) goes; None: this process's."""
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if conf and conf.get("spark.pyspark.python"):
+            # spark-submit turns this setting into the executors' interpreter; a session made in this
+            # process does not, it reads only the environment
+            os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
+        if _local(master):
+            # Everything runs in this process and on this machine: loopback, and this interpreter for
+            # the Python workers. A cluster's driver and executors are the user's to place (spark.driver.host,
+            # spark.pyspark.python …, see docs/snapshots.md); whatever the environment says is kept.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         settings = dict(conf or {})
         if package:
@@ -201,7 +247,7 @@ class SparkRunner:
         self.session.sparkContext.setLogLevel("WARN")
         self.sc = self.session.sparkContext
         self.master = master
-        if not master.startswith("local"):
+        if not _local(master):
             self._ship_package()
         self.parallelism = max(1, parallelism or int(self.sc.defaultParallelism))
         self.paths: dict[str, str] = {}
@@ -248,12 +294,31 @@ class SparkRunner:
         result: list[Any] = self.sc.parallelize([(task, ctx)], 1).map(self.run_chunk).collect()
         return result[0]
 
-    def run(self, tasks: Sequence[Any], ctx: Any, on_done: OnDone, stopping: threading.Event) -> None:
-        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
+    def run(
+        self,
+        tasks: Sequence[Any],
+        ctx: Any,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
+    ) -> None:
+        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping, on_start)
 
     def cancel(self) -> None:
         with contextlib.suppress(Exception):  # the session may be stopping already
             self.sc.cancelAllJobs()
+
+    def lost(self) -> str | None:
+        try:
+            stopped = bool(self.sc._jsc.sc().isStopped())
+        except Exception as exc:  # the JVM gateway itself is gone
+            return f"the Spark driver's JVM is gone ({exc})"
+        if stopped:
+            return (
+                "Spark stopped the application (its master unreachable, the application killed, or "
+                "the driver's context stopped); see the Spark log above"
+            )
+        return None
 
     def close(self) -> None:
         try:

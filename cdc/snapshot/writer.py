@@ -73,7 +73,8 @@ class _Identity:
 class RecordWriter:
     """Transform, convert and produce records; :meth:`flush` raises the first delivery error."""
 
-    def __init__(self, spec: WriterSpec) -> None:
+    def __init__(self, spec: WriterSpec, producer: Mapping[str, Any] | None = None) -> None:
+        """``producer``: other producer settings than the spec's (a chunk transaction's)."""
         from confluent_kafka import Producer
 
         self.spec = spec
@@ -86,7 +87,7 @@ class RecordWriter:
             self.chain: Any = build_chain(spec.connector_config)
         else:
             self.chain = _Identity()
-        self.producer = Producer(spec.producer)
+        self.producer = Producer(dict(producer if producer is not None else spec.producer))
         self._error: Any = None
         self.sent = 0
 
@@ -95,9 +96,17 @@ class RecordWriter:
             self._error = err
 
     def send(self, original: SourceRecord) -> None:
-        record = self.chain.apply(original)
-        if record is None:
-            return
+        record = self.route(original)
+        if record is not None:
+            self.produce(record)
+
+    def route(self, original: SourceRecord) -> SourceRecord | None:
+        """The record after the connector's transformations (None: dropped)."""
+        routed: SourceRecord | None = self.chain.apply(original)
+        return routed
+
+    def produce(self, record: SourceRecord) -> None:
+        """Convert and produce a record the transformations already saw."""
         topic = record.topic
         key = self.key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
         value = self.value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)

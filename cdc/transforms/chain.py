@@ -237,7 +237,7 @@ def enrich_config_def(config_def: ConfigDef, props: Mapping[str, Any]) -> Config
     (``Transforms: unwrap``); transforms also get the implicit ``predicate`` and ``negate``. An alias whose
     type cannot be loaded contributes only its ``type`` key, whose validator then reports why.
     """
-    enriched = ConfigDef(config_def.keys())
+    enriched = config_def.merge(ConfigDef())  # a copy, with the prefixes and patterns it accepts
     for list_key, group_name, base, kind in (
         (TRANSFORMS, "Transforms", Transformation, "Transformation"),
         (PREDICATES, "Predicates", Predicate, "Predicate"),

@@ -55,7 +55,32 @@ def _worker_def() -> ConfigDef:
     d.define("rest.advertised.host.name", S, None, None, LO, "Host name given to other workers.")
     d.define("rest.advertised.port", INT, None, None, LO, "Port given to other workers.")
     d.define("rest.advertised.listener", S, None, None, LO, "Listener scheme given to other workers.")
-    d.define("plugin.path", LST, None, None, LO, "Ignored: plugins are Python entry points.")
+    d.define(
+        "plugin.path",
+        LST,
+        None,
+        None,
+        LO,
+        "Directories of Python plugins (cdc.plugins entry points); an entry naming Kafka's connect-file jar "
+        "(or a directory holding it) enables the FileStream connectors in distributed mode.",
+    )
+    d.define(
+        "filestream.connectors.enable",
+        B,
+        None,
+        None,
+        LO,
+        "Offer FileStreamSource/FileStreamSink: always in standalone mode unless false, in distributed "
+        "mode only when true or named by plugin.path (they read and write the worker's files).",
+    )
+    d.define(
+        "rest.request.body.max.bytes",
+        INT,
+        1048576,
+        v.at_least(1),
+        LO,
+        "Largest REST request body; a larger one is refused with 413 before it is read.",
+    )
     d.define("offset.flush.interval.ms", L, 60000, v.at_least(0), LO, "How often source offsets are flushed.")
     d.define(
         "offset.flush.timeout.ms", L, 5000, v.at_least(0), LO, "How long a flush may take before it fails."
@@ -271,6 +296,20 @@ def _common_connector_def() -> ConfigDef:
     )
     d.define("errors.log.enable", B, False, None, M, "Log each error and the failed operation.", **e)
     d.define("errors.log.include.messages", B, False, None, M, "Include the records in error logs.", **e)
+    # Keys read as groups: converter and client settings, transform/predicate settings, topic creation.
+    d.accept(
+        prefixes=(
+            "key.converter.",
+            "value.converter.",
+            "header.converter.",
+            "producer.override.",
+            "consumer.override.",
+            "admin.override.",
+            "transforms.",
+            "predicates.",
+            "topic.creation.",
+        )
+    )
     return d
 
 

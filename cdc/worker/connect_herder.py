@@ -29,7 +29,9 @@ from cdc.worker.errors import (
 )
 from cdc.worker.herder import Herder, PutResult
 from cdc.worker.membership import Membership
+from cdc.worker.names import name_error, printable
 from cdc.worker.offsets import decode_offset, encode_offset
+from cdc.worker.rest.loggers import Loggers
 from cdc.worker.stores.base import (
     ClusterConfigState,
     ConfigBackingStore,
@@ -70,6 +72,7 @@ class ConnectHerder(Herder):
         self.offset_store = offset_store
         self.membership = membership
         self.worker_props = worker_props
+        self.loggers = Loggers()  # shared with the REST API's /admin/loggers
         self._cluster_id_fn = kafka_cluster_id
         self._cluster_id: str | None = None
         self.worker = worker_factory(self)
@@ -162,6 +165,17 @@ class ConnectHerder(Herder):
         with self._lock:
             self._pending_restarts.append(request)
         self.wake()
+
+    def on_logging_level_update(self, namespace: str, level: str) -> None:
+        try:
+            self.loggers.set_level(namespace, level)
+        except ValueError as exc:
+            log.warning("Ignoring the cluster log level %r for %s: %s", level, namespace, exc)
+            return
+        log.info("Log level of %s set to %s for the whole cluster", namespace, level)
+
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        self.config_store.put_logger_level(namespace, level)
 
     # -- status listener (connectors and tasks report here) ----------------------------------------------
     def _put_connector(self, name: str, state: State, trace: str | None = None) -> None:
@@ -444,6 +458,9 @@ class ConnectHerder(Herder):
         allow_replace: bool,
         initial_state: TargetState | None = None,
     ) -> PutResult:
+        problem = name_error(name)
+        if problem is not None:
+            raise BadRequestError(f"Connector name {printable(name)} is invalid: {problem}")
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
         infos = validation.validate(config, self.worker_props)
@@ -474,9 +491,12 @@ class ConnectHerder(Herder):
         return self.put_connector_config(name, current, True).info
 
     def delete_connector(self, name: str) -> None:
-        self._require(name)
+        snapshot = self._snapshot()
+        stored = name if snapshot.contains(name) else snapshot.rejected_name(name)
+        if stored is None:
+            raise NotFoundError(f"Connector {name} not found")
         self._require_leader()
-        self.config_store.remove_connector_config(name)
+        self.config_store.remove_connector_config(stored)
         self._refresh()
         self.wake()
 
@@ -538,8 +558,10 @@ class ConnectHerder(Herder):
         before = self.config_store.snapshot().offset
         self.config_store.put_restart_request(request)
         self._refresh()
-        # A store that does not announce restart requests (memory) gets them applied directly.
-        if self.config_store.snapshot().offset == before or not _announces_restarts(self.config_store):
+        # A store that records restart requests (Kafka) announces them to every worker, this one included,
+        # through on_restart_request once the record is read back; one that does not (memory) leaves its
+        # offset where it was, and the request is applied here.
+        if self.config_store.snapshot().offset == before:
             self.on_restart_request(request)
 
     def restart_task(self, task: TaskId) -> None:
@@ -691,15 +713,19 @@ class ConnectHerder(Herder):
             raise BadRequestError(str(exc)) from exc
 
     # -- internal (distributed) --------------------------------------------------------------------------
-    def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
-        """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
+    def verify_internal_request(self, signature: Any) -> None:
         from cdc.worker.distributed.internal import check_signature
         from cdc.worker.distributed.protocol import signature_required
 
+        if signature_required(self.membership):
+            allowed = self.worker_props.get("inter.worker.verification.algorithms") or ["HmacSHA256"]
+            check_signature(self._snapshot().session_key, signature, list(allowed))
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
+        """A follower's task configs, sent to the leader (signed under the ``sessioned`` protocol)."""
+        self.verify_internal_request(signature)  # first: a bad signature learns nothing about ``name``
         self._require(name)
         self._require_leader()
-        if signature_required(self.membership):
-            check_signature(self._snapshot().session_key, signature)
         self.config_store.put_task_configs(name, [dict(c) for c in configs])
         self.wake()
 
@@ -751,7 +777,3 @@ def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:
     if trace:
         out["trace"] = trace
     return out
-
-
-def _announces_restarts(store: ConfigBackingStore) -> bool:
-    return bool(getattr(store, "announces_restart_requests", False))

@@ -130,16 +130,16 @@ class Herder(ABC):
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
         """ConfigInfos: ``{"name","error_count","groups","configs":[{"definition","value"}]}``."""
 
-    # -- admin ----------------------------------------------------------------------------------------
-    supports_cluster_logger_level: bool = False
-    """Whether :meth:`set_cluster_logger_level` spreads a level to every worker (else the REST layer sets
-    it on this worker only)."""
-
+    # -- admin ------------------------------------------------------------------------------------------
+    @abstractmethod
     def set_cluster_logger_level(self, namespace: str, level: str) -> None:
-        """``PUT /admin/loggers/{namespace}?scope=cluster``: the level on every worker of the cluster."""
-        raise NotImplementedError
+        """``PUT /admin/loggers/{ns}?scope=cluster``: the level for every worker of the cluster."""
 
     # -- internal (distributed) ----------------------------------------------------------------------
+    def verify_internal_request(self, signature: Any) -> None:
+        """Refuse an internal request whose KIP-507 signature is missing, of an algorithm not in
+        ``inter.worker.verification.algorithms``, or wrong; nothing to check where no session key is used."""
+
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
         raise NotImplementedError
 

@@ -50,6 +50,10 @@ class ConnectRuntime:
             self.rest.stop()
         finally:
             self.herder.stop()
+            # The plugin registry is the process's: a worker embedded in another process leaves it as found.
+            from cdc.plugins import registry
+
+            registry.hide_modules(())
         log.info("Worker stopped")
 
     def run_until_signalled(self) -> None:
@@ -123,6 +127,7 @@ def _assemble(
 ) -> ConnectRuntime:
     from cdc.plugins import registry
     from cdc.worker.connect_metrics import ConnectMetrics
+    from cdc.worker.plugin_path import PluginSettings, apply_plugin_settings
     from cdc.worker.rest import RestServer
 
     # Discover the plugins before any thread may look one up: Registry._discover marks itself done before
@@ -131,6 +136,7 @@ def _assemble(
     registry.names()
     # log.format, log.pattern, log.file, for the logging the cdc command set up (not an embedding program's)
     configure_logging(None, LogSettings.from_worker(parsed), install=False)
+    apply_plugin_settings(PluginSettings.from_properties(props, mode), registry)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores
@@ -149,7 +155,7 @@ def _assemble(
         {**props, **parsed},
         _cluster_id(props),
     )
-    rest = RestServer(herder, rest_settings, worker_metrics=ConnectMetrics(herder))
+    rest = RestServer(herder, rest_settings, loggers=herder.loggers, worker_metrics=ConnectMetrics(herder))
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 

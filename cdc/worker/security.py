@@ -18,6 +18,9 @@ Where they are masked:
   and the exception text of every record to show ``[hidden]`` instead;
 * status traces: :func:`format_trace` is the one way the worker turns an exception into the ``trace`` of
   a FAILED connector or task (what the status topic and ``GET …/status`` carry);
+* REST answers that show what the worker did with a resolved config — status, active topics, validate,
+  every error message — go through :func:`redact_json` (``cdc.worker.rest``), so a placeholder written
+  where a value shows (``"topic": "${file:/etc/passwd:root}"``) does not carry the file back;
 * task configs: :func:`reverse_transform` puts placeholders back into the task configs a connector
   generated from its resolved config before they are stored (Connect's ``Worker.reverseTransform``), so
   the config topic and ``GET …/tasks`` hold ``${file:…}``, never the value. Connector configs are stored
@@ -45,6 +48,7 @@ __all__ = [
     "install_log_redaction",
     "jaas_secrets",
     "redact",
+    "redact_json",
     "register_config_secrets",
     "reverse_transform",
     "secrets",
@@ -109,6 +113,19 @@ secrets = SecretRegistry()
 
 def redact(text: str) -> str:
     return secrets.redact(text)
+
+
+def redact_json(value: Any) -> Any:
+    """``value`` (a JSON answer) with every known secret masked in its strings, keys included."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return secrets.redact(value)
+    if isinstance(value, dict):
+        return {redact_json(k): redact_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    return value
 
 
 def format_trace(exc: BaseException) -> str:

@@ -116,6 +116,7 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
     if isinstance(connector, SourceConnector):
         _check_exactly_once(connector, props, worker, results)
     own = connector.config()
+    _log_unknown(props, runtime, own)
     try:
         own_values = connector.validate(props)
     except Exception as exc:
@@ -161,6 +162,17 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
         "groups": groups,
         "configs": configs,
     }
+
+
+def _log_unknown(props: Mapping[str, str], runtime: ConfigDef, own: ConfigDef) -> None:
+    """Connect's line for a key neither the runtime nor the connector knows, with the likely intent."""
+    for name in props:
+        if runtime.knows(name) or own.knows(name):
+            continue
+        log.warning("The configuration '%s' was supplied but isn't a known config.", name)
+        intended = own.closest(name) or runtime.closest(name)
+        if intended is not None:
+            log.warning("The configuration '%s' looks like a misspelling of '%s'.", name, intended)
 
 
 def _check_exactly_once(

@@ -2,19 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from worker_process import workers
 
-import pytest
-from worker_process import WorkerProcess
-
-
-@pytest.fixture
-def workers() -> Iterator[list[WorkerProcess]]:
-    """Worker processes a test starts; any still running are killed afterwards."""
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        if worker.alive():
-            assert worker.proc is not None
-            worker.proc.kill()
-            worker.proc.wait(30)
+__all__ = ["workers"]

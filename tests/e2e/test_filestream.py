@@ -294,6 +294,8 @@ def test_distributed_kill9_loses_nothing(tmp_path: Path, kafka: Any, workers: li
             "offset.flush.interval.ms": str(FLUSH_INTERVAL_MS),
             "session.timeout.ms": "6000",
             "heartbeat.interval.ms": "1000",
+            # a distributed worker offers the FileStream connectors only when told to (docs/security.md)
+            "filestream.connectors.enable": "true",
         },
     )
     worker = WorkerProcess(["distributed", str(props)], port, tmp_path / "worker.log")

@@ -111,6 +111,8 @@ def start_seed_worker(
         "worker-distributed.properties",
         tmp_path / "worker.properties",
         {"bootstrap.servers": kafka.bootstrap_servers, "rest.port": str(port), **names},
+        # a distributed worker offers the FileStream connectors only when told to (docs/security.md)
+        {"filestream.connectors.enable": "true"},
     )
     worker = WorkerProcess(["distributed", str(props)], port, tmp_path / "worker.log")
     workers.append(worker)

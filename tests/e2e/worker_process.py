@@ -15,10 +15,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,8 +53,11 @@ def seed_properties(name: str, target: Path, replace: Mapping[str, str], add: Ma
 class WorkerProcess:
     """One ``cdc`` worker process; ``url`` is its REST API."""
 
-    def __init__(self, args: list[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self, args: list[str], port: int, log_path: Path, auth: tuple[str, str] | None = None
+    ) -> None:
         self.args = args
+        self.auth = auth  # basic-auth credentials when the worker requires them
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
@@ -78,7 +82,7 @@ class WorkerProcess:
             if self.proc.poll() is not None:
                 raise AssertionError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
             try:
-                if requests.get(self.url + "/", timeout=2).status_code == 200:
+                if requests.get(self.url + "/", timeout=2, auth=self.auth).status_code == 200:
                     return self
             except requests.ConnectionError:
                 pass
@@ -110,7 +114,20 @@ class WorkerProcess:
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-20000:]
 
     def get(self, path: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("auth", self.auth)
         return requests.get(self.url + path, timeout=30, **kwargs)
+
+
+@pytest.fixture
+def workers() -> Iterator[list[WorkerProcess]]:
+    """Worker processes a test starts; any still running are killed afterwards (a conftest imports it)."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        if worker.alive():
+            assert worker.proc is not None
+            worker.proc.kill()
+            worker.proc.wait(30)
 
 
 def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -> Any:

@@ -170,6 +170,7 @@ def group_worker_props(
         "scheduled.rebalance.max.delay.ms": str(max_delay_ms),
         "offset.flush.interval.ms": "500",
         "task.shutdown.graceful.timeout.ms": "3000",
+        "filestream.connectors.enable": "true",  # the group tests run FileStream connectors
     }
 
 
@@ -476,14 +477,28 @@ class PrivateKafka:
     ``scripts/stack.sh`` fetched, in the shape of the stack's ``server.properties``. Stopping it harms no
     other test: the shared broker on 9092 is never touched."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        host: str = "127.0.0.1",
+        node_id: int = 1,
+        ports: tuple[int, int] | None = None,
+        voters: str | None = None,
+        replication: int = 1,
+        cluster_id: str | None = None,
+    ) -> None:
+        """One node; a :class:`KafkaCluster` passes ``node_id``, its ``voters``, its ``cluster_id`` and a
+        ``replication`` of 3 (topics' default and internal topics; ``min.insync.replicas`` one less).
+        ``host`` is the address it listens on and advertises (a network namespace's veth, say)."""
         cache = Path(os.environ.get("CDC_CACHE", str(Path.home() / ".cache" / "cdc")))
         self.libs = cache / "kafka-4.4.0" / "libs"
         if not self.libs.is_dir():
             raise AssertionError(f"no Kafka jars in {self.libs}: run scripts/stack.sh up first")
         self.root = root
-        self.port, self.controller_port = free_port(), free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.host, self.node_id, self.replication, self.cluster_id = host, node_id, replication, cluster_id
+        self.port, self.controller_port = ports or (free_port(), free_port())
+        self.voters = voters or f"{node_id}@{host}:{self.controller_port}"
+        self.bootstrap = f"{host}:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.stops = 0
 
@@ -506,13 +521,14 @@ class PrivateKafka:
             "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
         )
         props = self.root / "server.properties"
-        h = "127.0.0.1"
+        h, rf = self.host, self.replication
+        isr = max(1, rf - 1)
         props.write_text(
             "\n".join(
                 [
                     "process.roles=broker,controller",
-                    "node.id=1",
-                    f"controller.quorum.voters=1@{h}:{self.controller_port}",
+                    f"node.id={self.node_id}",
+                    f"controller.quorum.voters={self.voters}",
                     f"listeners=PLAINTEXT://{h}:{self.port},CONTROLLER://{h}:{self.controller_port}",
                     f"advertised.listeners=PLAINTEXT://{h}:{self.port}",
                     "inter.broker.listener.name=PLAINTEXT",
@@ -523,13 +539,13 @@ class PrivateKafka:
                     "num.io.threads=2",
                     "auto.create.topics.enable=true",
                     "num.partitions=1",
-                    "default.replication.factor=1",
-                    "min.insync.replicas=1",
-                    "offsets.topic.replication.factor=1",
-                    "transaction.state.log.replication.factor=1",
-                    "transaction.state.log.min.isr=1",
-                    "share.coordinator.state.topic.replication.factor=1",
-                    "share.coordinator.state.topic.min.isr=1",
+                    f"default.replication.factor={rf}",
+                    f"min.insync.replicas={isr}",
+                    f"offsets.topic.replication.factor={rf}",
+                    f"transaction.state.log.replication.factor={rf}",
+                    f"transaction.state.log.min.isr={isr}",
+                    f"share.coordinator.state.topic.replication.factor={rf}",
+                    f"share.coordinator.state.topic.min.isr={isr}",
                     "group.initial.rebalance.delay.ms=0",
                     "offsets.topic.num.partitions=3",
                     "transaction.state.log.num.partitions=3",
@@ -539,13 +555,13 @@ class PrivateKafka:
         )
         return props
 
-    def start(self, timeout: float = 120.0) -> PrivateKafka:
+    def start(self, timeout: float = 120.0, wait: bool = True) -> PrivateKafka:
         props = self._configure()
         if not (self.root / "data" / "meta.properties").exists():
             import base64
             import uuid
 
-            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            cluster = self.cluster_id or base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
             subprocess.run(
                 [
                     *self._java(),
@@ -567,7 +583,8 @@ class PrivateKafka:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
-        wait_for(self._answers, timeout, f"the private broker on {self.bootstrap}")
+        if wait:
+            wait_for(self._answers, timeout, f"the private broker on {self.bootstrap}")
         return self
 
     def _answers(self) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from faultkit import mysql_connector
+from inprocess import NoOffsetsContext
 
-from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.converters.json_converter import JsonConverter
 from cdc.jdbc.dialects import DRIVER_ENV
 from cdc.jdbc.task import JdbcSourceTask
@@ -140,19 +140,6 @@ def test_mysqlclient_and_pymysql_give_identical_records(
     assert ours[2][2].get("t_datetime") is None  # zero date
 
 
-class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
-        return {}
-
-
-class _Context(SourceTaskContext):
-    def configs(self) -> dict[str, str]:
-        return {}
-
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
-
-
 def _mysql_snapshot(mysql_db: Any, bootstrap: str, driver: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The MySQL connector's initial snapshot of ``everything``, in-process: its row records, in order."""
     monkeypatch.setenv(DRIVER_ENV, driver)
@@ -168,7 +155,7 @@ def _mysql_snapshot(mysql_db: Any, bootstrap: str, driver: str, monkeypatch: pyt
         },
     )
     task = MySqlSourceTask()
-    task.initialize(_Context())
+    task.initialize(NoOffsetsContext())
     task.start(config)
     records: list[Any] = []
     try:

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 import requests
 
-from cdc.worker.runtime import ConnectRuntime, build_standalone
+from cdc.worker.runtime import ConnectRuntime
+from tests.integration.inprocess import standalone
 
 pytestmark = pytest.mark.integration
 
@@ -57,7 +58,7 @@ def _insert_rows(mysql_db: Any, base: int) -> None:
 
 @pytest.fixture
 def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
-    runtime = build_standalone(
+    with standalone(
         {
             "bootstrap.servers": kafka.bootstrap_servers,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -68,12 +69,8 @@ def worker(tmp_path: Path, kafka: Any) -> Iterator[ConnectRuntime]:
             "offset.flush.interval.ms": "500",
             "listeners": "http://127.0.0.1:0",
         }
-    )
-    runtime.start()
-    try:
+    ) as runtime:
         yield runtime
-    finally:
-        runtime.stop()
 
 
 def _start_connector(worker: ConnectRuntime, name: str, mysql_db: Any, prefix: str, **extra: str) -> None:

@@ -229,7 +229,13 @@ def distributed_worker(root: Path, kafka: SaslKafka, name: str, password: str, *
         port,
         group=f"sasl-{name}",
         topics_prefix=f"sasl-{name}-",
-        extra={**STRINGS, **PROVIDERS, **sasl_settings(plain_jaas("alice", password)), **extra},
+        extra={
+            **STRINGS,
+            **PROVIDERS,
+            **sasl_settings(plain_jaas("alice", password)),
+            "filestream.connectors.enable": "true",  # the test's connectors
+            **extra,
+        },
     )
     return Worker("distributed", [str(props)], port, root / "worker.log")
 

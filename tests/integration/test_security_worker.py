@@ -126,6 +126,7 @@ def https_group(tmp_path: Path) -> Iterator[tuple[list[Any], Path, Path]]:
             "rebalance.timeout.ms": "20000",
             "scheduled.rebalance.max.delay.ms": "2000",
             "offset.flush.interval.ms": "1000",
+            "filestream.connectors.enable": "true",  # the test's connectors
         }
 
     try:

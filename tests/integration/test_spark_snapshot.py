@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,7 @@ class _Hooked(ThreadRunner):
         ctx: RunContext,
         on_done: Callable[[ChunkResult], None],
         stopping: threading.Event,
+        on_start: Callable[[ChunkTask], None] | None = None,
     ) -> None:
         self.submitted.extend(t.chunk.id for t in tasks)
         count = [0]
@@ -298,7 +300,7 @@ class _Hooked(ThreadRunner):
             count[0] += 1
             self.after_chunk(count[0])
 
-        super().run(tasks, ctx, hooked, stopping)
+        super().run(tasks, ctx, hooked, stopping, on_start)
 
 
 def test_concurrent_writes_are_reconciled(tmp_path: Path, kafka: Any, mysql_db: Any) -> None:
@@ -417,3 +419,135 @@ def test_cdc_snapshot_killed_with_sigkill_resumes_from_done_chunks(
     )
     assert len(messages) - rows <= chunk_rows
     assert _as_rows(_reduced(messages)) == _table(mysql_db)
+
+
+# ------------------------------------------------------------------ delivery and stalls, on threads
+# What an executor's death does to a chunk attempt, played in this process: the attempt stops writing
+# half-way (its transaction stays open, as a killed executor leaves it) or dies right after its commit.
+# The runs on a real cluster with killed executors are in test_spark_across_hosts.py (slow).
+
+
+def _ids_per_key(kafka: Any, topic: str, isolation: str) -> Counter[int]:
+    messages = kafka.read_to_end(topic, timeout=60, isolation=isolation)
+    assert {json.loads(m.value())["op"] for m in messages} <= {"r"}
+    return Counter(json.loads(m.key())["id"] for m in messages)
+
+
+class _AttemptDies:
+    """One chunk attempt dies like a lost executor: after ``records`` records produced in this run (its
+    transaction left open), or (``commits``) right after the ``commits``-th chunk transaction committed,
+    before the runner hears of it. Chunks run one at a time, so the count names one chunk."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, records: int = 0, commits: int = 0) -> None:
+        from cdc.snapshot.delivery import ChunkTransaction
+        from cdc.snapshot.writer import RecordWriter
+
+        self.produced = self.committed = 0
+        produce, commit = RecordWriter.produce, ChunkTransaction.commit
+
+        def dying_produce(writer: Any, record: Any) -> None:
+            self.produced += 1
+            if self.produced == records:
+                writer.producer.flush(30)  # what it wrote reached Kafka before it died
+                raise RuntimeError("executor lost")
+            produce(writer, record)
+
+        def dying_commit(txn: Any, topic: Any, rows: int) -> None:
+            commit(txn, topic, rows)
+            self.committed += 1
+            if self.committed == commits:
+                raise RuntimeError("executor lost after its commit")
+
+        monkeypatch.setattr(RecordWriter, "produce", dying_produce)
+        monkeypatch.setattr(ChunkTransaction, "commit", dying_commit)
+
+
+@pytest.mark.parametrize("death", ["mid-chunk", "after-commit"])
+def test_a_chunk_attempt_that_dies_is_never_seen_twice_read_committed(
+    tmp_path: Path, kafka: Any, mysql_db: Any, monkeypatch: pytest.MonkeyPatch, death: str
+) -> None:
+    rows = 3000
+    _dataset_a(mysql_db, rows)
+    config, worker, _w, _c = _configs(tmp_path, kafka, mysql_db)
+    topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
+    options = SnapshotOptions(chunk_rows=500, state_dir=tmp_path / "state", progress=False)
+    with monkeypatch.context() as m:
+        _AttemptDies(m, records=1250) if death == "mid-chunk" else _AttemptDies(m, commits=2)
+        with pytest.raises(RuntimeError, match="executor lost"):
+            SnapshotRun(config, worker, options, runner=ThreadRunner(1)).run()
+    summary = SnapshotRun(config, worker, options, runner=ThreadRunner(2)).run()
+    # mid-chunk: chunks 1 and 2 were done, 3 died; after-commit: 1 was done, 2 committed unheard of
+    assert summary.resumed and summary.chunks_skipped == (2 if death == "mid-chunk" else 1)
+    assert summary.chunks_reread == 1
+    assert "records written twice: 0 for read_committed consumers" in summary.render()
+    committed = _ids_per_key(kafka, topic, "read_committed")
+    assert set(committed) == set(range(1, rows + 1)) and set(committed.values()) == {1}
+    everything = sum(_ids_per_key(kafka, topic, "read_uncommitted").values())
+    if death == "mid-chunk":  # the dead attempt's 249 records are in the log, aborted by the fence
+        assert everything == rows + 249
+    else:  # the retry found the chunk committed and wrote nothing
+        assert everything == rows
+        assert [r.replayed for r in summary.per_chunk].count(True) == 1
+
+
+def test_at_least_once_counts_the_records_written_twice(
+    tmp_path: Path, kafka: Any, mysql_db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = 2000
+    _dataset_a(mysql_db, rows)
+    config, worker, _w, _c = _configs(tmp_path, kafka, mysql_db)
+    topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
+    options = SnapshotOptions(
+        chunk_rows=500, state_dir=tmp_path / "state", progress=False, delivery="at_least_once"
+    )
+    with monkeypatch.context() as m:
+        _AttemptDies(m, records=1250)
+        with pytest.raises(RuntimeError, match="executor lost"):
+            SnapshotRun(config, worker, options, runner=ThreadRunner(1)).run()
+    summary = SnapshotRun(config, worker, options, runner=ThreadRunner(2)).run()
+    assert summary.chunks_reread == 1 and summary.written_twice == 249, summary.render()
+    assert "records written twice: 249" in summary.render()
+    assert sum(_ids_per_key(kafka, topic, "read_committed").values()) == rows + 249
+
+
+class _Hanging(ThreadRunner):
+    """Chunks after the first ``fine`` hang like a job whose executors are all gone, until cancelled."""
+
+    def __init__(self, fine: int) -> None:
+        super().__init__(1)
+        self.cancelled = threading.Event()
+        count, real = [0], self.run_chunk
+
+        def run_chunk(item: tuple[ChunkTask, RunContext]) -> ChunkResult:
+            count[0] += 1
+            if count[0] > fine:
+                self.cancelled.wait(600)
+                raise RuntimeError("Job cancelled")
+            result: ChunkResult = real(item)
+            return result
+
+        self.run_chunk = run_chunk
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+def test_a_run_without_progress_stops_keeps_its_state_and_resumes(
+    tmp_path: Path, kafka: Any, mysql_db: Any
+) -> None:
+    from cdc.snapshot.watchdog import SnapshotStalled
+
+    rows = 2000
+    _dataset_a(mysql_db, rows)
+    config, worker, _w, _c = _configs(tmp_path, kafka, mysql_db)
+    topic = f"{config['topic.prefix']}.{mysql_db.name}.a"
+    options = SnapshotOptions(chunk_rows=500, state_dir=tmp_path / "state", progress=False, stall_timeout=3)
+    started = time.monotonic()
+    with pytest.raises(SnapshotStalled, match="no executor made progress") as stalled:
+        SnapshotRun(config, worker, options, runner=_Hanging(2)).run()
+    assert time.monotonic() - started < 3 + 20
+    assert "2 chunks are done" in str(stalled.value) and "run the same command again" in str(stalled.value)
+    summary = SnapshotRun(config, worker, options, runner=ThreadRunner(2)).run()
+    assert summary.resumed and summary.chunks_skipped == 2 and summary.chunks == 2
+    committed = _ids_per_key(kafka, topic, "read_committed")
+    assert set(committed) == set(range(1, rows + 1)) and set(committed.values()) == {1}

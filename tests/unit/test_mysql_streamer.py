@@ -15,8 +15,11 @@ from typing import Any
 
 import pytest
 from pymysql.err import OperationalError
+from pymysqlreplication.column import Column
+from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.event import RotateEvent
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from pymysqlreplication.table import Table
 
 from cdc.api.records import SourceRecord
 from cdc.history.store import MemorySchemaHistory
@@ -45,11 +48,16 @@ def _header(end: int) -> tuple[int, ...]:
 
 
 def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> Any:
-    """A library rows event whose rows are already decoded (the decoder then takes the library's rows)."""
+    """A library rows event whose rows are already decoded (the decoder then takes the library's rows),
+    with the table map a server sending full metadata gives (named columns)."""
     event = object.__new__(cls)
     event.schema, event.table, event.timestamp = "db", "t", TS
     event.packet = SimpleNamespace(server_id=SERVER, log_pos=end)
     event._RowsEvent__rows = rows
+    names = list(rows[0].get("values") or rows[0]["after_values"])
+    columns = [Column(name=n, type=FIELD_TYPE.VARCHAR, unsigned=False, is_primary=False) for n in names]
+    event.table_id = 1
+    event.table_map = {1: Table(1, "db", "t", columns)}
     return event
 
 

@@ -216,6 +216,7 @@ def test_listener_calls_only_after_start() -> None:
         ("session", key),
         ("restart", RestartRequest("a", True, True)),
         ("remove", "a"),
+        ("logger", ("org.apache", "DEBUG")),
     ]
     assert log.snapshot().session_key == key
     assert log.snapshot().target_states["new"] is TargetState.PAUSED

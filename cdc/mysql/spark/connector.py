@@ -37,10 +37,11 @@ from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
-__all__ = ["may_resume", "spark_snapshot", "state_dir"]
+__all__ = ["SPARK_CONF_PREFIX", "may_resume", "spark_conf", "spark_snapshot", "state_dir"]
 
 log = logging.getLogger(__name__)
 
+SPARK_CONF_PREFIX = "snapshot.spark.conf."
 _one_at_a_time = threading.Lock()
 
 
@@ -130,7 +131,27 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
             job.runner.cancel()
 
 
-def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[], None] | None) -> Any:
+def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings among the connector's keys: ``snapshot.spark.conf.<spark key>``."""
+    from cdc.api.errors import ConfigError
+
+    conf = {k[len(SPARK_CONF_PREFIX) :]: str(v) for k, v in props.items() if k.startswith(SPARK_CONF_PREFIX)}
+    wrong = sorted(k for k in conf if not k.startswith("spark."))
+    if wrong:
+        raise ConfigError(
+            f"{', '.join(SPARK_CONF_PREFIX + k for k in wrong)}: not Spark settings "
+            f"({SPARK_CONF_PREFIX} must be followed by a key that starts with 'spark.')"
+        )
+    return conf
+
+
+def _runner(
+    master: str,
+    partitions: int | None,
+    app_name: str,
+    gate: Callable[[], None] | None,
+    conf: Mapping[str, str],
+) -> Any:
     from cdc.mysql.spark.runners import MySqlSparkRunner
 
     class GatedSparkRunner(MySqlSparkRunner):
@@ -141,7 +162,7 @@ def _runner(master: str, partitions: int | None, app_name: str, gate: Callable[[
                 gate()
             return super()._submit(task, ctx)
 
-    return GatedSparkRunner(master, partitions, app_name=app_name)
+    return GatedSparkRunner(master, partitions, app_name=app_name, conf=dict(conf))
 
 
 def spark_snapshot(
@@ -163,8 +184,8 @@ def spark_snapshot(
     it blocks while the connector is paused and raises :class:`InterruptedError` to give up.
     """
     from cdc.api.errors import ConnectError
-    from cdc.mysql.config import require_valid
     from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.mysql.validation import require_valid
     from cdc.snapshot.runners import spark_available
 
     if not spark_available():
@@ -185,6 +206,7 @@ def spark_snapshot(
         state_dir=directory,
         progress=True,
         progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
+        spark_conf=spark_conf(raw),
     )
     with _exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options)
@@ -204,7 +226,9 @@ def spark_snapshot(
                 f"{options.partitions} readers" if options.partitions else "one reader per core",
                 "resuming the unfinished run" if resume else "a new run",
             )
-            job.runner = _runner(options.master, options.partitions, f"cdc-snapshot-{job.name}", gate)
+            job.runner = _runner(
+                options.master, options.partitions, f"cdc-snapshot-{job.name}", gate, options.spark_conf
+            )
             if stopping.is_set():  # while Spark started: take no lock, write no history
                 raise InterruptedError("snapshot stopped")
             with _observing(schema, on_history):

@@ -27,14 +27,17 @@ from typing import Any
 
 from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
+from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.history import open_history
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
+from cdc.snapshot.delivery import RunDelivery
 from cdc.snapshot.progress import Progress, ProgressState, default_state_dir
 from cdc.snapshot.runners import ChunkRunner
+from cdc.snapshot.watchdog import SnapshotStalled, Watchdog
 from cdc.snapshot.writer import WriterSpec
 
 __all__ = ["ENCODERS", "SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
@@ -62,6 +65,14 @@ class SnapshotOptions:
     encoder: str | None = None
     """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.mysql.spark.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
+    delivery: str | None = None
+    """``exactly_once`` | ``at_least_once`` (see :mod:`cdc.snapshot.delivery`); None: the connector's
+    ``snapshot.spark.delivery``, default ``exactly_once``."""
+    stall_timeout: float | None = None
+    """Seconds without progress before the run stops (see :mod:`cdc.snapshot.watchdog`); None: the
+    connector's ``snapshot.spark.stall.timeout.ms``, default 300 s."""
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    """Spark settings (``--conf``, ``--properties-file``)."""
 
 
 @dataclass
@@ -74,6 +85,7 @@ class SnapshotSummary:
     chunks_skipped: int
     seconds: float
     reread_rows: int = 0
+    """Keys changed while the snapshot ran, read again as of the end position."""
     deleted: int = 0
     """Keys gone by the end position: written as the stream writes a delete (op=d, then the tombstone)."""
     window_events: int = 0
@@ -82,6 +94,12 @@ class SnapshotSummary:
     chunk_seconds: float = 0.0
     """The chunks' part of ``seconds``: from the first chunk submitted to the last one done (without the
     Spark session's start, the lock, the plan and the reconciliation)."""
+    delivery: str = "exactly_once"
+    chunks_reread: int = 0
+    """Chunks read more than once (a Spark task retried, or in flight when an earlier run stopped)."""
+    written_twice: int | None = 0
+    """Records written more than once: 0 with exactly once (for ``read_committed`` consumers); counted
+    from the topics' offsets with at least once (None: not known)."""
 
     def render(self) -> str:
         rate = self.rows / self.seconds if self.seconds > 0 else 0.0
@@ -100,6 +118,13 @@ class SnapshotSummary:
             + (f"  gtids {self.end.gtids}" if self.end.gtids else ""),
             f"  concurrent changes in the window: {self.window_events} row events; {self.reread_rows} rows "
             f"re-read as of the end, {self.deleted} gone (op=d and tombstone)",
+            f"  delivery {self.delivery.replace('_', '-')}: {self.chunks_reread} chunks re-read; "
+            + (
+                "records written twice: 0 for read_committed consumers (one transaction per chunk)"
+                if self.delivery == "exactly_once"
+                else "records written twice: "
+                + ("unknown" if self.written_twice is None else f"{self.written_twice:,}")
+            ),
         ]
         return "\n".join(lines)
 
@@ -113,6 +138,20 @@ def connector_name(config: Mapping[str, str]) -> str:
 
 def _connector_kind(config: Mapping[str, str]) -> str:
     return "mariadb" if "mariadb" in str(config.get("connector.class", "")).lower() else "mysql"
+
+
+def _choice(key: str, value: Any, choices: Sequence[str]) -> str:
+    mode = str(value).strip().lower()
+    if mode not in choices:
+        raise ConfigError(
+            f"Invalid value {mode} for configuration {key}: String must be one of: {', '.join(choices)}"
+        )
+    return mode
+
+
+def _reads(state: ProgressState, chunk_id: str, done: Mapping[str, Any]) -> int:
+    """How often a done chunk was read: each time a run handed it to the runner, plus Spark's retries."""
+    return max(1, state.submitted.get(chunk_id, 1)) + int(done.get("attempt", 0))
 
 
 class _NullHistory:
@@ -173,7 +212,7 @@ class SnapshotRun:
         options: SnapshotOptions,
         runner: ChunkRunner | None = None,
     ) -> None:
-        from cdc.mysql.config import require_valid
+        from cdc.mysql.validation import require_valid
 
         self.config = dict(connector_config)
         self.worker = dict(worker_props)
@@ -228,35 +267,37 @@ class SnapshotRun:
 
     def encoder(self) -> str:
         """The encoder mode of this run: the option, else the connector's ``snapshot.spark.encoder``."""
-        mode = (
-            str(self.options.encoder or self.config.get("snapshot.spark.encoder") or "auto").strip().lower()
+        return _choice(
+            "snapshot.spark.encoder",
+            self.options.encoder or self.config.get("snapshot.spark.encoder") or "auto",
+            ENCODERS,
         )
-        if mode not in ENCODERS:
-            raise ConfigError(
-                f"Invalid value {mode} for configuration snapshot.spark.encoder: "
-                f"String must be one of: {', '.join(ENCODERS)}"
-            )
-        return mode
+
+    def delivery(self) -> str:
+        """The delivery: the option (``exactly-once`` spelt either way), else ``snapshot.spark.delivery``."""
+        from cdc.snapshot.delivery import DELIVERIES
+
+        chosen = str(self.options.delivery or self.settings.snapshot_spark_delivery).replace("-", "_")
+        return _choice("snapshot.spark.delivery", chosen, DELIVERIES)
+
+    def stall_timeout(self) -> float:
+        if self.options.stall_timeout is not None:
+            return float(self.options.stall_timeout)
+        return self.settings.snapshot_spark_stall_timeout_ms / 1000
 
     def _runner(self) -> ChunkRunner:
         if self.runner is None:
             from cdc.mysql.spark.runners import MySqlSparkRunner
 
-            if self.encoder() == "python":
-                self.runner = MySqlSparkRunner(
-                    self.options.master,
-                    self.options.partitions,
-                    app_name=f"cdc-snapshot-{self.name}",
-                    jdbc_package=None,
-                    jvm_log=self.spark_log,
-                )
-            else:
-                self.runner = MySqlSparkRunner(
-                    self.options.master,
-                    self.options.partitions,
-                    app_name=f"cdc-snapshot-{self.name}",
-                    jvm_log=self.spark_log,
-                )
+            extra: dict[str, Any] = {"jdbc_package": None} if self.encoder() == "python" else {}
+            self.runner = MySqlSparkRunner(
+                self.options.master,
+                self.options.partitions,
+                app_name=f"cdc-snapshot-{self.name}",
+                conf=dict(self.options.spark_conf),
+                jvm_log=self.spark_log,
+                **extra,
+            )
         return self.runner
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -337,18 +378,33 @@ class SnapshotRun:
         tasks = self._tasks(plans, table_models, state.done)
         skipped = sum(len(p.chunks) for p in plans) - len(tasks)
         writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
-        ctx = RunContext(self.config, self.connector, writer, start.file, start.pos, self.encoder())
+        delivery = RunDelivery(
+            writer, self.delivery(), state, [f"{self.settings.prefix}.{p.table}" for p in plans]
+        )
+        delivery.begin()
+        ctx = RunContext(
+            self.config,
+            self.connector,
+            writer,
+            start.file,
+            start.pos,
+            self.encoder(),
+            delivery.mode,
+            delivery.ids,
+        )
         if tasks:
             self._runner()  # the Spark session starts outside the chunks' time
         chunks_started = time.monotonic()
-        results = self._run_chunks(tasks, ctx, plans, state)
+        results = self._run_chunks(tasks, ctx, plans, state, delivery)
         chunk_seconds = time.monotonic() - chunks_started
+        rows = sum(int(d.get("rows", 0)) for d in state.done.values())
+        twice = delivery.written_twice(rows)
         end, reread, gone, events = self._reconcile(
-            start, [m for m in table_models.values() if m is not None], writer, server.mariadb
+            start, [m for m in table_models.values() if m is not None], writer, server.mariadb, delivery
         )
         state.completed = True
         state.save()
-        rows = sum(int(d.get("rows", 0)) for d in state.done.values())
+        delivery.completed()
         return SnapshotSummary(
             start,
             end,
@@ -363,6 +419,9 @@ class SnapshotRun:
             resumed,
             results,
             chunk_seconds,
+            delivery.mode,
+            sum(1 for cid, d in state.done.items() if _reads(state, cid, d) > 1),
+            twice,
         )
 
     def _tasks(
@@ -381,8 +440,15 @@ class SnapshotRun:
         return tasks
 
     def _run_chunks(
-        self, tasks: Sequence[ChunkTask], ctx: RunContext, plans: Sequence[TablePlan], state: ProgressState
+        self,
+        tasks: Sequence[ChunkTask],
+        ctx: RunContext,
+        plans: Sequence[TablePlan],
+        state: ProgressState,
+        delivery: RunDelivery,
     ) -> list[ChunkResult]:
+        """Run the chunks, noting each one started and done in the resume file; stops on a stall (see
+        :mod:`cdc.snapshot.watchdog`) and, on any failure, fences the transactions of the chunks in flight."""
         results: list[ChunkResult] = []
         if not tasks:
             return results
@@ -390,42 +456,86 @@ class SnapshotRun:
         progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
         metrics = _run_metrics(self.settings.prefix, plans, state.done)
         lock = threading.Lock()
+        in_flight: set[str] = set()
+        runner = self._runner()
+        halt = threading.Event()
+
+        def on_halt(reason: str) -> None:
+            log.error("Stopping the snapshot: %s", reason)
+            halt.set()
+            runner.cancel()
+
+        watchdog = Watchdog(self.stall_timeout(), delivery.written, runner.lost, on_halt)
+
+        def on_start(task: ChunkTask) -> None:
+            with lock:
+                in_flight.add(task.chunk.id)
+                state.submitted[task.chunk.id] = state.submitted.get(task.chunk.id, 0) + 1
+                state.save()
 
         def on_done(result: ChunkResult) -> None:
             with lock:
+                in_flight.discard(result.chunk_id)
                 results.append(result)
                 state.done[result.chunk_id] = {
                     "rows": result.rows,
                     "low": list(result.low),
                     "high": list(result.high),
                     "seconds": round(result.seconds, 3),
+                    "attempt": result.attempt,
+                    "replayed": result.replayed,
+                    "topic": result.topic,
                 }
                 state.save()
                 progress.chunk_done(result.chunk_id, result.rows)
                 metrics.chunk_done(result.chunk_id, result.rows)
+            watchdog.progress()
 
-        runner = self._runner()
+        def relay_stop() -> None:  # the caller's stop halts the run as the watchdog does
+            while not halt.wait(0.2):
+                if self.stopping.is_set():
+                    halt.set()
+
         if self.options.progress:
             progress.start()
+        watchdog.start()
+        threading.Thread(target=in_context(relay_stop), name="snapshot-stop", daemon=True).start()
         try:
-            runner.run(tasks, ctx, on_done, self.stopping)
+            runner.run(tasks, ctx, on_done, halt, on_start)
             metrics.snapshot.complete()
-        except BaseException:
+        except BaseException as exc:
             metrics.snapshot.abort()
+            with lock:
+                stopped = sorted(in_flight)
+            delivery.fence(stopped)
+            if watchdog.reason is not None:
+                raise SnapshotStalled(
+                    f"The snapshot stopped: {watchdog.reason}. {len(state.done)} chunks are done and kept in "
+                    f"{state.path}; run the same command again to resume from them."
+                ) from exc
             raise
         finally:
+            halt.set()
+            watchdog.stop()
             progress.stop()
             if self.options.progress:
                 progress.emit(progress.line())
         return results
 
     def _reconcile(
-        self, start: BinlogOffset, tables: Sequence[Table], spec: WriterSpec, mariadb: bool
+        self,
+        start: BinlogOffset,
+        tables: Sequence[Table],
+        spec: WriterSpec,
+        mariadb: bool,
+        delivery: RunDelivery,
     ) -> tuple[BinlogOffset, int, int, int]:
+        """The end position and the keys changed since the start, read again (in one transaction of their
+        own with exactly once: a run stopped half-way leaves nothing a ``read_committed`` consumer sees)."""
         from cdc.mysql.connection import connect
         from cdc.mysql.events import EventFactory, SourcePosition
         from cdc.mysql.spark.reconcile import consistent_end, reread, touched_keys
-        from cdc.snapshot.writer import RecordWriter
+        from cdc.snapshot.delivery import ChunkWriter
 
         conn = connect(self.settings)
         try:
@@ -452,7 +562,8 @@ class SnapshotRun:
                     touched.events,
                 )
                 events = EventFactory(self.settings, self.connector)
-                writer = RecordWriter(spec)
+                out = ChunkWriter(spec, delivery.ids.reconcile() if delivery.exactly_once else None)
+                writer = out.writer
                 pos = SourcePosition(file=start.file, pos=start.pos, server_id=0)
                 offset = start.with_(snapshot=True).to_dict()
                 for table in tables:
@@ -474,7 +585,10 @@ class SnapshotRun:
 
                     f, g = reread(conn, table, keys, emit_row, emit_gone)
                     found, gone = found + f, gone + g
-                writer.flush()
+                try:
+                    out.finish(found + gone)
+                finally:
+                    out.close()
             with conn.cursor() as cur:
                 cur.execute("COMMIT")
         finally:

@@ -23,7 +23,8 @@ from typing import Any
 
 from cdc.history.model import Table
 from cdc.snapshot.chunks import Chunk
-from cdc.snapshot.writer import WriterSpec, writer_for
+from cdc.snapshot.delivery import EXACTLY_ONCE, ChunkWriter, RunIds, task_attempt
+from cdc.snapshot.writer import WriterSpec
 
 __all__ = [
     "ChunkResult",
@@ -49,6 +50,18 @@ class RunContext:
     """Who builds a chunk's records on Spark: ``sql`` (the JVM path, :mod:`cdc.mysql.spark.jvm`; an error for
     a table it cannot encode), ``python`` (this module), ``auto`` (the JVM path where it gives the same
     bytes, else this module)."""
+    delivery: str = EXACTLY_ONCE
+    """``exactly_once`` (a transaction per chunk) or ``at_least_once``: see :mod:`cdc.snapshot.delivery`."""
+    ids: RunIds | None = None
+    """The run's transaction names (exactly once)."""
+
+    def transactional_id(self, chunk_id: str) -> str | None:
+        """The chunk's transactional id, or None when the run writes at least once."""
+        if self.delivery != EXACTLY_ONCE:
+            return None
+        if self.ids is None:
+            raise ValueError("an exactly-once run needs its RunIds")
+        return self.ids.chunk(chunk_id)
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,12 @@ class ChunkResult:
     low: tuple[str, int]
     high: tuple[str, int]
     seconds: float
+    attempt: int = 0
+    """Spark's attempt number of the task that finished the chunk (0: the first)."""
+    replayed: bool = False
+    """An earlier attempt had committed the chunk; this one wrote nothing (exactly once)."""
+    topic: str | None = None
+    """The topic of the chunk's first record (None: no record)."""
 
 
 def _master_position(cur: Any) -> tuple[str, int]:
@@ -101,7 +120,6 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
     settings = MySqlSettings.parse(ctx.connector_config)
     events = EventFactory(settings, ctx.connector)
     ts = events.schema_for(task.table)
-    writer = writer_for(ctx.writer)
     pos = SourcePosition(file=ctx.start_file, pos=ctx.start_pos, server_id=0)
     offset = BinlogOffset(ctx.start_file, ctx.start_pos, snapshot=True).to_dict()
     table_id = task.table.id
@@ -110,6 +128,7 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         override = settings.select_override(str(table_id))
         if override:
             sql, params = override, []
+    out = ChunkWriter(ctx.writer, ctx.transactional_id(task.chunk.id))
     conn = connect(settings, streaming=True)
     rows = 0
     try:
@@ -120,28 +139,50 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         pending: tuple[Any, int] | None = None
         source = events.snapshot_sources(pos, table_id)
 
-        while True:
+        def send(row: Any, now_ms: int, marker: str) -> int | None:
+            """Produce one row's record; the first record produced asks whether the chunk was
+            committed by an earlier attempt (its row count, then nothing more is written)."""
+            record = out.writer.route(events.read(ts, row, source(now_ms, marker), offset))
+            if record is None:
+                return None
+            if out.topic is None:
+                before = out.committed_before(record.topic)
+                if before is not None:
+                    return before
+            out.writer.produce(record)
+            return None
+
+        replayed: int | None = None
+        while replayed is None:
             batch = cur.fetchmany(FETCH_ROWS)
             if not batch:
                 break
             now_ms = int(time.time() * 1000)
             for row in batch:
                 if pending is not None:
-                    marker = _marker(task, rows == 1, False)
-                    writer.send(events.read(ts, pending[0], source(pending[1], marker), offset))
+                    replayed = send(pending[0], pending[1], _marker(task, rows == 1, False))
+                    if replayed is not None:
+                        break
                 pending = (row, now_ms)
                 rows += 1
-        cur.close()
-        if pending is not None:
-            marker = _marker(task, rows == 1, True)
-            writer.send(events.read(ts, pending[0], source(pending[1], marker), offset))
-        with conn.cursor() as meta:
-            high = _master_position(meta)
+        if replayed is not None:  # the rest of the result is not read: the connection is closed
+            high = low
+        else:
+            cur.close()
+            if pending is not None:
+                replayed = send(pending[0], pending[1], _marker(task, rows == 1, True))
+            with conn.cursor() as meta:
+                high = _master_position(meta)
+            if replayed is None:
+                out.finish(rows)
     finally:
         with contextlib.suppress(Exception):  # the result (or the error) matters, not the close
             conn.close()
-    writer.flush()
-    return ChunkResult(task.chunk.id, rows, low, high, time.monotonic() - started)
+        out.close()
+    seconds = time.monotonic() - started
+    if replayed is not None:
+        return ChunkResult(task.chunk.id, replayed, low, high, seconds, task_attempt(), True, out.topic)
+    return ChunkResult(task.chunk.id, rows, low, high, seconds, task_attempt(), False, out.topic)
 
 
 def run_item(item: tuple[ChunkTask, RunContext]) -> ChunkResult:

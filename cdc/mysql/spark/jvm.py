@@ -409,6 +409,8 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
     ts = events.schema_for(table)
     if ts.key_schema is None:
         raise Unsupported("no key")
+    if any(m.custom for m in ts.mappings):
+        raise Unsupported("custom converters or column rules (masking, hashing, truncation …)")
     sample = events.read(
         ts, [None] * len(ts.column_names), events.source(_position(ctx), table.id, 0, "true"), {}
     )
@@ -585,18 +587,19 @@ def run_chunk_jvm(
         suffixes[_marker(task, False, True)],
         suffixes[_marker(task, True, True)],
     )
-    produce = _partition_producer(ctx.writer, enc.topic, envelope)
+    produce = _partition_producer(ctx.writer, enc.topic, envelope, ctx.transactional_id(task.chunk.id))
     conn = connect(settings)
     try:
         with conn.cursor() as meta:
             low = _master_position(meta)
-        counts = _run_partition(session.sparkContext, lines, task.chunk.id, produce)
+        (rows, attempt, replayed), *_ = _run_partition(session.sparkContext, lines, task.chunk.id, produce)
         with conn.cursor() as meta:
             high = _master_position(meta)
     finally:
         with contextlib.suppress(Exception):
             conn.close()
-    return ChunkResult(task.chunk.id, int(sum(counts)), low, high, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return ChunkResult(task.chunk.id, rows, low, high, seconds, attempt, replayed, enc.topic)
 
 
 @dataclass(frozen=True)
@@ -612,11 +615,11 @@ class _Envelope:
 
 
 def _run_partition(
-    sc: Any, lines: TableLines, chunk_id: str, produce: Callable[[Iterator[tuple[Any, Any]]], int]
-) -> list[int]:
+    sc: Any, lines: TableLines, chunk_id: str, produce: Callable[[Iterator[tuple[Any, Any]]], Produced]
+) -> list[Produced]:
     """Run the chunk's partition through ``produce`` in an executor's Python worker (one job)."""
 
-    def on_lines(rows: Iterable[bytes]) -> Iterator[int]:
+    def on_lines(rows: Iterable[bytes]) -> Iterator[Produced]:
         def pairs() -> Iterator[tuple[bytes, bytes]]:
             for line in rows:
                 key, sep, after = line.partition(b"\n")
@@ -626,34 +629,47 @@ def _run_partition(
 
         yield produce(pairs())
 
-    return [int(n) for n in sc.runJob(lines.rdd, on_lines, [lines.partition[chunk_id]])]
+    results = sc.runJob(lines.rdd, on_lines, [lines.partition[chunk_id]])
+    return [(int(n), int(a), bool(r)) for n, a, r in results]
+
+
+Produced = tuple[int, int, bool]
+"""What a chunk's task reports: its row count, Spark's attempt number, whether an earlier attempt had
+committed the chunk (exactly once: then nothing was written again)."""
 
 
 def _partition_producer(
-    spec: Any, topic: str, envelope: _Envelope
-) -> Callable[[Iterator[tuple[Any, Any]]], int]:
+    spec: Any, topic: str, envelope: _Envelope, transactional_id: str | None
+) -> Callable[[Iterator[tuple[Any, Any]]], Produced]:
     """The executor side: produce the partition's records in order with the worker's producer settings
     (each value is the envelope around the row's ``after``, the chunk's first and last rows with their
-    markers); returns the count once Kafka acknowledged all of them."""
+    markers), in the chunk's transaction when ``transactional_id`` is given; returns once Kafka
+    acknowledged all of them (and the transaction committed)."""
 
-    def produce(rows: Iterator[tuple[Any, Any]]) -> int:
-        from cdc.snapshot.writer import writer_for
+    def produce(rows: Iterator[tuple[Any, Any]]) -> Produced:
+        from cdc.snapshot.delivery import ChunkWriter, task_attempt
 
-        writer = writer_for(spec)
-        send = writer.send_raw
-        prefix, true = envelope.prefix, envelope.true
-        n = 0
-        pending: tuple[Any, Any] | None = None
-        for row in rows:
+        out = ChunkWriter(spec, transactional_id)
+        try:
+            before = out.committed_before(topic)
+            if before is not None:
+                return before, task_attempt(), True
+            send = out.writer.send_raw
+            prefix, true = envelope.prefix, envelope.true
+            n = 0
+            pending: tuple[Any, Any] | None = None
+            for row in rows:
+                if pending is not None:
+                    send(topic, pending[0], prefix + pending[1] + (envelope.first if n == 1 else true))
+                if row[1] is None or row[0] is None:
+                    raise RuntimeError(f"the JVM encoding of a row of {topic} is NULL (an unexpected value)")
+                pending = row
+                n += 1
             if pending is not None:
-                send(topic, pending[0], prefix + pending[1] + (envelope.first if n == 1 else true))
-            if row[1] is None or row[0] is None:
-                raise RuntimeError(f"the JVM encoding of a row of {topic} is NULL (an unexpected value)")
-            pending = row
-            n += 1
-        if pending is not None:
-            send(topic, pending[0], prefix + pending[1] + (envelope.only if n == 1 else envelope.last))
-        writer.flush()
-        return n
+                send(topic, pending[0], prefix + pending[1] + (envelope.only if n == 1 else envelope.last))
+            out.finish(n)
+            return n, task_attempt(), False
+        finally:
+            out.close()
 
     return produce

@@ -6,8 +6,10 @@ Spark's JDBC reader, the envelope built by Spark SQL expressions, bytes produced
 Python worker) for every table it encodes byte-identically, and the Python path
 (:mod:`cdc.mysql.spark.executor`: PyMySQL and our converters inside the task) for the others. The JVM
 path needs the JDBC driver: the session is created with :data:`cdc.mysql.spark.jvm.JDBC_PACKAGE`; when it
-cannot be resolved every chunk takes the Python path. A retried chunk writes its records again (see
-:mod:`cdc.mysql.spark.reconcile` for why a retry can never leave a stale row last).
+cannot be resolved every chunk takes the Python path. A retried chunk's earlier attempt is fenced and its
+records never reach a ``read_committed`` consumer (exactly once, the default; :mod:`cdc.snapshot.delivery`),
+or are written again (at least once: every record is keyed; see :mod:`cdc.mysql.spark.reconcile` for why a
+retry can never leave a stale row last).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, run_item
 from cdc.mysql.spark.jvm import JDBC_PACKAGE
-from cdc.snapshot.runners import OnDone, SparkRunner, ThreadRunner, _drive
+from cdc.snapshot.runners import OnDone, OnStart, SparkRunner, ThreadRunner, _drive
 
 __all__ = ["MySqlSparkRunner", "MySqlThreadRunner"]
 
@@ -131,9 +133,14 @@ class MySqlSparkRunner(SparkRunner):
         return done
 
     def run(
-        self, tasks: Sequence[ChunkTask], ctx: RunContext, on_done: OnDone, stopping: threading.Event
+        self,
+        tasks: Sequence[ChunkTask],
+        ctx: RunContext,
+        on_done: OnDone,
+        stopping: threading.Event,
+        on_start: OnStart | None = None,
     ) -> None:
         with self._encodings_lock:
             self._run_tasks = list(tasks)
             self._table_lines.clear()
-        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping)
+        _drive(lambda t: self._submit(t, ctx), tasks, self.parallelism, on_done, stopping, on_start)

@@ -56,10 +56,19 @@ def send_task_configs(
         )
 
 
-def check_signature(key: SessionKey | None, signature: Any) -> None:
-    """The leader's check of an internal request under ``sessioned`` (``signature``: a RequestSignature)."""
+def check_signature(key: SessionKey | None, signature: Any, allowed: list[str] | None = None) -> None:
+    """The check of an internal request under ``sessioned`` (``signature``: a RequestSignature), as
+    Connect's ``DistributedHerder.requestNotSignedProperly``: missing 400, an algorithm outside
+    ``allowed`` (``inter.worker.verification.algorithms``) 400, wrong 403."""
     if signature is None:
         raise BadRequestError(MISSING_SIGNATURE)
+    if allowed is not None and signature.algorithm not in allowed:
+        raise BadRequestError(
+            f"This worker does not support the '{signature.algorithm}' key signing algorithm used by other "
+            f"workers. This worker is currently configured to use: [{', '.join(allowed)}]. "
+            "Check that all workers' configuration files permit the same set of signature algorithms, "
+            "and correct any misconfigured worker and restart it."
+        )
     if key is None:
         raise RebalanceNeededError("Request cannot be completed because the session key is not known yet")
     if not signature.is_valid(key.key):

@@ -1,13 +1,14 @@
 """``/admin/loggers``: Connect's ``LoggingResource`` over :class:`~cdc.worker.rest.loggers.Loggers`.
 
-``PUT ?scope=cluster`` asks the herder to spread the level to every worker, through its
-``set_cluster_logger_level(namespace, level)`` when it supports it
-(:attr:`~cdc.worker.herder.Herder.supports_cluster_logger_level`); otherwise the level is set on this
-worker only. Either way the answer is 204.
+``PUT ?scope=cluster`` asks the herder to spread the level to every worker (Connect's KIP-976): the
+distributed herder writes ``logger-cluster-<namespace>`` to the config topic from whichever worker took the
+request, and every worker applies it as it reads the record; a standalone worker applies it at once. The
+answer is 204.
 """
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -46,11 +47,7 @@ async def set_logger(request: Request) -> Response:
         raise RestError(404, f"invalid log level '{level}'.")
     scope = (request.query_params.get("scope") or "worker").lower()
     if scope == "cluster":
-        herder = ctx.herder
-        if herder.supports_cluster_logger_level:
-            await ctx.call(request, lambda: herder.set_cluster_logger_level(namespace, level), write=True)
-        else:
-            ctx.loggers.set_level(namespace, level)
+        await run_in_threadpool(ctx.herder.set_cluster_logger_level, namespace, level)
         return no_content()
     return json(ctx.loggers.set_level(namespace, level))
 

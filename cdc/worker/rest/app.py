@@ -20,6 +20,7 @@ from cdc.worker.rest.forwarding import HerderCaller
 from cdc.worker.rest.loggers import Loggers
 from cdc.worker.rest.middleware import (
     AdminListenerMiddleware,
+    BodyLimitMiddleware,
     ResponseHeadersMiddleware,
     TrailingSlashMiddleware,
 )
@@ -47,7 +48,11 @@ def create_app(
 ) -> Starlette:
     """The REST API of a worker. ``loggers`` is shared with whoever applies cluster-scoped log levels;
     ``worker_metrics`` is what ``/metrics`` shows besides the connectors' own metrics."""
-    middleware = [Middleware(ResponseHeadersMiddleware, actions=settings.response_headers)]
+    middleware = [
+        # First, so that no path and no missing credential lets an unbounded body in.
+        Middleware(BodyLimitMiddleware, max_bytes=settings.request_body_max_bytes),
+        Middleware(ResponseHeadersMiddleware, actions=settings.response_headers),
+    ]
     if settings.cors_allowed_origins:
         middleware.append(
             Middleware(

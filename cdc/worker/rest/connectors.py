@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from cdc.api.errors import NotFoundError
+from cdc.worker.names import name_error, printable
 from cdc.worker.rest.body import as_object, as_string_map, read_json
 from cdc.worker.rest.context import (
     bool_param,
@@ -25,6 +27,7 @@ from cdc.worker.rest.errors import RestError
 from cdc.worker.rest.forwarding import Forwarded
 from cdc.worker.rest.overrides import check_overrides
 from cdc.worker.rest.signature import RequestSignature
+from cdc.worker.security import redact_json
 from cdc.worker.stores.base import TargetState, TaskId
 
 __all__ = ["routes"]
@@ -34,6 +37,7 @@ _INITIAL_STATES = {
     "PAUSED": TargetState.PAUSED,
     "STOPPED": TargetState.STOPPED,
 }
+_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 _OFFSETS_REQUIRED = "Partitions / offsets need to be provided for an alter offsets request"
 
 
@@ -43,6 +47,10 @@ def _location(request: Request, name: str) -> str:
 
 
 def _check_name(name: str) -> None:
+    """The name rules of :mod:`cdc.worker.names`, with Connect's message for an empty name."""
+    problem = name_error(name)
+    if problem is None:
+        return
     if not name:
         raise RestError(
             400,
@@ -51,16 +59,7 @@ def _check_name(name: str) -> None:
             "You can also find the above list of errors at the endpoint "
             "`/connector-plugins/{connectorType}/config/validate`",
         )
-    if "/" in name:
-        raise RestError(400, f"Connector name {name} is invalid: connector names may not contain '/'")
-    bad = [c for c in name if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
-    if bad:
-        codes = ", ".join(str(ord(c)) for c in bad)
-        raise RestError(
-            400,
-            f"Connector name {name!r} is invalid: String may not contain control sequences but had "
-            f"the following ASCII chars: {codes}",
-        )
+    raise RestError(400, f"Connector name {printable(name)} is invalid: {problem}")
 
 
 def _check_and_put_name(name: str, config: dict[str, Any]) -> None:
@@ -99,7 +98,7 @@ async def list_connectors(request: Request) -> Response:
         return out
 
     result = await ctx.call(request, expanded)
-    return relay(result) if isinstance(result, Forwarded) else json(result)
+    return relay(result) if isinstance(result, Forwarded) else json(redact_json(result))
 
 
 @endpoint
@@ -110,7 +109,7 @@ async def create_connector(request: Request) -> Response:
     if isinstance(raw_name, (dict, list)):
         raise RestError(400, "Cannot deserialize value of type `java.lang.String` for 'name'")
     name = "" if raw_name is None else str(raw_name).lower() if isinstance(raw_name, bool) else str(raw_name)
-    name = name.strip()
+    name = name.strip(_JAVA_TRIM)  # Java's String.trim(): code points up to U+0020 only
     if body.get("config") is None:
         raise RestError(400, "Connector config is missing from the request body ('config' is required)")
     config = as_string_map(body["config"])
@@ -166,6 +165,7 @@ async def get_config(request: Request) -> Response:
 async def put_config(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
+    _check_name(name)
     config = as_string_map(await read_json(request, numbers_as_text=True))
     _check_and_put_name(name, config)
     check_overrides(config, ctx.settings.client_override_policy)
@@ -199,13 +199,17 @@ async def patch_config(request: Request) -> Response:
     return json(result.body if isinstance(result, Forwarded) else result)
 
 
-def _simple_get(method: str) -> Any:
+def _simple_get(method: str, *, redacted: bool = False) -> Any:
+    """``redacted``: the answer shows what the worker did with a resolved config (status traces)."""
+
     @endpoint
     async def handler(request: Request) -> Response:
         ctx = context(request)
         name = path_param(request, "connector")
         result = await ctx.call(request, lambda: getattr(ctx.herder, method)(name))
-        return relay(result) if isinstance(result, Forwarded) else json(result)
+        if isinstance(result, Forwarded):
+            return relay(result)
+        return json(redact_json(result) if redacted else result)
 
     return handler
 
@@ -215,7 +219,7 @@ async def task_status(request: Request) -> Response:
     ctx = context(request)
     task = TaskId(path_param(request, "connector"), task_param(request))
     result = await ctx.call(request, lambda: ctx.herder.task_status(task))
-    return relay(result) if isinstance(result, Forwarded) else json(result)
+    return relay(result) if isinstance(result, Forwarded) else json(redact_json(result))
 
 
 @endpoint
@@ -260,7 +264,8 @@ async def active_topics(request: Request) -> Response:
     result = await ctx.call(request, lambda: ctx.herder.connector_active_topics(name))
     if isinstance(result, Forwarded):
         return relay(result)
-    return json({name: {"topics": list(result)}})
+    # A topic named by a placeholder (``"topic": "${file:…}"``) is the resolved value: masked here.
+    return json(redact_json({name: {"topics": list(result)}}))
 
 
 @endpoint
@@ -306,16 +311,25 @@ async def reset_offsets(request: Request) -> Response:
     return relay(result) if isinstance(result, Forwarded) else json({"message": result})
 
 
+async def _checked_signature(request: Request) -> RequestSignature | None:
+    """The request's KIP-507 signature, verified by the herder when it requires one (else passed on)."""
+    ctx = context(request)
+    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    await run_in_threadpool(ctx.herder.verify_internal_request, signature)
+    return signature
+
+
 @endpoint
 async def put_task_configs(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
-    raw = await request.body()
+    # The signature is checked on the raw bytes before anything is parsed or looked up: a request
+    # without the session key learns nothing (not even whether the connector exists) and costs no parsing.
+    signature = await _checked_signature(request)
     body = await read_json(request, numbers_as_text=True)
     if not isinstance(body, list):
         raise RestError(400, "Cannot deserialize value of type `java.util.List` from a non-array value")
     configs = [as_string_map(item) for item in body]
-    signature = RequestSignature.from_headers(raw, request.headers)
     result = await ctx.call(
         request, lambda: ctx.herder.put_task_configs(name, configs, signature), write=True
     )
@@ -326,7 +340,7 @@ async def put_task_configs(request: Request) -> Response:
 async def fence_zombies(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
-    signature = RequestSignature.from_headers(await request.body(), request.headers)
+    signature = await _checked_signature(request)
     try:
         result = await ctx.call(request, lambda: ctx.herder.fence_zombies(name, signature), write=True)
     except NotImplementedError:  # a herder without exactly-once support: a refusal, not a server fault
@@ -346,7 +360,7 @@ routes = [
     Route("/connectors/{connector}/config", get_config, methods=["GET"]),
     Route("/connectors/{connector}/config", put_config, methods=["PUT"]),
     Route("/connectors/{connector}/config", patch_config, methods=["PATCH"]),
-    Route("/connectors/{connector}/status", _simple_get("connector_status"), methods=["GET"]),
+    Route("/connectors/{connector}/status", _simple_get("connector_status", redacted=True), methods=["GET"]),
     Route("/connectors/{connector}/tasks", _simple_get("task_configs"), methods=["GET"]),
     Route("/connectors/{connector}/tasks", put_task_configs, methods=["POST"]),
     Route("/connectors/{connector}/tasks-config", _simple_get("tasks_config"), methods=["GET"]),

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from cdc.api.errors import ConnectError
 from cdc.worker.errors import status_of
+from cdc.worker.security import redact
 
 __all__ = [
     "CONFLICTING_OPERATION",
@@ -73,7 +74,8 @@ class ConnectJSONResponse(JSONResponse):
 
 
 def error_response(status: int, message: str) -> JSONResponse:
-    return ConnectJSONResponse({"error_code": status, "message": message}, status_code=status)
+    """An error body; known secrets (values config providers gave, passwords) are masked in ``message``."""
+    return ConnectJSONResponse({"error_code": status, "message": redact(message)}, status_code=status)
 
 
 def jersey_message(status: int) -> str:

@@ -1,4 +1,5 @@
-"""ASGI middleware: Jersey-like path matching, admin listeners, and ``response.http.headers.config``."""
+"""ASGI middleware: request body limits, Jersey-like path matching, admin listeners, and
+``response.http.headers.config``."""
 
 from __future__ import annotations
 
@@ -8,10 +9,63 @@ from email.utils import formatdate
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cdc.worker.rest.errors import error_response, jersey_message
+from cdc.worker.rest.errors import RestError, error_response, jersey_message
 from cdc.worker.rest.settings import HeaderAction
 
-__all__ = ["AdminListenerMiddleware", "ResponseHeadersMiddleware", "TrailingSlashMiddleware"]
+__all__ = [
+    "AdminListenerMiddleware",
+    "BodyLimitMiddleware",
+    "ResponseHeadersMiddleware",
+    "TrailingSlashMiddleware",
+]
+
+
+def _too_large(limit: int) -> str:
+    return (
+        f"Request body is larger than {limit} bytes (rest.request.body.max.bytes); "
+        "the request was refused without being read"
+    )
+
+
+class BodyLimitMiddleware:
+    """Every request body bounded before it is read: ``rest.request.body.max.bytes``, answered 413.
+
+    Outermost, so it holds for every path, authenticated or not. A ``Content-Length`` above the limit is
+    refused at once, before any byte of the body is read; a body without one (chunked) is counted as the
+    route reads it, and the read that crosses the limit raises a 413 :class:`RestError` (routes answer it
+    as any other error). What a refused client still sends is discarded by uvicorn without being kept.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key.lower() == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await error_response(400, "Invalid Content-Length header")(scope, receive, send)
+                    return
+                if declared > self.max_bytes:
+                    await error_response(413, _too_large(self.max_bytes))(scope, receive, send)
+                    return
+        received = 0
+
+        async def bounded_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise RestError(413, _too_large(self.max_bytes))
+            return message
+
+        await self.app(scope, bounded_receive, send)
 
 
 class TrailingSlashMiddleware:

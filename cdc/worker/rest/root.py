@@ -11,6 +11,7 @@ from cdc.worker.rest.context import bool_param, context, endpoint, json, path_pa
 from cdc.worker.rest.errors import RestError
 from cdc.worker.rest.forwarding import Forwarded
 from cdc.worker.rest.overrides import add_override_errors
+from cdc.worker.security import redact_json
 
 __all__ = ["routes"]
 
@@ -75,7 +76,7 @@ async def validate(request: Request) -> Response:
     result = await ctx.call(request, lambda: ctx.herder.validate_connector_config(config))
     if isinstance(result, Forwarded):
         return relay(result)
-    return json(add_override_errors(result, config, ctx.settings.client_override_policy))
+    return json(redact_json(add_override_errors(result, config, ctx.settings.client_override_policy)))
 
 
 routes = [

@@ -154,6 +154,25 @@ def _ssl(props: Mapping[str, str]) -> SslSettings:
     )
 
 
+REQUEST_BODY_MAX_BYTES_CONFIG = "rest.request.body.max.bytes"
+# Kafka's max.request.size: the largest config record Connect's producer writes to the config topic, so the
+# largest connector config a Connect worker can store.
+DEFAULT_REQUEST_BODY_MAX_BYTES = 1048576
+
+
+def _positive_int(props: Mapping[str, str], key: str, default: int) -> int:
+    raw = (props.get(key) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError("must be an integer", key, raw) from None
+    if value < 1:
+        raise ConfigError("must be at least 1", key, raw)
+    return value
+
+
 @dataclass
 class RestSettings:
     listeners: list[Listener] = field(default_factory=lambda: [Listener("http", "", 8083)])
@@ -174,6 +193,7 @@ class RestSettings:
     listeners_explicit: bool = False  # the listeners were written by the user, not Connect's default
     allow_unauthenticated_all_interfaces: bool = False
     client_override_policy: str = "All"  # connector.client.config.override.policy, checked on create/update
+    request_body_max_bytes: int = DEFAULT_REQUEST_BODY_MAX_BYTES  # rest.request.body.max.bytes
 
     @classmethod
     def from_properties(
@@ -219,6 +239,9 @@ class RestSettings:
             client_override_policy=override_policy(props.get("connector.client.config.override.policy")),
             allow_unauthenticated_all_interfaces=_bool(
                 props, "rest.allow.unauthenticated.all.interfaces", False
+            ),
+            request_body_max_bytes=_positive_int(
+                props, REQUEST_BODY_MAX_BYTES_CONFIG, DEFAULT_REQUEST_BODY_MAX_BYTES
             ),
         )
 

@@ -97,12 +97,20 @@ class ClusterConfigState:
     task_counts: dict[str, int] = field(default_factory=dict)
     inconsistent: set[str] = field(default_factory=set)
     task_config_generations: dict[str, int] = field(default_factory=dict)
+    # Stored connectors whose names break :func:`cdc.worker.names.name_error`: alias -> name; never run.
+    rejected: dict[str, str] = field(default_factory=dict)
 
     def connectors(self) -> list[str]:
         return sorted(self.connector_configs)
 
     def contains(self, connector: str) -> bool:
         return connector in self.connector_configs
+
+    def rejected_name(self, connector: str) -> str | None:
+        """The stored name a set-aside connector is addressed by (its own name or its alias), or None."""
+        if connector in self.rejected.values():
+            return connector
+        return self.rejected.get(connector)
 
     def target_state(self, connector: str) -> TargetState | None:
         if connector not in self.connector_configs:
@@ -125,6 +133,7 @@ class ConfigUpdateListener(Protocol):
     def on_connector_target_state_change(self, connector: str) -> None: ...
     def on_session_key_update(self, key: SessionKey) -> None: ...
     def on_restart_request(self, request: RestartRequest) -> None: ...
+    def on_logging_level_update(self, namespace: str, level: str) -> None: ...
 
 
 class OffsetBackingStore(ABC):
@@ -180,6 +189,10 @@ class ConfigBackingStore(ABC):
         """Record a restart request (the distributed herder's way to reach every worker)."""
 
     def put_session_key(self, key: SessionKey) -> None: ...
+
+    @abstractmethod
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        """A log level for every worker sharing this store (``PUT /admin/loggers/{ns}?scope=cluster``)."""
 
     def refresh(self, timeout: float = 30.0) -> None:
         """Read to the end of the log (Kafka); nothing to do for memory."""

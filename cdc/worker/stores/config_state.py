@@ -10,7 +10,9 @@ records from its reader thread, unit tests feed it records directly. Rules (as K
   A commit for a connector without a config is ignored (its config and tombstone were compacted away).
 * ``target-state-<n>``: ``state.v2`` if present, else ``state``; a tombstone reverts to STARTED if the
   connector still exists.
-* ``session-key``, ``restart-connector-<n>``, ``tasks-fencing-<n>``; ``logger-cluster-<ns>`` is ignored.
+* ``session-key``, ``restart-connector-<n>``, ``tasks-fencing-<n>``;
+* ``logger-cluster-<ns>`` ``{"level":L}`` (KIP-976): a level for every worker, applied when read after
+  start-up.
 
 Listener callbacks are returned, not made, so the store can call them outside its lock; none are
 returned before :attr:`ConfigLog.started` is set (the first read to the end of the topic), as in Connect.
@@ -22,6 +24,7 @@ import logging
 from collections.abc import Callable
 
 from cdc.api.errors import DataError
+from cdc.worker.names import alias, name_error, printable
 from cdc.worker.stores import records as r
 from cdc.worker.stores.base import (
     ClusterConfigState,
@@ -53,6 +56,7 @@ class ConfigLog:
         self.task_config_generations: dict[str, int] = {}
         self.task_count_records: dict[str, int] = {}
         self.deferred: dict[str, dict[TaskId, dict[str, str]]] = {}
+        self.rejected: dict[str, str] = {}
 
     def snapshot(self) -> ClusterConfigState:
         return ClusterConfigState(
@@ -64,6 +68,7 @@ class ConfigLog:
             task_counts=dict(self.task_counts),
             inconsistent=set(self.inconsistent),
             task_config_generations=dict(self.task_config_generations),
+            rejected=dict(self.rejected),
         )
 
     def apply(self, key: str, raw: bytes | None, offset: int) -> list[Notification]:
@@ -115,7 +120,11 @@ class ConfigLog:
             self.session_key = session_key
             return self._notify(lambda listener: listener.on_session_key_update(session_key))
         if key.startswith(r.LOGGER_CLUSTER_PREFIX):
-            return []  # cluster-wide logger levels (KIP-976) are not supported; the record is harmless
+            # KIP-976: applied when read after start-up; older records are history (Connect ignores them too).
+            if value is None or not self.started:
+                return []
+            namespace, level = key[len(r.LOGGER_CLUSTER_PREFIX) :], r.decode_logger_level(value)
+            return [lambda listener: listener.on_logging_level_update(namespace, level)]
         log.error("Discarding config record with unknown key %r", key)
         return []
 
@@ -139,8 +148,21 @@ class ConfigLog:
 
     def _connector(self, connector: str, value: object) -> list[Notification]:
         if value is None:
+            self.rejected.pop(alias(connector), None)
             self._remove_connector(connector)
             return self._notify(lambda listener: listener.on_connector_config_remove(connector))
+        problem = name_error(connector)
+        if problem is not None:
+            # Written by an older version: running it could break the group protocol (a name too long for
+            # its int16 strings) or the REST paths. Set it aside, deletable by name or alias.
+            self.rejected[alias(connector)] = connector
+            log.error(
+                "Connector %s is not run: its name is invalid (%s). Delete it with DELETE /connectors/%s",
+                printable(connector),
+                problem,
+                alias(connector),
+            )
+            return []
         self.connector_configs[connector] = r.decode_properties(value, r.connector_key(connector))
         self.target_states.setdefault(connector, TargetState.STARTED)
         return self._notify(lambda listener: listener.on_connector_config_update(connector))

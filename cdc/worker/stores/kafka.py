@@ -233,6 +233,9 @@ class KafkaConfigBackingStore(ConfigBackingStore):
     def put_session_key(self, key: SessionKey) -> None:
         self._write([(r.SESSION_KEY_KEY, r.encode_session_key(key))], "session key")
 
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        self._write([(r.logger_key(namespace), r.encode_logger_level(level))], "logger level")
+
     def refresh(self, timeout: float = 30.0) -> None:
         try:
             self.log.read_to_end(timeout)

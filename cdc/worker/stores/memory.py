@@ -104,6 +104,11 @@ class MemoryConfigBackingStore(ConfigBackingStore):
     def set_update_listener(self, listener: ConfigUpdateListener) -> None:
         self._listener = listener
 
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        # One worker shares this store: the level is applied here, as the Kafka store's readers apply it.
+        if self._listener is not None:
+            self._listener.on_logging_level_update(namespace, level)
+
     def snapshot(self) -> ClusterConfigState:
         with self._lock:
             s = self._state
@@ -280,3 +285,6 @@ class RecordingConfigListener:
 
     def on_restart_request(self, request: RestartRequest) -> None:
         self.calls.append(("restart", request))
+
+    def on_logging_level_update(self, namespace: str, level: str) -> None:
+        self.calls.append(("logger", (namespace, level)))

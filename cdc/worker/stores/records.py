@@ -46,6 +46,7 @@ __all__ = [
     "connector_status_key",
     "decode_connector_status",
     "decode_json",
+    "decode_logger_level",
     "decode_properties",
     "decode_restart_request",
     "decode_session_key",
@@ -56,12 +57,14 @@ __all__ = [
     "dumps",
     "encode_commit",
     "encode_config",
+    "encode_logger_level",
     "encode_restart_request",
     "encode_session_key",
     "encode_status",
     "encode_target_state",
     "encode_task_count",
     "encode_topic_status",
+    "logger_key",
     "parse_connector_status_key",
     "parse_task_key",
     "parse_task_status_key",
@@ -215,6 +218,22 @@ def encode_session_key(key: SessionKey) -> bytes:
 
 def encode_restart_request(request: RestartRequest) -> bytes:
     return dumps({"include-tasks": request.include_tasks, "only-failed": request.only_failed})
+
+
+def logger_key(namespace: str) -> str:
+    return LOGGER_CLUSTER_PREFIX + namespace
+
+
+def encode_logger_level(level: str) -> bytes:
+    """KIP-976's ``logger-cluster-<namespace>`` value."""
+    return dumps({"level": level})
+
+
+def decode_logger_level(value: Any) -> str:
+    level = _as_map(value, "logger level").get("level")
+    if not isinstance(level, str):
+        raise DataError(f"logger level: 'level' must be a string, not {type(level).__name__}")
+    return level
 
 
 def encode_task_count(task_count: int) -> bytes:

@@ -1,0 +1,270 @@
+"""Debezium's MySQL/MariaDB keys that cdc does not declare: refused with a reason, or read as a group.
+
+``MYSQL_DEF`` (:mod:`cdc.mysql.config`) declares every key cdc honours. This module is the rest of
+Debezium 3.x's key list, as data:
+
+* :data:`REFUSED`: keys cdc does not implement. Validate answers an error on the key naming it and why,
+  except when the value given is Debezium's default (``accepted``): such a setting changes nothing, so a
+  config copied from a Debezium deployment that spells defaults out keeps working. A key that another
+  part of cdc declares later (signals, incremental snapshots) is declared in ``MYSQL_DEF`` and no longer
+  reaches this list: the refusal is only ever for keys *not* declared.
+* :data:`LIMITED`: declared keys of which only some values are implemented (others are refused).
+* :data:`PATTERN_KEYS`: the keys whose names carry a parameter (``column.mask.with.12.chars``,
+  ``column.mask.hash.SHA-256.with.salt.x``, ``column.truncate.to.20.chars``), honoured by
+  :mod:`cdc.mysql.columns`, and the per-converter keys ``<name>.type``/``<name>.<option>`` of
+  ``converters``.
+* :data:`DRIVER_PREFIXES`: ``database.*`` keys that Debezium hands to its JDBC driver
+  (``database.allowPublicKeyRetrieval`` …). cdc speaks the MySQL protocol through PyMySQL, not JDBC:
+  they are accepted and logged as having no effect (refusing them would break most MySQL 8 configs).
+* :func:`typo_errors`: an undeclared key close to a *filter* key (``table.include.lsit``) is an error:
+  a misspelt include list would otherwise capture — and snapshot under a lock — every database.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+__all__ = [
+    "DRIVER_PREFIXES",
+    "FILTER_KEYS",
+    "LIMITED",
+    "PATTERN_KEYS",
+    "REFUSED",
+    "Refusal",
+    "closest_key",
+    "refusal_error",
+    "typo_errors",
+]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A Debezium key cdc does not implement; ``pattern`` is matched whole (a regex)."""
+
+    pattern: str
+    reason: str
+    accepted: tuple[str, ...] = ()
+    """Values that equal Debezium's default (compared case-insensitively): accepted, they change nothing."""
+
+    def matches(self, key: str) -> bool:
+        return re.fullmatch(self.pattern, key) is not None
+
+
+_NO_EFFECT = "a tuning knob of Debezium's Java runtime with no counterpart in cdc"
+
+REFUSED: tuple[Refusal, ...] = (
+    # -- owned by the signals work (#16): declared there; until then refused with their own reason
+    Refusal(r"signal\..+", "signals are not implemented yet (see docs/mysql.md, 'signals')"),
+    Refusal(r"incremental\.snapshot\..+", "incremental snapshots are not implemented yet (see 'signals')"),
+    Refusal(r"read\.only", "read-only incremental snapshots are not implemented", ("false",)),
+    Refusal(r"notification\..+", "notifications are not implemented"),
+    # -- features cdc does not have
+    Refusal(
+        r"post\.processors",
+        "post processors (ReselectColumnsPostProcessor) are not implemented; with binlog_row_image=FULL "
+        "every column is in the event, which is what reselect restores",
+        ("",),
+    ),
+    Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
+    Refusal(
+        r"topic\.naming\.strategy",
+        "only Debezium's default topic names are implemented",
+        (
+            "io.debezium.schema.SchemaTopicNamingStrategy",
+            "io.debezium.schema.DefaultTopicNamingStrategy",
+        ),
+    ),
+    Refusal(r"topic\.cache\.size", _NO_EFFECT, ("10000",)),
+    Refusal(
+        r"transaction\.metadata\.factory",
+        "only the default transaction metadata is implemented",
+        ("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",),
+    ),
+    Refusal(
+        r"sourceinfo\.struct\.maker",
+        "only the default source block is implemented",
+        (
+            "io.debezium.connector.mysql.MySqlSourceInfoStructMaker",
+            "io.debezium.connector.mariadb.MariaDbSourceInfoStructMaker",
+        ),
+    ),
+    Refusal(r"snapshot\.mode\.custom\.name", "custom snapshot modes are not implemented", ("",)),
+    Refusal(
+        r"snapshot\.mode\.configuration\.based\..+",
+        "snapshot.mode=configuration_based is not implemented",
+        ("false",),
+    ),
+    Refusal(r"snapshot\.query\.mode", "only select_all snapshot queries are implemented", ("select_all",)),
+    Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
+    Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
+    Refusal(
+        r"snapshot\.max\.threads",
+        "the local snapshot reads with one thread; use snapshot.engine=spark for parallel reads",
+        ("1",),
+    ),
+    Refusal(r"snapshot\.max\.threads\.multiplier", "see snapshot.max.threads", ("1",)),
+    Refusal(
+        r"snapshot\.tables\.order\.by\.row\.count", "tables are snapshotted in name order", ("disabled",)
+    ),
+    Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
+    Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
+    Refusal(r"include\.schema\.comments", "column comments are not propagated to schemas", ("false",)),
+    Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),
+    Refusal(
+        r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
+    ),
+    Refusal(
+        r"database\.ssl\.(keystore|truststore)(\.password)?",
+        "TLS key stores are not implemented: database.ssl.mode uses the system's CA store",
+    ),
+    Refusal(
+        r"database\.jdbc\.driver",
+        "cdc does not use a JDBC driver",
+        (
+            "com.mysql.cj.jdbc.Driver",
+            "org.mariadb.jdbc.Driver",
+        ),
+    ),
+    Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
+    Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
+    Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
+    Refusal(r"custom\.metric\.tags", "custom metric tags are not implemented", ("",)),
+    Refusal(r"guardrail\.collections\.max", "the collection guardrail is not implemented", ("0",)),
+    Refusal(
+        r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
+    ),
+    Refusal(
+        r"extended\.headers\.enabled",
+        "whether the __debezium.context.* headers are written follows docs/debezium-compatibility.md",
+        ("true", "false"),
+    ),
+    Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
+    Refusal(
+        r"event\.converting\.failure\.handling\.mode",
+        "a value that cannot be converted fails the task",
+        ("fail",),
+    ),
+    Refusal(
+        r"unavailable\.value\.placeholder",
+        "MySQL rows are never partial with binlog_row_image=FULL",
+        ("__debezium_unavailable_value",),
+    ),
+    Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
+    Refusal(r"max\.queue\.size\.in\.bytes", "the queue is bounded by records (max.queue.size)", ("0",)),
+    Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
+    Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
+    Refusal(r"connection\.validation\.timeout\.ms", _NO_EFFECT, ("60000",)),
+    Refusal(r"executor\.shutdown\.timeout\.ms", _NO_EFFECT, ("4000",)),
+    Refusal(r"use\.nongraceful\.disconnect", _NO_EFFECT, ("false",)),
+    Refusal(r"binlog\.net\.(write|read)\.timeout", _NO_EFFECT, ("0",)),
+    Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
+    Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
+    Refusal(r"internal\..+", "an internal Debezium setting"),
+    Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
+)
+
+LIMITED: tuple[Refusal, ...] = (
+    Refusal(r"provide\.transaction\.metadata", "transaction metadata events are not implemented", ("false",)),
+    Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
+    Refusal(
+        r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)
+    ),
+    Refusal(
+        r"database\.ssl\.mode",
+        "TLS to the server is not implemented",
+        ("preferred", "disabled", "disable"),
+    ),
+)
+"""Declared keys of which cdc implements only some values: any other value is refused, naming the key."""
+
+PATTERN_KEYS: tuple[str, ...] = (
+    r"column\.mask\.with\.\d+\.chars",
+    r"column\.mask\.hash\.(v[12]\.)?[^.]+\.with\.salt\..+",
+    r"column\.truncate\.to\.\d+\.chars",
+)
+"""Parameterised key names (honoured by :mod:`cdc.mysql.columns`)."""
+
+DRIVER_PREFIXES: tuple[str, ...] = ("database.", "driver.")
+"""Prefixes of keys Debezium passes to its JDBC driver; cdc accepts them and logs that they do nothing."""
+
+FILTER_KEYS: tuple[str, ...] = (
+    "database.include.list",
+    "database.exclude.list",
+    "table.include.list",
+    "table.exclude.list",
+    "column.include.list",
+    "column.exclude.list",
+    "snapshot.include.collection.list",
+    "database.whitelist",
+    "database.blacklist",
+    "table.whitelist",
+    "table.blacklist",
+    "column.whitelist",
+    "column.blacklist",
+)
+
+
+def refusal_error(key: str, value: str, refusals: tuple[Refusal, ...] = REFUSED) -> str | None:
+    """The validate error for a Debezium key cdc does not (fully) implement, or None when it is not one
+    (or its value is harmless); ``refusals``: :data:`REFUSED` (undeclared keys) or :data:`LIMITED`."""
+    for refusal in refusals:
+        if refusal.matches(key):
+            if value.strip().lower() in {a.lower() for a in refusal.accepted}:
+                return None
+            accepted = ""
+            if refusal.accepted:
+                default = repr(refusal.accepted[0]) if refusal.accepted[0] else "an empty value"
+                accepted = f" (only {default}, Debezium's default, is accepted)"
+            return f"The '{key}' value {value!r} is not supported by cdc: {refusal.reason}{accepted}"
+    return None
+
+
+def closest_key(key: str, known: Iterable[str], cutoff: float = 0.8) -> str | None:
+    """The known key ``key`` is most likely a misspelling of, if any is close enough."""
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=cutoff)
+    return matches[0] if matches else None
+
+
+def typo_errors(props: Mapping[str, str], known: Callable[[str], bool]) -> dict[str, str]:
+    """Unknown keys (``known`` says which are not) that look like a misspelt filter key → the error
+    naming the intended key."""
+    out: dict[str, str] = {}
+    for key in props:
+        if known(key):
+            continue
+        intended = closest_key(key, FILTER_KEYS)
+        if intended is not None:
+            out[key] = (
+                f"'{key}' is not a known configuration; did you mean {intended}? A misspelt filter is "
+                "refused: without it every database would be captured (and snapshotted under a lock)."
+            )
+    return out
+
+
+DIFFERS: dict[str, str] = {
+    "snapshot.fetch.size": (
+        "accepted; rows are streamed from an unbuffered cursor: memory stays bounded whatever the fetch size"
+    ),
+    "connect.keep.alive.interval.ms": (
+        "accepted; the binlog client reconnects as soon as it loses the connection (backing off 1-30 s)"
+    ),
+    "database.connectionTimezone": (
+        "accepted; cdc reads TIMESTAMP values in UTC, which gives the instants Debezium gives when this zone "
+        "is the server's"
+    ),
+    "include.unknown.datatypes": "accepted; unmapped column types are written as bytes either way",
+    "database.initial.statements": (
+        "run on every connection cdc opens (snapshot and checks), not on the binlog connection"
+    ),
+    "errors.max.retries": (
+        "counts the binlog client's consecutive reconnections (Debezium: connection errors before the task "
+        "is restarted)"
+    ),
+    "schema.history.internal": "the Kafka, file and memory histories (Debezium's class names)",
+}
+"""Declared keys that behave differently from Debezium's, and how."""
+
+CDC_ONLY = ("snapshot.engine", "snapshot.spark.")

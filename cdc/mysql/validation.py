@@ -1,0 +1,128 @@
+"""Validating a MySQL connector config: the declared keys, then what Debezium would accept or refuse.
+
+:func:`validate_mysql` is the connector's ``validate`` without the server (``Connector.validate`` adds
+the connection, binlog and grant checks of :mod:`cdc.mysql.connection`): :data:`~cdc.mysql.config.MYSQL_DEF`'s
+per-key checks, Debezium's cross-key rules, and the keys it does not declare (:mod:`cdc.mysql.keys`: refused
+Debezium keys, misspelt filters, column rules, converters). :func:`key_table` renders the key table of
+``docs/mysql.md`` from the same data.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from cdc.api.errors import ConfigError
+from cdc.config import ConfigValue
+from cdc.mysql.columns import column_rule_error
+from cdc.mysql.config import MYSQL_DEF, MySqlSettings
+from cdc.mysql.converters import converter_errors
+from cdc.mysql.keys import CDC_ONLY, DIFFERS, DRIVER_PREFIXES, LIMITED, REFUSED, refusal_error, typo_errors
+
+__all__ = ["key_table", "require_valid", "validate_mysql"]
+
+log = logging.getLogger(__name__)
+
+
+def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
+    """Per-key validation plus the cross-key rules Debezium checks."""
+    values = MYSQL_DEF.validate(props)
+    by_name = {v.name: v for v in values}
+    for key, message in _undeclared_errors(props).items():
+        value = ConfigValue(key, props[key])
+        value.add_error(message)
+        values.append(value)
+        by_name[key] = value
+    for a, b in (
+        ("database.include.list", "database.exclude.list"),
+        ("table.include.list", "table.exclude.list"),
+        ("column.include.list", "column.exclude.list"),
+    ):
+        if by_name[a].value and by_name[b].value:
+            by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
+    history = props.get(
+        "schema.history.internal",
+        props.get("database.history", "io.debezium.storage.kafka.history.KafkaSchemaHistory"),
+    )
+    if "Kafka" in history:
+        # The brokers may be left out: the worker's own bootstrap.servers is used then (the seed 1.x config
+        # misspells that key, and Debezium would refuse it).
+        for key in ("schema.history.internal.kafka.topic",):
+            if not by_name[key].value and not by_name[key].errors:
+                by_name[key].add_error(f"The '{key}' value is invalid: A value is required")
+    return values
+
+
+def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
+    """Errors for keys MYSQL_DEF does not declare: Debezium keys cdc refuses, misspelt filters, bad
+    column rules and converters; a JDBC driver property is only logged (it has no effect here)."""
+    errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.knows))
+    for key, value in props.items():
+        if MYSQL_DEF.knows(key):
+            message = column_rule_error(key, value) or refusal_error(key, str(value), LIMITED)
+            if message:
+                errors[key] = message
+            continue
+        message = refusal_error(key, str(value))
+        if message:
+            errors.setdefault(key, message)
+        elif key.startswith(DRIVER_PREFIXES) and key not in errors:
+            log.warning(
+                "'%s' is a property of Debezium's JDBC driver; cdc connects without JDBC and ignores it", key
+            )
+    names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
+    errors.update(converter_errors(names, props))
+    return errors
+
+
+def require_valid(props: Mapping[str, str]) -> MySqlSettings:
+    errors = [e for v in validate_mysql(props) for e in v.errors]
+    if errors:
+        raise ConfigError("; ".join(errors))
+    return MySqlSettings.parse(props)
+
+
+def key_table() -> str:
+    """docs/mysql.md's key table: every key (declared, parameterised, refused) with its status."""
+    rows: list[tuple[str, str, str]] = []
+    for key in MYSQL_DEF.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys
+        limited = [r for r in LIMITED if r.matches(key.name)]
+        note = key.documentation
+        if key.aliases:
+            note += " Also read as: " + ", ".join(f"`{a}`" for a in key.aliases) + "."
+        status = "honoured"
+        if key.name.startswith(CDC_ONLY):
+            status = "cdc only"
+        elif limited:
+            accepted = ", ".join(f"`{a}`" for a in limited[0].accepted if a) or "empty"
+            status = "honoured, some values"
+            note += f" Accepted: {accepted}; other values are refused ({limited[0].reason})."
+        elif key.name in DIFFERS:
+            status = "differs"
+            note += " " + DIFFERS[key.name][0].upper() + DIFFERS[key.name][1:] + "."
+        rows.append((f"`{key.name}`", status, note))
+    for pattern, note in (
+        ("column.mask.with.N.chars", "Character columns replaced by N `*` (see Column rules)."),
+        ("column.mask.hash[.v2].ALGORITHM.with.salt.SALT", "Character columns hashed as Debezium does."),
+        ("column.truncate.to.N.chars", "Strings and bytes cut to N."),
+        ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
+    ):
+        rows.append((f"`{pattern}`", "honoured", note))
+    for refusal in REFUSED:
+        name = (
+            refusal.pattern.replace("\\.", ".")
+            .replace(".+", "*")
+            .replace("(keystore|truststore)(.password)?", "{keystore,truststore}[.password]")
+        )
+        name = name.replace("(write|read)", "{write,read}")
+        if {"true", "false"} <= set(refusal.accepted):
+            status, note = "accepted", refusal.reason[0].upper() + refusal.reason[1:] + "."
+        elif refusal.accepted:
+            default = f"`{refusal.accepted[0]}`" if refusal.accepted[0] else "empty"
+            status, note = "refused unless default", f"Accepted only as {default}: {refusal.reason}."
+        else:
+            status, note = "refused", refusal.reason[0].upper() + refusal.reason[1:] + "."
+        rows.append((f"`{name}`", status, note))
+    lines = ["| key | status | notes |", "|---|---|---|"]
+    lines += [f"| {k} | {s} | " + n.replace("|", "\\|") + " |" for k, s, n in rows]
+    return "\n".join(lines) + "\n"
