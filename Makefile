@@ -1,5 +1,5 @@
-# cdc's door: `make help` lists what it opens. The local stack (MariaDB + Kafka, no Docker needed) is
-# scripts/stack.sh; its state lives in .stack/ (or $CDC_STACK_DIR).
+# cdc's door: `make help` lists what it opens. The local stack (MariaDB, Kafka, PostgreSQL and a schema
+# registry; no Docker needed) is scripts/stack.sh; its state lives in .stack/ (or $CDC_STACK_DIR).
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
@@ -32,13 +32,13 @@ $(SPARK_STAMP): $(STAMP)
 
 spark: $(SPARK_STAMP) ## add pyspark (the `spark` extra: a 456 MB sdist, ~2 min once) for `cdc snapshot`
 
-up: ## start the local stack (MariaDB on :3306, Kafka on :9092; CDC_KAFKA_BROKERS=3: three replicated brokers on :9092/:9094/:9096); returns at once when it runs
+up: ## start the stack: MariaDB :3306, Kafka :9092 (CDC_KAFKA_BROKERS=3: three replicated brokers), PostgreSQL :5432, schema registry :8081
 	@scripts/stack.sh up
 
 down: ## stop the processes of the stack that this checkout started; the data stays
 	@scripts/stack.sh down
 
-status: ## show whether each service of the stack runs and answers
+status: ## whether MariaDB, Kafka, PostgreSQL and the schema registry run and answer (and where)
 	@scripts/stack.sh status
 
 test: install spark up ## unit and integration tests against the local stack, the long Spark runs aside (CI)

@@ -7,6 +7,7 @@
     ├── DataError                      a value does not fit its schema or cannot be (de)serialized
     │   └── SchemaProjectorError
     ├── ConfigError                    a configuration is invalid (validate explains it per key)
+    ├── InvalidOffsetError             an offset given over REST has the wrong shape (names the field)
     ├── NotFoundError                  a named connector, task or plugin does not exist
     ├── AlreadyExistsError             a connector with that name exists already
     └── FatalError                     terminal: the task must stop (FAILED with a trace)
@@ -24,6 +25,7 @@ __all__ = [
     "ConnectError",
     "DataError",
     "FatalError",
+    "InvalidOffsetError",
     "NotFoundError",
     "RetriableError",
     "SchemaProjectorError",
@@ -67,3 +69,11 @@ class AlreadyExistsError(ConnectError):
 
 class FatalError(ConnectError):
     """A terminal failure: retrying cannot help."""
+
+
+class InvalidOffsetError(ConnectError):
+    """An offset a connector could not resume from; ``field`` names the offending key."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"Invalid offset: '{field}' {problem}")
+        self.field = field

@@ -1,51 +1,128 @@
-"""Metrics of the connectors and the worker, rendered for Prometheus at the worker's ``GET /metrics``.
+"""The metric sources behind the worker's ``GET /metrics``, rendered by ``prometheus_client``.
 
-A source registers an object with ``attributes() -> {name: number | bool | {label: number}}`` under a
-context (``snapshot``, ``streaming`` …) and a server name; the worker's REST API renders them all in
-the Prometheus text format. Names keep Debezium's JMX attribute names
-(``debezium_mysql_streaming_MilliSecondsBehindSource{server="…"}``).
+A source is anything with ``readings() -> Iterable[Reading]``: a name, a value, labels, a HELP text and
+whether it is a counter. Sources come and go with the tasks that own them, so they are kept here by key
+rather than registered as collectors in a ``prometheus_client`` registry (which refuses two collectors
+naming the same metric, as two MySQL connectors would). :class:`MetricsRegistry` is itself one collector:
+it merges every source's readings into one family per metric name, and ``prometheus_client`` writes the
+text format (types, HELP, label escaping).
+
+Debezium's connectors keep their JMX shape: an object with ``attributes() -> {Attribute: number | bool |
+{table: number}}`` registered under a context and a server (:meth:`MetricsRegistry.register`) becomes
+``debezium_mysql_<context>_<Attribute>{server="…"}``, per-table maps adding a ``table`` label (the MBean
+``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened). A text attribute (the incremental
+snapshot's ``ChunkId``, ``TableFrom``…) is a sample of 1 carrying the text in a ``value`` label, and a list
+(``CapturedTables``) one sample of 1 per item in a ``table`` label; an empty text gives no sample.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-__all__ = ["REGISTRY", "MetricsRegistry"]
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+
+__all__ = ["REGISTRY", "MetricSource", "MetricsRegistry", "Reading"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One sample: ``name{labels} value``. Counters are named without ``_total`` (prometheus adds it)."""
+
+    name: str
+    value: float
+    labels: Mapping[str, str] = field(default_factory=dict)
+    help: str = ""
+    counter: bool = False
+
+
+class MetricSource(Protocol):
+    def readings(self) -> Iterable[Reading]: ...
+
+
+class _AttributeSource:
+    """A Debezium-style ``attributes()`` object as readings (see the module docstring)."""
+
+    def __init__(
+        self, prefix: str, context: str, server: str, source: Any, extra: MetricSource | None = None
+    ) -> None:
+        self.prefix, self.context, self.server, self.source = prefix, context, server, source
+        self.extra = extra
+
+    def readings(self) -> Iterator[Reading]:
+        for attribute, value in self.source.attributes().items():
+            name = f"{self.prefix}_{self.context}_{attribute}"
+            mbean = f"{self.prefix.replace('_', '.')}:type=connector-metrics,context={self.context}"
+            doc = f"{attribute} of {mbean}"
+            if isinstance(value, Mapping):
+                for table, v in value.items():
+                    yield Reading(name, float(v), {"server": self.server, "table": str(table)}, doc)
+            elif isinstance(value, (bool, int, float)):
+                yield Reading(name, float(value), {"server": self.server}, doc)
+            elif isinstance(value, str):  # ChunkId, TableFrom…: the text as a label, as an info metric is
+                if value:
+                    yield Reading(name, 1.0, {"server": self.server, "value": value}, doc)
+            elif isinstance(value, (list, tuple)):  # CapturedTables: one sample per table
+                for item in value:
+                    yield Reading(name, 1.0, {"server": self.server, "table": str(item)}, doc)
+        if self.extra is not None:
+            yield from self.extra.readings()
 
 
 class MetricsRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sources: dict[tuple[str, str], Any] = {}
-        self._prefixes: dict[tuple[str, str], str] = {}
+        self._sources: dict[Hashable, MetricSource] = {}
 
-    def register(self, context: str, server: str, source: Any, prefix: str = "debezium_mysql") -> None:
+    def add(self, key: Hashable, source: MetricSource) -> None:
+        """Add (or replace) the source kept under ``key``."""
         with self._lock:
-            self._sources[(context, server)] = source
-            self._prefixes[(context, server)] = prefix
+            self._sources[key] = source
+
+    def remove(self, key: Hashable) -> None:
+        with self._lock:
+            self._sources.pop(key, None)
+
+    def register(
+        self,
+        context: str,
+        server: str,
+        source: Any,
+        prefix: str = "debezium_mysql",
+        extra: MetricSource | None = None,
+    ) -> None:
+        """Add an ``attributes()`` object (Debezium's MBean shape) for ``context`` and ``server``, with
+        ``extra`` readings of cdc's own that come and go with it."""
+        self.add(("attributes", context, server), _AttributeSource(prefix, context, server, source, extra))
 
     def unregister(self, context: str, server: str) -> None:
-        with self._lock:
-            self._sources.pop((context, server), None)
+        self.remove(("attributes", context, server))
 
-    def render(self) -> str:
-        """Prometheus text exposition of every registered metric."""
-        lines: list[str] = []
+    def readings(self) -> Iterator[Reading]:
         with self._lock:
-            items = list(self._sources.items())
-        for (context, server), source in items:
-            prefix = self._prefixes.get((context, server), "cdc")
-            for name, value in source.attributes().items():
-                metric = f"{prefix}_{context}_{name}"
-                if isinstance(value, bool):
-                    value = int(value)
-                if isinstance(value, dict):
-                    for key, v in value.items():
-                        lines.append(f'{metric}{{server="{server}",table="{key}"}} {v}')
-                elif isinstance(value, (int, float)):
-                    lines.append(f'{metric}{{server="{server}"}} {value}')
-        return "\n".join(lines) + "\n"
+            sources = list(self._sources.values())
+        for source in sources:
+            yield from source.readings()
+
+    def collect(self) -> Iterator[Metric]:
+        """The ``prometheus_client`` collector protocol: one family per metric name."""
+        yield from families(self.readings())
+
+
+def families(readings: Iterable[Reading]) -> Iterator[Metric]:
+    """Readings grouped into ``prometheus_client`` metric families, in the order names first appear."""
+    grouped: dict[str, Metric] = {}
+    for r in readings:
+        family = grouped.get(r.name)
+        if family is None:
+            kind = CounterMetricFamily if r.counter else GaugeMetricFamily
+            family = grouped[r.name] = kind(r.name, r.help or r.name, labels=())
+        suffix = "_total" if r.counter else ""
+        family.add_sample(family.name + suffix, dict(r.labels), r.value)
+    yield from grouped.values()
 
 
 REGISTRY = MetricsRegistry()

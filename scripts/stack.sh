@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs) and an Apache Kafka broker (KRaft).
+# The local stack of cdc's tests and demo: MariaDB (binlog, GTIDs), an Apache Kafka broker (KRaft),
+# PostgreSQL (the JDBC source's second database) and a Confluent-compatible schema registry (Apicurio,
+# scripts/registry.sh; CDC_STACK_REGISTRY=0 leaves it out).
 #
-#   scripts/stack.sh up | down | status | clean | env
+#   scripts/stack.sh up | down | status | clean | env | seed-tables
 #
 # The Makefile is the door (make up / down / status / clean-stack). Without a Docker engine, each service
 # is a process of ours: installed from Debian's packages or Maven Central on first use, its data, logs,
@@ -191,9 +193,22 @@ mariadb_provision() {
   tables=$(mariadb --socket="$MARIADB_SOCKET" -uroot -N -e \
     "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'kafkadb'")
   if [ "$tables" = 0 ]; then
-    say "mariadb: creating the tables of kafkadb"
-    mariadb --socket="$MARIADB_SOCKET" -uroot kafkadb <"$REPO/scripts/sql/kafkadb.sql"
+    say "mariadb: creating the seed tables (kafkadb, om.customers)"
+    seed_tables
   fi
+}
+
+# The seed configs' tables as their users' server made them: scripts/sql/seed-tables.sql (session settings,
+# om.customers), then the users' kafkadb.sql unchanged, in one session. `drop` recreates them (empty).
+seed_tables() {
+  local drop=""
+  [ "${1:-}" = drop ] && drop="DROP TABLE IF EXISTS kafkadb.customers, kafkadb.products, kafkadb.orders,
+    kafkadb.bulk_tab, kafkadb.multitab1, kafkadb.multitab2, om.customers;"
+  local login=(--socket="$MARIADB_SOCKET" -uroot)
+  # a server started from another checkout (its socket elsewhere): the cdc user has ALL on *.*
+  [ -S "$MARIADB_SOCKET" ] || login=(-h "$MYSQL_HOST" -P "$MYSQL_PORT" -ucdc -pcdc)
+  { echo "$drop"; cat "$REPO/scripts/sql/seed-tables.sql" "$REPO/scripts/sql/kafkadb.sql"; } \
+    | mariadb "${login[@]}"
 }
 
 mariadb_log() { echo "$MARIADB_DIR/mariadbd.err"; }
@@ -454,13 +469,17 @@ local_up() {
   local svc
   say "backend: local processes (no Docker engine); state in $STACK_DIR"
   for svc in $SERVICES; do service_up "$svc"; done
+  if registry_wanted; then CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" start; fi
 }
+
+registry_wanted() { [ "${CDC_STACK_REGISTRY:-1}" != 0 ]; }
 
 # the further pid files of a service of several processes (<svc>_members), none for the others
 members() { if declare -F "$1_members" >/dev/null; then "$1_members"; fi; }
 
 local_down() {
   local svc member
+  if registry_wanted; then CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" stop; fi
   # in reverse order of start
   for svc in $(echo "$SERVICES" | tr ' ' '\n' | tac); do
     # a service's processes stop together: a KRaft node stopped after the others loses its quorum and
@@ -484,6 +503,9 @@ local_status() {
       say "$svc: down"; rc=3
     fi
   done
+  if registry_wanted; then
+    CDC_STACK_DIR=$STACK_DIR "$REPO/scripts/registry.sh" status || rc=3
+  fi
   return $rc
 }
 
@@ -537,6 +559,12 @@ main() {
       if [ "$(backend)" = docker ]; then "${COMPOSE[@]}" down -v; fi
       say "removing $STACK_DIR"
       rm -rf "$STACK_DIR"
+      ;;
+    seed-tables)
+      # recreate the seed configs' tables, empty, as their users' server made them (docs: README)
+      [ "$(backend)" = docker ] && die "seed-tables: the docker backend creates them at its first start"
+      seed_tables drop
+      say "seed tables recreated (kafkadb: customers products orders bulk_tab multitab1 multitab2; om.customers)"
       ;;
     env)
       # what the tests read (tests/conftest.py), for `eval "$(scripts/stack.sh env)"`

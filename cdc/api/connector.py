@@ -7,6 +7,7 @@ stay responsive); ``stop`` is called from another thread and must make ``poll`` 
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from enum import Enum
@@ -33,6 +34,7 @@ __all__ = [
     "TopicPartition",
     "TransactionContext",
 ]
+
 
 Partition = Mapping[str, Any]
 Offset = Mapping[str, Any]
@@ -131,9 +133,25 @@ class SourceConnector(Connector):
     def can_define_transaction_boundaries(self, props: Mapping[str, str]) -> ConnectorTransactionBoundaries:
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
-    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
-        """Called before offsets are altered over REST; False means "not checked by the connector"."""
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        """Hook: refuse an offset given over REST that the connector could not resume from, raising
+        :class:`~cdc.api.errors.InvalidOffsetError` naming the field; True when it was checked. The
+        default checks nothing."""
         return False
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
+        """Called before offsets are altered over REST (keys: partitions as JSON text); False means "not
+        checked by the connector". The default runs :meth:`validate_offset` on each offset that is not
+        a tombstone."""
+        checked = False
+        for raw, offset in offsets.items():
+            if offset is None:
+                continue
+            partition = json.loads(raw) if isinstance(raw, str) else raw
+            checked = self.validate_offset(props, partition or {}, offset) or checked
+        return checked
 
 
 class SinkConnector(Connector):
@@ -160,6 +178,11 @@ class SourceTaskContext(ABC):
 
     def transaction_context(self) -> TransactionContext | None:
         return None
+
+    def task_index(self) -> int:
+        """Which of its connector's tasks this is (0, 1, …): what Connect's task metrics are labelled with.
+        0 outside a worker."""
+        return 0
 
     def worker_client_config(self) -> dict[str, str]:
         """The worker's settings for a task that writes to Kafka itself as the worker would (the MySQL

@@ -10,9 +10,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cdc.api.errors import DataError
+from cdc.api.errors import DataError, InvalidOffsetError
 
-__all__ = ["check_offset_map", "offset_key", "parse_offset_key", "partition_key"]
+__all__ = [
+    "check_offset_map",
+    "offset_int",
+    "offset_key",
+    "offset_str",
+    "parse_offset_key",
+    "partition_key",
+]
 
 
 def _dumps(value: Any) -> str:
@@ -52,3 +59,44 @@ def check_offset_map(what: str, value: Mapping[str, Any] | None) -> None:
             raise DataError(
                 f"{what} values must be primitive (string, number, boolean), not {type(v).__name__}"
             )
+
+
+def offset_int(
+    offset: Mapping[str, Any],
+    field: str,
+    *,
+    required: bool = False,
+    minimum: int | None = 0,
+    maximum: int | None = None,
+) -> int | None:
+    """``offset[field]`` as an integer (a JSON number, or digits in a string as Debezium's loader reads
+    them); None when absent and not ``required``. :class:`InvalidOffsetError` names the field otherwise."""
+    value = offset.get(field)
+    if value is None:
+        if required:
+            raise InvalidOffsetError(field, "is missing")
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidOffsetError(field, f"must be an integer, not {_dumps(value)}")
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise InvalidOffsetError(field, f"must be an integer, not {_dumps(value)}") from None
+    if minimum is not None and value < minimum:
+        raise InvalidOffsetError(field, f"must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise InvalidOffsetError(field, f"must be at most {maximum}, not {value}")
+    return value
+
+
+def offset_str(offset: Mapping[str, Any], field: str, *, required: bool = False) -> str | None:
+    """``offset[field]`` as a non-empty string; None when absent and not ``required``."""
+    value = offset.get(field)
+    if value is None:
+        if required:
+            raise InvalidOffsetError(field, "is missing")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidOffsetError(field, f"must be a non-empty string, not {_dumps(value)}")
+    return value

@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    from cdc.worker.logcontext import configure_logging
+    from cdc.logs import configure_logging
 
     configure_logging(args.log_level.upper())
     try:

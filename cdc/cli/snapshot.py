@@ -107,6 +107,14 @@ def write_offsets(worker_props: Mapping[str, Any], name: str, prefix: str, end: 
     return store_offset(worker_props, name, partition_for(prefix), end.with_(snapshot=False).to_dict())
 
 
+SPARK_MISSING = (
+    "cdc snapshot runs on Apache Spark, and pyspark is not installed here. Install it with\n"
+    "    pip install 'cdc[spark]'\n"
+    "or, in a checkout of cdc, with\n"
+    "    make spark"
+)
+
+
 STALLED = 75
 """The exit status of a run stopped for want of progress (EX_TEMPFAIL: run it again to resume)."""
 
@@ -132,6 +140,11 @@ def spark_settings(properties_file: str | None, conf: Sequence[str]) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
+    from cdc.snapshot.runners import spark_available
+
+    if not args.dry_run and not spark_available():
+        print(SPARK_MISSING, file=sys.stderr)
+        return 2
     from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
     from cdc.snapshot.watchdog import SnapshotStalled
     from cdc.worker.config_providers import resolve_worker_config
@@ -158,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(job.dry_run())
         return 0
+    if not args.quiet:
+        print(f"Spark's own output (spark-submit, Ivy, log4j) goes to {job.spark_log}", file=sys.stderr)
     try:
         summary = job.run()
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ from typing import Any
 import fastavro
 import orjson
 
-from cdc.api.errors import DataError
+from cdc.api.errors import ConfigError, DataError
 from cdc.api.plugins import Converter
 from cdc.api.records import Headers, SchemaAndValue
 from cdc.api.schema import Date, Decimal, Schema, Time, Timestamp, Type
@@ -203,6 +203,10 @@ def _parse(avro: Any) -> Any:
     return fastavro.parse_schema(avro)
 
 
+_UNSUPPORTED_PREFIXES = ("schema.registry.ssl.", "bearer.auth.")
+"""Registry settings Confluent's converter reads that ours does not: refused rather than ignored."""
+
+
 class AvroConverter(Converter):
     """Confluent's AvroConverter."""
 
@@ -221,6 +225,12 @@ class AvroConverter(Converter):
         return _CONFIG
 
     def configure(self, configs: Mapping[str, Any], is_key: bool) -> None:
+        unsupported = sorted(k for k in configs if str(k).startswith(_UNSUPPORTED_PREFIXES))
+        if unsupported:
+            raise ConfigError(
+                f"The Avro converter's registry client does not support {', '.join(unsupported)} yet "
+                "(TLS client settings and bearer tokens for the schema registry; docs/schema-registry.md)"
+            )
         parsed = _CONFIG.parse(configs)
         self.is_key = is_key
         self.auto_register = parsed["auto.register.schemas"]

@@ -20,6 +20,7 @@ from cdc.api.errors import ConfigError, ConnectError
 from cdc.config import ConfigDef, ConfigValue
 from cdc.jdbc.config import JDBC_SOURCE_DEF, TABLES_CONFIG, JdbcSourceSettings, validate_jdbc
 from cdc.jdbc.dialects import Dialect
+from cdc.jdbc.offsets import check_offset
 from cdc.jdbc.tables import TableFilter, TableId, group_partitions
 from cdc.jdbc.task import JdbcSourceTask, make_dialect
 
@@ -175,3 +176,9 @@ class JdbcSourceConnector(SourceConnector):
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         return validate_jdbc(props)
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        check_offset(props.get("mode", ""), partition, offset)
+        return True

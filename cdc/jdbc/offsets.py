@@ -13,10 +13,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdc.api.errors import InvalidOffsetError
+from cdc.api.offsets import offset_int, offset_str
+from cdc.jdbc.config import INCREMENTING, TIMESTAMP, TIMESTAMP_INCREMENTING
 from cdc.jdbc.tables import TableId
 
 __all__ = [
@@ -25,6 +29,7 @@ __all__ = [
     "TIMESTAMP_FIELD",
     "TIMESTAMP_NANOS_FIELD",
     "TimestampIncrementingOffset",
+    "check_offset",
     "datetime_to_nanos",
     "nanos_to_datetime",
     "partition_v0",
@@ -38,6 +43,7 @@ GAPS_FIELD = "incrementing_gaps"
 QUERY_PARTITION: dict[str, Any] = {"query": "query"}
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_GAP = re.compile(r"-?\d+@\d+")
 
 
 def partition_v1(table: TableId) -> dict[str, Any]:
@@ -101,3 +107,29 @@ class TimestampIncrementingOffset:
                 i, t = item.split("@", 1)
                 gaps.append((int(i), int(t)))
         return cls(ts, None if inc is None else int(inc), tuple(gaps))
+
+
+def check_offset(mode: str, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+    """Refuse an offset given over REST that a querier in ``mode`` could not resume from, naming the field:
+    the partition names a table (``table``, v1 with ``protocol``) or the query; ``incrementing`` is needed by
+    the incrementing modes, ``timestamp`` (epoch ms) by the timestamp modes, all of them integers."""
+    if partition.get("query") is None:
+        offset_str(partition, "table", required=True)
+        if "protocol" in partition and partition["protocol"] != "1":
+            raise InvalidOffsetError(
+                "protocol", f'of the partition must be "1", not {partition["protocol"]!r}'
+            )
+    incrementing = mode in (INCREMENTING, TIMESTAMP_INCREMENTING)
+    timestamped = mode in (TIMESTAMP, TIMESTAMP_INCREMENTING)
+    offset_int(offset, INCREMENTING_FIELD, required=incrementing, minimum=None)
+    offset_int(offset, TIMESTAMP_FIELD, required=timestamped, minimum=None)
+    offset_int(offset, TIMESTAMP_NANOS_FIELD, maximum=999_999_999)
+    if TIMESTAMP_NANOS_FIELD in offset and TIMESTAMP_FIELD not in offset:
+        raise InvalidOffsetError(TIMESTAMP_FIELD, f"is missing (it goes with {TIMESTAMP_NANOS_FIELD})")
+    gaps = offset.get(GAPS_FIELD)
+    if gaps is not None:
+        items = [g for g in str(gaps).split(",") if g] if isinstance(gaps, str) else None
+        if items is None or not all(_GAP.fullmatch(g) for g in items):
+            raise InvalidOffsetError(
+                GAPS_FIELD, f"must be 'id@epoch_ms' items joined by commas, not {gaps!r}"
+            )

@@ -144,6 +144,8 @@ class TableQuerier:
         """When the last query finished (seconds); the next runs ``poll.interval.ms`` later."""
         self.batch_rows = settings.batch_max_rows
         self.topic = settings.topic_prefix + (table.name if table is not None else "")
+        self.metric_name = table.unquoted() if table is not None else "query"
+        """The ``table`` label of this querier's metrics."""
         if self.mode == BULK:
             self.partition: dict[str, Any] = (
                 partition_v0(table) if table is not None else dict(QUERY_PARTITION)

@@ -25,6 +25,7 @@ from cdc.api.offsets import partition_key
 from cdc.api.records import SourceRecord
 from cdc.jdbc.config import BULK, TABLES_CONFIG, JdbcSourceSettings
 from cdc.jdbc.dialects import Dialect, dialect_for
+from cdc.jdbc.metrics import JdbcSourceMetrics
 from cdc.jdbc.offsets import QUERY_PARTITION, TimestampIncrementingOffset, partition_v0, partition_v1
 from cdc.jdbc.querier import TableQuerier
 from cdc.jdbc.tables import TableId, parse_table_list
@@ -60,6 +61,7 @@ class JdbcSourceTask(SourceTask):
         self._failures = 0
         self.settings: JdbcSourceSettings | None = None
         self.dialect: Dialect | None = None
+        self.metrics: JdbcSourceMetrics | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -68,6 +70,9 @@ class JdbcSourceTask(SourceTask):
         settings.check()
         self.settings = settings
         self.dialect = dialect = make_dialect(settings)
+        context = getattr(self, "context", None)  # absent when a test starts the task on its own
+        index = context.task_index() if context is not None else 0
+        self.metrics = JdbcSourceMetrics(props.get("name", ""), str(index))
         tables = parse_table_list(props.get(TABLES_CONFIG, ""), dialect.with_catalog)
         if settings.query and tables:
             raise ConfigError("Both query and tables are set: a task polls one or the other")
@@ -130,6 +135,8 @@ class JdbcSourceTask(SourceTask):
 
     def stop(self) -> None:
         self._stopping.set()
+        if self.metrics is not None:
+            self.metrics.close()
         with self._lock:
             for q in self._queriers:
                 q.reset(None)
@@ -182,11 +189,19 @@ class JdbcSourceTask(SourceTask):
         try:
             if self._conn is None:
                 self._conn = self._connect()
+            metrics, table = self.metrics, querier.metric_name
             if not querier.querying:
+                started = time.monotonic()
                 querier.start_query(self._conn)
+                if metrics is not None:
+                    metrics.query(table, time.monotonic() - started)
             records = querier.next_batch()
             if querier.done:
                 querier.finish(self._conn)
+                if metrics is not None:
+                    metrics.poll_done(table)
+            if metrics is not None and records:
+                metrics.rows(table, len(records))
             self._failures = 0
             return records
         except (ConnectError, ConfigError):

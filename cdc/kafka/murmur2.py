@@ -5,42 +5,22 @@ Connect's internal topics place each key on a partition fixed by this function. 
 must put the same key on the same partition (readers keep the last value per key *within a
 partition*; the same key on two partitions has no defined winner). librdkafka computes the same hash
 when the producer sets ``partitioner=murmur2_random``; this module lets us check and predict it.
+
+The hash is kafka-python's (already our group-protocol client): ``tests/unit/test_murmur2.py`` checks it
+against Java's own vectors and the partitions users saw Connect choose.
 """
 
 from __future__ import annotations
 
-__all__ = ["murmur2", "partition_for", "to_positive"]
+from kafka.partitioner.default import murmur2 as _kafka_python_murmur2
 
-_SEED = 0x9747B28C
-_M = 0x5BD1E995
-_R = 24
-_MASK = 0xFFFFFFFF
+__all__ = ["murmur2", "partition_for", "to_positive"]
 
 
 def murmur2(data: bytes) -> int:
-    """The 32-bit murmur2 hash of ``data`` as Java computes it (a signed int)."""
-    length = len(data)
-    h = (_SEED ^ length) & _MASK
-    whole = length - length % 4
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * _M) & _MASK
-        k ^= k >> _R
-        k = (k * _M) & _MASK
-        h = (h * _M) & _MASK
-        h ^= k
-    rest = length % 4
-    # Java's switch falls through: 3 mixes bytes 2, 1 and 0; 2 mixes 1 and 0; 1 mixes byte 0.
-    if rest == 3:
-        h ^= data[whole + 2] << 16
-    if rest >= 2:
-        h ^= data[whole + 1] << 8
-    if rest >= 1:
-        h ^= data[whole]
-        h = (h * _M) & _MASK
-    h ^= h >> 13
-    h = (h * _M) & _MASK
-    h ^= h >> 15
+    """The 32-bit murmur2 hash of ``data`` as Java computes it (a signed int): kafka-python's (the hash of
+    its ``DefaultPartitioner``, unsigned) read as Java's signed int."""
+    h = _kafka_python_murmur2(data)
     return h - (1 << 32) if h & 0x80000000 else h
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
 from cdc.config.settings import settings_from
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
+from cdc.mysql.offsets import check_offset
 from cdc.mysql.validation import validate_mysql
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
@@ -52,6 +54,13 @@ class MySqlConnector(SourceConnector):
             for message in messages:
                 by_name[key].add_error(message)
         return values
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        prefix = props.get("topic.prefix") or props.get("database.server.name") or ""
+        check_offset(prefix, partition, offset)
+        return True
 
 
 class MariaDbConnector(MySqlConnector):

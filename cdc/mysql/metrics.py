@@ -9,10 +9,11 @@ in :data:`REGISTRY`, which the worker's ``/metrics`` endpoint renders in Prometh
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from cdc.history.model import TableId
-from cdc.metrics import REGISTRY, MetricsRegistry
+from cdc.metrics import REGISTRY, MetricsRegistry, Reading
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SnapshotMetrics", "StreamingMetrics"]
 
@@ -38,7 +39,9 @@ class SnapshotMetrics:
         self.chunk_to = ""
         self.table_from = ""
         self.table_to = ""
-        REGISTRY.register("snapshot", server, self)
+        self.estimated_rows: dict[str, int] = {}
+        """InnoDB's row estimate per table, read as the data snapshot begins (for progress and ETA)."""
+        REGISTRY.register("snapshot", server, self, extra=_Estimates(self))
 
     def start(self, tables: list[TableId]) -> None:
         self.captured_tables = [str(t) for t in tables]
@@ -107,6 +110,22 @@ class SnapshotMetrics:
             "TableFrom": self.table_from,
             "TableTo": self.table_to,
         }
+
+
+class _Estimates:
+    """``cdc_mysql_snapshot_estimated_rows{server,table}``: not Debezium's (it only logs the estimate)."""
+
+    def __init__(self, metrics: SnapshotMetrics) -> None:
+        self.metrics = metrics
+
+    def readings(self) -> Iterator[Reading]:
+        for table, rows in sorted(self.metrics.estimated_rows.items()):
+            yield Reading(
+                "cdc_mysql_snapshot_estimated_rows",
+                rows,
+                {"server": self.metrics.server, "table": table},
+                "InnoDB's row estimate of a table the snapshot reads (information_schema.tables.table_rows)",
+            )
 
 
 class StreamingMetrics:

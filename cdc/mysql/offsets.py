@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, InvalidOffsetError
+from cdc.api.offsets import offset_int, offset_str
+from cdc.history.positions import GtidSet
 
-__all__ = ["BinlogOffset", "partition_for"]
+__all__ = ["BinlogOffset", "check_offset", "partition_for"]
 
 
 def partition_for(prefix: str) -> dict[str, str]:
@@ -73,3 +75,35 @@ class BinlogOffset:
     def position(self) -> dict[str, Any]:
         """The history record ``position`` for this offset."""
         return self.to_dict()
+
+
+_SNAPSHOT_VALUES = (True, False, "true", "false", "INITIAL", "BLOCKING", "last", "LAST")
+
+
+def check_offset(prefix: str, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+    """Refuse an offset given over REST that the task could not resume from (Debezium's loader would fail
+    on it, or it would resume somewhere else): :class:`InvalidOffsetError` names the field."""
+    server = partition.get("server")
+    if server != prefix:
+        raise InvalidOffsetError(
+            "server", f"of the partition must be the connector's topic.prefix {prefix!r}, not {server!r}"
+        )
+    offset_str(offset, "file", required=True)
+    offset_int(offset, "pos", required=True, minimum=4)  # 4: the first event after the binlog's magic
+    for field in ("row", "event", "server_id", "ts_sec"):
+        offset_int(offset, field)
+    gtids = offset.get("gtids")
+    if gtids is not None:
+        if not isinstance(gtids, str):
+            raise InvalidOffsetError("gtids", f"must be a GTID set in a string, not {gtids!r}")
+        try:
+            GtidSet(gtids)
+        except ValueError as exc:
+            raise InvalidOffsetError("gtids", f"is not a GTID set: {exc}") from None
+    if "snapshot" in offset and offset["snapshot"] not in _SNAPSHOT_VALUES:
+        raise InvalidOffsetError(
+            "snapshot", f"must be true, false, INITIAL or BLOCKING, not {offset['snapshot']!r}"
+        )
+    transaction = offset.get("transaction_id")
+    if transaction is not None and not isinstance(transaction, str):
+        raise InvalidOffsetError("transaction_id", f"must be a string or null, not {transaction!r}")

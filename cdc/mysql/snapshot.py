@@ -217,6 +217,7 @@ class Snapshotter:
         pos = SourcePosition(file=offset.file, pos=offset.pos, server_id=0)
         pending: SourceRecord | None = None
         first_overall = True
+        self.metrics.estimated_rows = _estimated_rows(conn, tables)
         for t_index, table_id in enumerate(tables):
             table = self.schema.table(table_id)
             if table is None:
@@ -297,3 +298,23 @@ def _remark(record: SourceRecord, marker: str) -> SourceRecord:
     new_value = type(value)(value.schema, list(value.values))
     new_value.values[value.schema.field("source").index] = new_source
     return record.new_record(value=new_value)
+
+
+def _estimated_rows(conn: Any, tables: list[TableId]) -> dict[str, int]:
+    """InnoDB's row estimates of the tables (``information_schema.tables.table_rows``, as Debezium logs
+    them before it reads a table): the total the snapshot's progress and ETA are measured against."""
+    if not tables:
+        return {}
+    wanted = {(t.database, t.table): str(t) for t in tables}
+    databases = sorted({t.database for t in tables})
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            "SELECT table_schema, table_name, table_rows FROM information_schema.tables "
+            f"WHERE table_schema IN ({', '.join(['%s'] * len(databases))})",
+            databases,
+        )
+        rows = cur.fetchall()
+    finally:
+        cur.close()
+    return {wanted[(db, name)]: int(n or 0) for db, name, n in rows if (db, name) in wanted}

@@ -26,6 +26,7 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
 from cdc.api.records import Header, SourceRecord
+from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
@@ -113,7 +114,7 @@ class MySqlSourceTask(SourceTask):
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
-            target=self._capture,
+            target=in_context(self._capture),
             args=(plan, snapshotter, schema_events, offset),
             name=f"mysql-capture-{settings.prefix}",
             daemon=True,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cdc.history.model import TableId
+from cdc.logs import in_context
 from cdc.snapshot.chunks import Chunk, TablePlan
 
 __all__ = ["Progress", "ProgressState", "default_state_dir"]
@@ -180,6 +181,7 @@ class Progress:
         done: dict[str, dict[str, Any]],
         out: TextIO | None = None,
         interval: float = 2.0,
+        emit: Callable[[str], None] | None = None,
     ) -> None:
         self.total_rows = sum(p.rows for p in plans)
         self.chunks_per_table = {str(p.table): len(p.chunks) for p in plans}
@@ -192,6 +194,8 @@ class Progress:
             self.chunks_done[t] = self.chunks_done.get(t, 0) + 1
         self.rows = 0
         self.out = out if out is not None else sys.stderr
+        self.emit: Callable[[str], None] = emit or self._print
+        """Where progress lines go: ``out`` (the ``cdc snapshot`` terminal), or the log in a worker."""
         self.interval = interval
         self.started = time.monotonic()
         self._lock = threading.Lock()
@@ -220,12 +224,15 @@ class Progress:
                 f"chunks {chunks}/{self.total_chunks}  tables {self.tables_done()}/{self.tables}  ETA {eta}"
             )
 
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
     def start(self) -> None:
         def loop() -> None:
             while not self._stop.wait(self.interval):
-                print(self.line(), file=self.out, flush=True)
+                self.emit(self.line())
 
-        self._thread = threading.Thread(target=loop, name="snapshot-progress", daemon=True)
+        self._thread = threading.Thread(target=in_context(loop), name="snapshot-progress", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

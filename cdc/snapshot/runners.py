@@ -32,10 +32,12 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Protocol
+
+from cdc.logs import in_context
 
 __all__ = ["ChunkRunner", "SparkRunner", "ThreadRunner", "spark_available"]
 
@@ -45,6 +47,32 @@ OnDone = Callable[[Any], None]
 OnStart = Callable[[Any], None]
 ChunkFn = Callable[[tuple[Any, Any]], Any]
 """A source's chunk function: ``(task, ctx)`` → the chunk's result (module-level, so that it pickles)."""
+
+
+@contextlib.contextmanager
+def _output_to(path: Path | None) -> Iterator[None]:
+    """While inside: this process's stdout and stderr file descriptors write to ``path`` (appended), so
+    that a child started meanwhile (Spark's JVM: spark-submit, Ivy's resolution, log4j) keeps writing
+    there for its whole life instead of to the user's terminal. None: nothing changes."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
 
 
 def spark_available() -> bool:
@@ -79,6 +107,10 @@ class ChunkRunner(Protocol):
     def close(self) -> None: ...
 
 
+def _nothing() -> None:
+    """A chunk thread's initializer: :func:`in_context` gives it the task's log context."""
+
+
 def _drive(
     submit: Callable[[Any], Any],
     tasks: Sequence[Any],
@@ -93,7 +125,9 @@ def _drive(
     pending = list(tasks)
     running: set[Future[Any]] = set()
     failure: BaseException | None = None
-    with ThreadPoolExecutor(max(1, parallelism), thread_name_prefix="snapshot-chunk") as pool:
+    with ThreadPoolExecutor(
+        max(1, parallelism), thread_name_prefix="snapshot-chunk", initializer=in_context(_nothing)
+    ) as pool:
         while pending or running:
             while pending and len(running) < parallelism and failure is None and not stopping.is_set():
                 task = pending.pop(0)
@@ -172,8 +206,12 @@ class SparkRunner:
         app_name: str = "cdc-snapshot",
         conf: dict[str, str] | None = None,
         package: str | None = None,
+        *,
+        jvm_log: Path | None = None,
     ) -> None:
         self.run_chunk = run_chunk
+        self.jvm_log = jvm_log
+        """Where the JVM's own output (spark-submit, Ivy, Spark's log4j) goes; None: this process's."""
         if conf and conf.get("spark.pyspark.python"):
             # spark-submit turns this setting into the executors' interpreter; a session made in this
             # process does not, it reads only the environment
@@ -215,8 +253,7 @@ class SparkRunner:
         self.paths: dict[str, str] = {}
         """The path each chunk took (chunk id → ``sql`` or ``python``): for tests and the log."""
 
-    @staticmethod
-    def _session(master: str, app_name: str, settings: dict[str, str]) -> Any:
+    def _session(self, master: str, app_name: str, settings: dict[str, str]) -> Any:
         from pyspark.sql import SparkSession
 
         builder = (
@@ -233,7 +270,8 @@ class SparkRunner:
         )
         for k, v in settings.items():
             builder = builder.config(k, v)
-        return builder.getOrCreate()
+        with _output_to(self.jvm_log):  # the JVM starts here
+            return builder.getOrCreate()
 
     def _ship_package(self) -> None:
         import cdc

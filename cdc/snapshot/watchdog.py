@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 
 from cdc.api.errors import ConnectError
+from cdc.logs import in_context
 
 __all__ = ["DEFAULT_STALL_TIMEOUT", "SnapshotStalled", "Watchdog"]
 
@@ -99,7 +100,7 @@ class Watchdog:
                 if self.check() is not None:
                     return
 
-        self._thread = threading.Thread(target=loop, name="snapshot-watchdog", daemon=True)
+        self._thread = threading.Thread(target=in_context(loop), name="snapshot-watchdog", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

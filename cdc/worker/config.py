@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance
 from cdc.config import validators as v
+from cdc.logs.format import DEFAULT_PATTERN, compile_pattern
 
 __all__ = [
     "COMMON_GROUP",
@@ -115,7 +116,33 @@ def _worker_def() -> ConfigDef:
     d.define("metrics.port", INT, None, None, LO, "Deprecated alias of the REST listener's /metrics.")
     d.define("access.control.allow.origin", S, "", None, LO, "CORS allowed origin.")
     d.define("admin.listeners", LST, None, None, LO, "Listeners for /admin endpoints.")
+    # cdc's own (Connect takes these from connect-log4j.properties); docs/logging.md
+    d.define(
+        "log.format",
+        S,
+        "log4j",
+        v.one_of("log4j", "json"),
+        LO,
+        "Log lines as log4j's PatternLayout writes them (log.pattern), or one JSON object per line.",
+    )
+    d.define(
+        "log.pattern",
+        S,
+        DEFAULT_PATTERN,
+        v.predicate(_valid_pattern, "a log4j pattern of supported conversions (docs/logging.md)"),
+        LO,
+        "The log4j pattern of log.format=log4j: %d %p %m %c %t %L %X{connector.context} %n %%.",
+    )
+    d.define("log.file", S, None, None, LO, "Also write the log to this file (appended).")
     return d
+
+
+def _valid_pattern(pattern: object) -> bool:
+    try:
+        compile_pattern(str(pattern))
+    except ValueError:
+        return False
+    return True
 
 
 WORKER_DEF = _worker_def()

@@ -288,7 +288,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                     break
                 except BufferError:
                     producer.poll(0.05)
-        deadline = time.monotonic() + self.eos.commit_timeout_ms / 1000
+        started = time.monotonic()
+        deadline = started + self.eos.commit_timeout_ms / 1000
         while True:
             try:
                 producer.commit_transaction(max(1.0, deadline - time.monotonic()))
@@ -298,7 +299,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 if err is not None and err.retriable() and time.monotonic() < deadline:
                     log.warning("%s Committing the transaction failed, retrying: %s", self, exc)
                     continue
+                self.metrics.offset_commit(False, started)
                 self._fail_transaction(exc, err)
+        self.metrics.offset_commit(True, started)  # records and offsets, in one transaction
         self._in_transaction = False
         self._last_commit = time.monotonic()
         self.transactions_committed += 1

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from cdc.worker.metrics import RebalanceMetrics
 from cdc.worker.stores.base import ClusterConfigState, TaskId
 
 __all__ = ["Membership", "SoloMembership"]
 
 
 class Membership(Protocol):
+    rebalances: RebalanceMetrics
+    """Rebalances this worker took part in (none in a cluster of one)."""
+
     def generation(self) -> int: ...
 
     def is_leader(self) -> bool: ...
@@ -49,6 +53,7 @@ class SoloMembership:
     def __init__(self, url: str, generation: int = 0) -> None:
         self.url = url
         self._generation = generation
+        self.rebalances = RebalanceMetrics()
 
     def generation(self) -> int:
         return self._generation

@@ -17,6 +17,7 @@ from typing import Any
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigDef, mask_secrets
 from cdc.kafka.clients import client_config, to_librdkafka
+from cdc.logs import LogSettings, configure_logging
 from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF
 from cdc.worker.connect_herder import ConnectHerder
 from cdc.worker.membership import Membership, SoloMembership
@@ -125,6 +126,7 @@ def _assemble(
     mode: str,
 ) -> ConnectRuntime:
     from cdc.plugins import registry
+    from cdc.worker.connect_metrics import ConnectMetrics
     from cdc.worker.plugin_path import PluginSettings, apply_plugin_settings
     from cdc.worker.rest import RestServer
 
@@ -132,6 +134,8 @@ def _assemble(
     # it has read the packages, so a herder thread starting an assigned connector while a REST thread
     # validates a config could find no plugin at all ("Failed to find any class that implements ...").
     registry.names()
+    # log.format, log.pattern, log.file, for the logging the cdc command set up (not an embedding program's)
+    configure_logging(None, LogSettings.from_worker(parsed), install=False)
     apply_plugin_settings(PluginSettings.from_properties(props, mode), registry)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
@@ -151,7 +155,7 @@ def _assemble(
         {**props, **parsed},
         _cluster_id(props),
     )
-    rest = RestServer(herder, rest_settings, loggers=herder.loggers)
+    rest = RestServer(herder, rest_settings, loggers=herder.loggers, worker_metrics=ConnectMetrics(herder))
     log.info("Worker configuration: %s", mask_secrets(props))
     return ConnectRuntime(herder, rest, mode)
 

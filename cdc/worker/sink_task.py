@@ -21,6 +21,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
 from cdc.kafka.failures import ClientErrors, client_failure, client_failure_message, create_topic_if_missing
+from cdc.worker.metrics import SinkTaskMetrics
 from cdc.worker.source_task import Chain
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -191,6 +192,7 @@ class WorkerSinkTask(WorkerTask):
         self.commit_requested = False
         self._started = False
         self._client_errors = ClientErrors(self, "consumer")  # error_cb: refused credentials fail the task
+        self.metrics: SinkTaskMetrics = SinkTaskMetrics()
 
     def initialize(self) -> None:
         self.consumer = Consumer({**self.settings.consumer, "error_cb": self._client_errors})
@@ -228,6 +230,7 @@ class WorkerSinkTask(WorkerTask):
             messages = consumer.consume(self.settings.batch_size, 1.0)
             self._client_errors.check()  # error_cb is served by consume
             records: list[SinkRecord] = []
+            read = 0  # records read (events such as a partition's end aside)
             for msg in messages:
                 err = msg.error()
                 if err is not None:
@@ -237,17 +240,33 @@ class WorkerSinkTask(WorkerTask):
                         raise ConnectError(client_failure_message("consumer", err))
                     log.warning("%s Consumer error: %s", self, err)
                     continue
+                read += 1
                 record = self._convert(msg)
                 tp = (msg.topic() or "", msg.partition() or 0)
                 self.current[tp] = (msg.offset() or 0) + 1
                 if record is not None:
                     records.append(record)
             if records or messages:
+                started = time.monotonic()
                 self.task.put(records)
+                self.metrics.put(read, len(records), started)
+                self._record_lag(consumer, {(m.topic() or "", m.partition() or 0) for m in messages})
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self._commit()
                 next_commit = time.monotonic() + self.settings.flush_interval_ms / 1000
+
+    def _record_lag(self, consumer: Consumer, partitions: set[tuple[str, int]]) -> None:
+        """``sink-record-lag-max``: records between the position and the high watermark librdkafka last
+        fetched (cached, no request), per partition this batch read from."""
+        self.metrics.partition_count = len(self.assigned)
+        for topic, partition in partitions:
+            position = self.current.get((topic, partition))
+            if position is None:
+                continue
+            _low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), cached=True)
+            if high >= 0:
+                self.metrics.record_lag.record(max(0, high - position))
 
     def _apply_rewind(self) -> None:
         if self.rewind and self.consumer is not None:
@@ -310,9 +329,15 @@ class WorkerSinkTask(WorkerTask):
             return
         committable = self.task.pre_commit(offsets)
         if committable:
-            self.consumer.commit(
-                offsets=[TopicPartition(t, p, o) for (t, p), o in committable.items()], asynchronous=False
-            )
+            started = time.monotonic()
+            try:
+                self.consumer.commit(
+                    offsets=[TopicPartition(t, p, o) for (t, p), o in committable.items()], asynchronous=False
+                )
+            except Exception:
+                self.metrics.offset_commit(False, started)
+                raise
+            self.metrics.offset_commit(True, started)
 
     def close(self) -> None:
         try:

@@ -39,6 +39,8 @@ from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
 from cdc.kafka.failures import ClientErrors
+from cdc.logs import in_context
+from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
@@ -75,11 +77,13 @@ class _Context(SourceTaskContext):
         reader: StoreOffsetReader,
         transactions: TransactionContext | None = None,
         worker_clients: Callable[[], dict[str, str]] | None = None,
+        task_index: int = 0,
     ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
         self._worker_clients = worker_clients
+        self._task_index = task_index
 
     def configs(self) -> dict[str, str]:
         return self._config
@@ -92,6 +96,9 @@ class _Context(SourceTaskContext):
 
     def worker_client_config(self) -> dict[str, str]:
         return self._worker_clients() if self._worker_clients is not None else {}
+
+    def task_index(self) -> int:
+        return self._task_index
 
 
 class WorkerSourceTask(WorkerTask):
@@ -131,6 +138,7 @@ class WorkerSourceTask(WorkerTask):
         self._stop_lock = threading.Lock()
         self._task_stopped = False
         self.records_sent = 0
+        self.metrics: SourceTaskMetrics = SourceTaskMetrics()
         # The task thread holds it from the end of a poll through sending; the committer thread takes it
         # to commit on schedule while the task thread polls (see the module docstring).
         self._commit_lock = threading.Lock()
@@ -147,6 +155,7 @@ class WorkerSourceTask(WorkerTask):
                 self.offset_reader,
                 self._transaction_context(),
                 self.settings.worker_clients,
+                self.id.task,
             )
         )
         self.task.start(self.task_config)
@@ -187,7 +196,7 @@ class WorkerSourceTask(WorkerTask):
         self._next_flush = time.monotonic() + self.settings.flush_interval_ms / 1000
         if self.uses_committer:
             committer = threading.Thread(
-                target=self._commit_while_polling, name=f"{self.id}-offset-committer", daemon=True
+                target=in_context(self._commit_while_polling), name=f"{self.id}-offset-committer", daemon=True
             )
             committer.start()
         lock = self._commit_lock
@@ -195,7 +204,9 @@ class WorkerSourceTask(WorkerTask):
             while not self.stopping.is_set():
                 if not self.await_unpause():
                     break
+                polled_at = time.monotonic()
                 records = self._poll()  # without the lock: the committer may commit meanwhile
+                self.metrics.polled(len(records) if records else 0, polled_at)
                 with lock:
                     if self._commit_error is not None:
                         raise self._commit_error
@@ -262,6 +273,7 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None
         chain, key_conv, value_conv = self.chain, self.key_converter, self.value_converter
+        written = 0
         for original in records:
             if not original.topic:  # OFFSET_ONLY_TOPIC: nothing to produce, only the offset to commit
                 self._dropped(original)
@@ -286,7 +298,9 @@ class WorkerSourceTask(WorkerTask):
             if topic not in self._topics_seen:
                 self._first_use(topic)
             self._produce(producer, record, topic, key, value, headers, original)
+            written += 1
         self.records_sent += len(records)
+        self.metrics.written(written)
 
     def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
         hc = self.header_converter
@@ -433,22 +447,27 @@ class WorkerSourceTask(WorkerTask):
                     "%s Failed to flush, timed out while waiting for producer to flush outstanding messages",
                     self,
                 )
+                self.metrics.offset_commit(False, started)
                 return
         self._check_delivery()
         if not snapshot:
+            self.metrics.offset_commit(True, started)
             return
         try:
             self.offset_writer.commit(snapshot, max(timeout, 5.0))
         except RetriableError as exc:
+            self.metrics.offset_commit(False, started)
             # As Connect: an offset commit that timed out (the broker away) is retried at the next flush;
             # the task goes on. Only a failure that cannot pass (the offsets file unwritable) fails it.
             self.offset_writer.restore(snapshot)
             log.warning("%s Failed to commit offsets; will retry at the next flush: %s", self, exc)
             return
         except (KafkaException, ConnectError, OSError) as exc:
+            self.metrics.offset_commit(False, started)
             self.offset_writer.restore(snapshot)
             log.error("%s Failed to commit offsets: %s", self, exc)
             raise
+        self.metrics.offset_commit(True, started)
         try:
             self.task.commit()
         except Exception:

@@ -12,7 +12,8 @@ import threading
 from abc import ABC, abstractmethod
 from typing import Protocol
 
-from cdc.worker.logcontext import set_context
+from cdc.logs import set_context
+from cdc.worker.metrics import TaskMetrics
 from cdc.worker.security import format_trace
 from cdc.worker.stores.base import TargetState, TaskId
 
@@ -30,6 +31,9 @@ class TaskStatusListener(Protocol):
 
 
 class WorkerTask(ABC):
+    metrics: TaskMetrics
+    """Set by each subclass to its kind's metrics (source or sink)."""
+
     def __init__(self, task_id: TaskId, listener: TaskStatusListener, target_state: TargetState) -> None:
         self.id = task_id
         self.listener = listener

@@ -35,6 +35,7 @@ from cdc.kafka.clients import (
 )
 from cdc.kafka.failures import create_topic_if_missing
 from cdc.kafka.recipe import CONVERTER_ROLES, converter_spec, source_producer_settings
+from cdc.logs import set_context
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.exactly_once import (
@@ -43,7 +44,7 @@ from cdc.worker.exactly_once import (
     exactly_once_producer,
     transactional_id,
 )
-from cdc.worker.logcontext import set_context
+from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
 from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
@@ -148,6 +149,7 @@ class Worker:
         self._tasks: dict[TaskId, WorkerTask] = {}
         self._lock = threading.RLock()
         self._created_topics: set[str] = set()
+        self.metrics = WorkerMetrics()
 
     # -- connectors ------------------------------------------------------------------------------------
     def connector_names(self) -> list[str]:
@@ -182,9 +184,11 @@ class Worker:
             else:
                 self.connector_listener.on_connector_startup(name)
             log.info("Finished creating connector %s", name)
+            self.metrics.connector_started(True)
             return True
         except Exception as exc:
             log.error("Failed to start connector %s", name, exc_info=exc)
+            self.metrics.connector_started(False)
             with self._lock:
                 rc2 = self._connectors.get(name)
                 if rc2 is not None:
@@ -268,6 +272,12 @@ class Worker:
         restored = reverse_transform(rc.config, self.settings.resolve(dict(rc.config)), out)
         return [without_worker_entries(cfg) for cfg in restored]  # a reserved prefix
 
+    def connector_class(self, name: str) -> str | None:
+        """The ``connector.class`` a connector running here was started with."""
+        with self._lock:
+            rc = self._connectors.get(name)
+        return rc.config.get("connector.class") if rc else None
+
     def connector(self, name: str) -> Connector | None:
         with self._lock:
             rc = self._connectors.get(name)
@@ -296,11 +306,13 @@ class Worker:
             worker_task = self._build_task(task_id, dict(connector_config), dict(task_config), target)
         except Exception as exc:
             log.error("Failed to start task %s", task_id, exc_info=exc)
+            self.metrics.task_started(False)
             self.task_listener.on_failure(task_id, format_trace(exc))
             return False
         with self._lock:
             self._tasks[task_id] = worker_task
         worker_task.start()
+        self.metrics.task_started(True)
         return True
 
     def set_task_target_state(self, task_id: TaskId, target: TargetState) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import requests
 from kafka.partitioner.default import murmur2
+from prometheus_client.parser import text_string_to_metric_families
 from worker_process import WorkerProcess, free_port, seed_properties, wait_for
 
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -144,6 +145,20 @@ def test_rest_calls_and_internal_topics(tmp_path: Path, kafka: Any, workers: lis
     assert list(root) == ["version", "commit", "kafka_cluster_id"]
     cluster_id = kafka.admin.describe_cluster(request_timeout=10).result(15).cluster_id
     assert root["kafka_cluster_id"] == cluster_id and re.match(r"^\d+\.\d+\.\d+", root["version"])
+
+    # the worker joined its group: Connect's rebalance metrics say so (docs/metrics.md)
+    def rebalances() -> dict[str, float] | None:
+        text = requests.get(worker.url + "/metrics", timeout=30).text
+        found = {
+            s.name.removeprefix("kafka_connect_connect_worker_rebalance_metrics_"): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+            if s.name.startswith("kafka_connect_connect_worker_rebalance_metrics_")
+        }
+        return found if found.get("completed_rebalances_total", 0) >= 1 else None
+
+    joined = wait_for(rebalances, 60, "a completed rebalance in /metrics")
+    assert joined["epoch"] >= 1 and joined["rebalancing"] == 0 and joined["time_since_last_rebalance_ms"] >= 0
 
     # curl localhost:8083/connector-plugins
     plugins = rest.get("/connector-plugins")

@@ -140,3 +140,80 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
+
+
+def standalone_worker(tmp_path: Path, kafka: Any, workers: list[WorkerProcess], **add: str) -> WorkerProcess:
+    """A standalone worker from the seed worker file (the stack's brokers, an offsets file of the test's
+    own, a free port, and the keys of ``add``), started and registered for clean-up."""
+    port = free_port()
+    props = seed_properties(
+        "connect-standalone.properties",
+        tmp_path / "worker.properties",
+        {
+            "bootstrap.servers": kafka.bootstrap_servers,
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+        },
+        {"listeners": f"http://127.0.0.1:{port}", **add},
+    )
+    worker = WorkerProcess(["standalone", str(props)], port, tmp_path / "worker.log")
+    workers.append(worker)
+    return worker.start()
+
+
+def mysql_source(mysql_db: Any, prefix: str, bootstrap: str, server_id: int, **extra: str) -> dict[str, str]:
+    """A Debezium MySQL connector config capturing the test's database (history: ``<prefix>.history``)."""
+    return {
+        "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+        "database.hostname": mysql_db.host,
+        "database.port": str(mysql_db.port),
+        "database.user": mysql_db.user,
+        "database.password": mysql_db.password,
+        "database.server.id": str(server_id),
+        "topic.prefix": prefix,
+        "database.include.list": mysql_db.name,
+        "schema.history.internal.kafka.topic": prefix + ".history",
+        "schema.history.internal.kafka.bootstrap.servers": bootstrap,
+        "include.schema.changes": "false",
+        **extra,
+    }
+
+
+def jdbc_source(mysql_db: Any, topic_prefix: str, **extra: str) -> dict[str, str]:
+    """A Confluent JDBC source config polling the test's database by ``id`` (incrementing mode)."""
+    return {
+        "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "connection.url": f"jdbc:mysql://{mysql_db.host}:{mysql_db.port}/{mysql_db.name}",
+        "connection.user": mysql_db.user,
+        "connection.password": mysql_db.password,
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "topic.prefix": topic_prefix,
+        **extra,
+    }
+
+
+def put_connectors(worker: WorkerProcess, configs: Mapping[str, Mapping[str, str]]) -> None:
+    """``PUT /connectors/{name}/config`` for each; every one must be created (201)."""
+    for name, config in configs.items():
+        r = requests.put(f"{worker.url}/connectors/{name}/config", json=dict(config), timeout=30)
+        assert r.status_code == 201, (name, r.status_code, r.text)
+
+
+def items_sources(
+    worker: WorkerProcess, kafka: Any, mysql_db: Any, name: str, server_id: int
+) -> tuple[str, dict[str, dict[str, str]]]:
+    """An ``items`` table of 20 rows read by a JDBC source (``<name>-jdbc``, topic ``<prefix>-items``) and
+    a MySQL source (``<name>-mysql``, topics ``<prefix>.<db>.items``), both created on ``worker``; returns
+    the topic prefix and the configs."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40))")
+        cur.executemany("INSERT INTO items (name) VALUES (%s)", [(f"n{i}",) for i in range(20)])
+    prefix = kafka.topic(name)
+    for topic in (f"{prefix}-items", f"{prefix}.history", f"{prefix}.{mysql_db.name}.items"):
+        kafka.topic(topic)
+    configs = {
+        f"{name}-jdbc": jdbc_source(mysql_db, f"{prefix}-", **{"poll.interval.ms": "200"}),
+        f"{name}-mysql": mysql_source(mysql_db, prefix, kafka.bootstrap_servers, server_id),
+    }
+    put_connectors(worker, configs)
+    return prefix, configs

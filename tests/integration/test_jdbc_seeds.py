@@ -1,9 +1,11 @@
 """Each seed JDBC config, unchanged, through a real standalone worker against the seed tables.
 
-The seed tables are recreated from ``kafkadb.sql`` as the seed users' server created them: with
-``explicit_defaults_for_timestamp`` off (MySQL 5.7's default), so ``modified TIMESTAMP`` is NOT NULL —
-their records show it non-optional. (MariaDB 10.11 defaults to on, which makes the column nullable; then
-``validate.non.null`` refuses the timestamp seeds, as Confluent's connector would.) The one substitution
+The seed tables are recreated by the stack's own provisioning (``scripts/stack.sh seed-tables``: the users'
+``kafkadb.sql`` after ``seed-tables.sql``, as ``make up`` runs them on a fresh stack) as the seed users'
+server created them: with ``explicit_defaults_for_timestamp`` off (MySQL 5.7's default), so ``modified
+TIMESTAMP`` is NOT NULL — their records show it non-optional. (MariaDB 10.11 defaults to on, which makes
+the column nullable; then ``validate.non.null`` refuses the timestamp seeds, as Confluent's connector
+would.) The one substitution
 is the password of ``jdbc-incrementing-multitask.json``: its misspelt ``connecftion.password`` is ignored
 (kept in the config to show it), so ``connection.password`` is added for the stack's ``connect_dev``.
 
@@ -16,7 +18,7 @@ for ``mysql_jdbc_om_source_00``, as the seed's users saw), the value in Confluen
 from __future__ import annotations
 
 import json
-import re
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,7 +40,6 @@ REPO = Path(__file__).resolve().parents[2]
 # the repo's byte-identical copies of ../shared/reference/seed-configs (tests/unit/test_properties.py
 # compares them with the originals when those are beside the clone)
 SEEDS = REPO / "tests" / "fixtures" / "seed-configs"
-KAFKADB_SQL = REPO / "scripts" / "sql" / "kafkadb.sql"
 SEED_TOPICS = [
     "mysql-customers",
     "mysql-products",
@@ -56,28 +57,23 @@ def _admin() -> Any:
 
 @pytest.fixture
 def seed_tables(stack: Any, kafka: Any) -> None:
-    statements = [
-        s.strip()
-        for s in re.split(r";\s*\n", KAFKADB_SQL.read_text())
-        if s.strip() and not all(line.startswith("--") for line in s.strip().splitlines())
-    ]
-    statements = ["\n".join(line for line in s.splitlines() if not line.startswith("--")) for s in statements]
+    # The stack's own provisioning (what `make up` / `make demo` run on a fresh stack), recreating them empty.
+    run = subprocess.run(
+        [str(REPO / "scripts" / "stack.sh"), "seed-tables"], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
     with _admin() as conn, conn.cursor() as cur:
-        cur.execute("SET SESSION explicit_defaults_for_timestamp = 0")
+        cur.execute(
+            "SELECT table_name, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = 'kafkadb' AND column_name = 'modified' ORDER BY table_name"
+        )
+        assert cur.fetchall() == (("customers", "NO"), ("products", "NO"))  # as the seeds' server made them
         cur.execute("USE kafkadb")
-        cur.execute("DROP TABLE IF EXISTS customers, products, orders, bulk_tab, multitab1, multitab2")
-        for statement in statements:
-            cur.execute(statement)
         cur.execute("INSERT INTO customers(name, email) VALUES ('jyp', 'ypjeong@kafka.com')")
         cur.execute("INSERT INTO products(name) VALUES ('computer')")
         cur.execute("INSERT INTO orders(name, product) VALUES ('jyp', 'computer')")
         cur.execute("INSERT INTO multitab1(name) VALUES ('one')")
         cur.execute("INSERT INTO multitab2(name) VALUES ('two')")
-        cur.execute("DROP TABLE IF EXISTS om.customers")
-        cur.execute(
-            "CREATE TABLE om.customers (customer_id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
-            "name VARCHAR(255) NOT NULL)"
-        )
         cur.execute("INSERT INTO om.customers(name) VALUES ('a'), ('b')")
     topics = kafka.admin.list_topics(timeout=10).topics
     stale = [t for t in SEED_TOPICS if t in topics]

@@ -231,3 +231,11 @@ def test_subject_strategies() -> None:
     conv = converter(fake, props={"value.subject.name.strategy": STRATEGY})
     conv.from_connect_data("t", key_schema(), Struct(key_schema()).put("id", 1))
     assert list(fake.subjects) == ["t-mysqlavro.ops.customers.Key"]
+
+
+def test_registry_settings_we_do_not_support_are_refused() -> None:
+    from cdc.api.errors import ConfigError
+
+    for key in ("schema.registry.ssl.truststore.location", "bearer.auth.token"):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            AvroConverter().configure({"schema.registry.url": "http://localhost:8081", key: "x"}, False)

@@ -418,6 +418,9 @@ class _Ctx:
     def offset_storage_reader(self) -> Any:
         return self.reader
 
+    def task_index(self) -> int:
+        return 0
+
     def configs(self) -> dict[str, str]:
         return {}
 

@@ -63,3 +63,13 @@ def test_to_positive_clears_the_sign_bit() -> None:
 def test_partition_for_rejects_no_partitions() -> None:
     with pytest.raises(ValueError):
         partition_for(b"k", 0)
+
+
+def test_kafka_pythons_murmur2_is_javas() -> None:
+    """cdc's murmur2 is kafka-python's: the same partitions as Java's for every vector and seen key."""
+    from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+    for data, expected in KAFKA_VECTORS + JAVA_VECTORS:
+        assert kafka_python_murmur2(data) == expected & 0xFFFFFFFF
+    for key, partitions, expected in SEEN:  # DefaultPartitioner.partition's arithmetic
+        assert (kafka_python_murmur2(key) & 0x7FFFFFFF) % partitions == expected

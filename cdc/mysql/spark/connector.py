@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
@@ -203,7 +204,8 @@ def spark_snapshot(
         chunk_rows=settings.snapshot_spark_chunk_rows,
         restart=not resume,
         state_dir=directory,
-        progress=False,
+        progress=True,
+        progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
         spark_conf=spark_conf(raw),
     )
     with _exclusive(stopping):
@@ -211,7 +213,7 @@ def spark_snapshot(
         job.stopping = stopping
         done = threading.Event()
         watcher = threading.Thread(
-            target=_cancel_on_stop,
+            target=in_context(_cancel_on_stop),
             args=(job, stopping, done),
             name=f"spark-snapshot-stop-{settings.prefix}",
             daemon=True,

@@ -27,8 +27,10 @@ from typing import Any
 
 from cdc.api.errors import ConfigError
 from cdc.history.model import Table, TableId
+from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.history import open_history
+from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext
 from cdc.snapshot.chunks import TablePlan, format_plan
@@ -58,6 +60,8 @@ class SnapshotOptions:
     server_id: int | None = None
     progress: bool = True
     progress_interval: float = 2.0
+    progress_to_log: bool = False
+    """Progress lines go to the log (INFO, in the task's context) instead of stderr: in a worker."""
     encoder: str | None = None
     """``auto`` | ``sql`` | ``python``: who builds the records on Spark (see :mod:`cdc.mysql.spark.jvm`);
     None: the connector's ``snapshot.spark.encoder``, default ``auto``."""
@@ -219,6 +223,8 @@ class SnapshotRun:
         self.runner = runner
         self.stopping = threading.Event()
         self.state_dir = options.state_dir or default_state_dir()
+        self.spark_log = self.state_dir / f"{self.name}.spark.log"
+        """Spark's, spark-submit's and Ivy's own output, kept out of the terminal (and the worker's log)."""
 
     # -- pieces ----------------------------------------------------------------------------------------------
     def _server(self) -> Any:
@@ -289,6 +295,7 @@ class SnapshotRun:
                 self.options.partitions,
                 app_name=f"cdc-snapshot-{self.name}",
                 conf=dict(self.options.spark_conf),
+                jvm_log=self.spark_log,
                 **extra,
             )
         return self.runner
@@ -445,7 +452,9 @@ class SnapshotRun:
         results: list[ChunkResult] = []
         if not tasks:
             return results
-        progress = Progress(plans, state.done, interval=self.options.progress_interval)
+        emit = _log_progress if self.options.progress_to_log else None
+        progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
+        metrics = _run_metrics(self.settings.prefix, plans, state.done)
         lock = threading.Lock()
         in_flight: set[str] = set()
         runner = self._runner()
@@ -479,6 +488,7 @@ class SnapshotRun:
                 }
                 state.save()
                 progress.chunk_done(result.chunk_id, result.rows)
+                metrics.chunk_done(result.chunk_id, result.rows)
             watchdog.progress()
 
         def relay_stop() -> None:  # the caller's stop halts the run as the watchdog does
@@ -489,10 +499,12 @@ class SnapshotRun:
         if self.options.progress:
             progress.start()
         watchdog.start()
-        threading.Thread(target=relay_stop, name="snapshot-stop", daemon=True).start()
+        threading.Thread(target=in_context(relay_stop), name="snapshot-stop", daemon=True).start()
         try:
             runner.run(tasks, ctx, on_done, halt, on_start)
+            metrics.snapshot.complete()
         except BaseException as exc:
+            metrics.snapshot.abort()
             with lock:
                 stopped = sorted(in_flight)
             delivery.fence(stopped)
@@ -507,9 +519,7 @@ class SnapshotRun:
             watchdog.stop()
             progress.stop()
             if self.options.progress:
-                import sys
-
-                print(progress.line(), file=sys.stderr, flush=True)
+                progress.emit(progress.line())
         return results
 
     def _reconcile(
@@ -584,3 +594,42 @@ class SnapshotRun:
         finally:
             conn.close()
         return end, found, gone, touched.events
+
+
+def _log_progress(line: str) -> None:
+    log.info("%s", line)
+
+
+class _RunMetrics:
+    """Debezium's snapshot metrics for the chunks of a Spark run (``/metrics``, the status page's progress
+    and ETA): rows per table as chunks complete, a table done with its last chunk."""
+
+    def __init__(
+        self, snapshot: SnapshotMetrics, plans: Sequence[TablePlan], done: Mapping[str, Any]
+    ) -> None:
+        self.snapshot = snapshot
+        self.tables = {str(p.table): p.table for p in plans}
+        self.chunks_left = {str(p.table): len(p.chunks) for p in plans}
+        self.rows = dict.fromkeys(self.tables, 0)
+        for chunk_id, info in done.items():
+            self._count(chunk_id, int(info.get("rows", 0)))
+
+    def _count(self, chunk_id: str, rows: int) -> None:
+        table = chunk_id.rsplit("#", 1)[0]
+        if table not in self.tables:
+            return
+        self.rows[table] += rows
+        self.chunks_left[table] -= 1
+        self.snapshot.rows_scanned(self.tables[table], self.rows[table])
+        if self.chunks_left[table] == 0:
+            self.snapshot.table_done(self.tables[table])
+
+    def chunk_done(self, chunk_id: str, rows: int) -> None:
+        self._count(chunk_id, rows)
+
+
+def _run_metrics(prefix: str, plans: Sequence[TablePlan], done: Mapping[str, Any]) -> _RunMetrics:
+    snapshot = SnapshotMetrics(prefix)
+    snapshot.start([p.table for p in plans])
+    snapshot.estimated_rows = {str(p.table): p.rows for p in plans}
+    return _RunMetrics(snapshot, plans, done)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, run_item
@@ -49,8 +50,10 @@ class MySqlSparkRunner(SparkRunner):
         app_name: str = "cdc-snapshot",
         conf: dict[str, str] | None = None,
         jdbc_package: str | None = JDBC_PACKAGE,
+        *,
+        jvm_log: Path | None = None,
     ) -> None:
-        super().__init__(run_item, master, parallelism, app_name, conf, jdbc_package)
+        super().__init__(run_item, master, parallelism, app_name, conf, jdbc_package, jvm_log=jvm_log)
         self._encodings: dict[Any, Any] = {}
         self._encodings_lock = threading.Lock()
         self._classes_ok: bool | None = None

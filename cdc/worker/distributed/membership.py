@@ -37,6 +37,7 @@ from typing import Any
 
 from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator, kafka_python_client
 from cdc.worker.distributed.protocol import Assignment, ConnectorsAndTasks, ConnectProtocol
+from cdc.worker.metrics import RebalanceMetrics
 from cdc.worker.stores.base import ClusterConfigState, ConfigBackingStore, SessionKey, TaskId
 
 __all__ = ["GroupMembership", "GroupSettings", "configured_work"]
@@ -136,6 +137,7 @@ class GroupMembership:
         self._rejoin_at: float | None = None
         self._unsync_until: float | None = None
         self._next_key_check = 0.0
+        self.rebalances = RebalanceMetrics(clock)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def set_listener(self, listener: Callable[[], None]) -> None:
@@ -329,6 +331,8 @@ class GroupMembership:
             self._rejoin_at = None
             coordinator.request_rejoin()
         self._check_config_changes(coordinator)
+        if coordinator.need_rejoin():
+            self.rebalances.began()
         if coordinator.need_rejoin() and self._revoke_all_before_eager_join():
             return
         coordinator.ensure_active_group(timeout_ms=1000)
@@ -420,6 +424,7 @@ class GroupMembership:
             self._rejoin_after_ack = result.protocol.incremental and not assignment.revoked.is_empty()
             self._rejoin_at = self._clock() + assignment.delay / 1000.0 if assignment.delay > 0 else None
         self._note_config()
+        self.rebalances.completed(result.generation, assignment.leader or "")
         log.info(
             "Joined group %s generation %d as %s (%s; leader %s): assigned %s, revoked %s, delay %d ms; "
             "now running %d connectors and %d tasks",

@@ -9,8 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from cdc.metrics import MetricSource
 from cdc.worker.herder import Herder
-from cdc.worker.rest import admin, connectors, root
+from cdc.worker.rest import admin, connectors, metrics, root, ui
 from cdc.worker.rest.auth import BasicAuthMiddleware
 from cdc.worker.rest.client import PeerClient
 from cdc.worker.rest.context import RestContext
@@ -25,6 +26,7 @@ from cdc.worker.rest.middleware import (
 )
 from cdc.worker.rest.openapi import OPENAPI
 from cdc.worker.rest.settings import RestSettings
+from cdc.worker.status_view import StatusView
 
 __all__ = ["create_app"]
 
@@ -33,19 +35,19 @@ _CORS_DEFAULT_METHODS = ["GET", "POST", "HEAD"]
 _CORS_HEADERS = ["X-Requested-With", "Content-Type", "Accept", "Origin"]
 
 
-async def metrics(request: Request) -> Response:
-    """Prometheus text exposition of the connectors' metrics (Debezium's attribute names)."""
-    from cdc.metrics import REGISTRY
-
-    return Response(REGISTRY.render(), media_type="text/plain; version=0.0.4")
-
-
 async def openapi(request: Request) -> Response:
     return ConnectJSONResponse(OPENAPI)
 
 
-def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | None = None) -> Starlette:
-    """The REST API of a worker. ``loggers`` is shared with whoever applies cluster-scoped log levels."""
+def create_app(
+    herder: Herder,
+    settings: RestSettings,
+    *,
+    loggers: Loggers | None = None,
+    worker_metrics: MetricSource | None = None,
+) -> Starlette:
+    """The REST API of a worker. ``loggers`` is shared with whoever applies cluster-scoped log levels;
+    ``worker_metrics`` is what ``/metrics`` shows besides the connectors' own metrics."""
     middleware = [
         # First, so that no path and no missing credential lets an unbounded body in.
         Middleware(BodyLimitMiddleware, max_bytes=settings.request_body_max_bytes),
@@ -73,7 +75,8 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
             *connectors.routes,
             *admin.routes,
             Route("/openapi.json", openapi),
-            Route("/metrics", metrics),
+            *metrics.routes,
+            *ui.routes,
         ],
         middleware=middleware,
         exception_handlers=handlers,  # type: ignore[arg-type]
@@ -86,4 +89,6 @@ def create_app(herder: Herder, settings: RestSettings, *, loggers: Loggers | Non
         loggers or Loggers(),
     )
     app.state.admin_ports = set()
+    app.state.metrics = metrics.exposition(worker_metrics)
+    app.state.status_view = StatusView(herder, lambda: metrics.readings(worker_metrics))
     return app

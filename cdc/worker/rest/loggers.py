@@ -4,6 +4,10 @@ Log4j names map to Python levels: TRACE 5, DEBUG 10, INFO 20, WARN 30, ERROR 40,
 everything, ALL 1 (0 would mean "inherit" in Python). The root logger is called ``root``. Setting a
 namespace sets every existing logger whose name starts with it, plus the namespace itself, and answers
 the sorted names; ``last_modified`` (ms since the epoch) is kept per logger that was set through here.
+
+Java names (``io.debezium…``, ``io.confluent.connect.jdbc…``, ``org.apache.kafka.connect…``) stand for
+the cdc loggers that do that work (:mod:`cdc.logs.java_names`): setting one sets those loggers and their
+descendants; reading one answers the level of the first of them; the list shows every Java name.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+
+from cdc.logs.java_names import JAVA_LOGGERS, python_loggers
 
 __all__ = ["ROOT_LOGGER_NAME", "Loggers", "to_log4j_level", "to_python_level"]
 
@@ -74,12 +80,23 @@ class Loggers:
                 if logger.level != logging.NOTSET
             }
             out[ROOT_LOGGER_NAME] = self._level_of(ROOT_LOGGER_NAME, logging.getLogger())
+            for java in JAVA_LOGGERS:
+                out[java] = self._level_of(java, self._stand_in(java))
             return dict(sorted(out.items()))
+
+    @staticmethod
+    def _stand_in(java: str) -> logging.Logger:
+        """The cdc logger whose level a Java name answers (the first it maps to)."""
+        mapped = python_loggers(java)
+        assert mapped
+        return logging.getLogger(mapped[0])
 
     def level(self, name: str) -> dict[str, object] | None:
         with self._lock:
             if name.lower() == ROOT_LOGGER_NAME:
                 return self._level_of(ROOT_LOGGER_NAME, logging.getLogger())
+            if python_loggers(name) is not None:
+                return self._level_of(name, self._stand_in(name))
             logger = self._existing().get(name)
             return None if logger is None else self._level_of(name, logger)
 
@@ -94,8 +111,12 @@ class Loggers:
                 targets = dict(self._existing())
                 targets[ROOT_LOGGER_NAME] = logging.getLogger()
             else:
-                logging.getLogger(namespace)  # created if absent, as Log4j's lookup does
-                targets = {n: lg for n, lg in self._existing().items() if n.startswith(namespace)}
+                names = (namespace, *(python_loggers(namespace) or ()))
+                for name in names:
+                    logging.getLogger(name)  # created if absent, as Log4j's lookup does
+                targets = {
+                    n: lg for n, lg in self._existing().items() if any(n.startswith(name) for name in names)
+                }
             for name, logger in targets.items():
                 logger.setLevel(value)
                 self._last_modified[name] = now

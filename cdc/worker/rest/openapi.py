@@ -205,8 +205,22 @@ _PATHS: JSON = {
     },
     "/metrics": {
         "get": _op(
-            "Connector metrics in the Prometheus text format",
+            "The worker's, its tasks' and its connectors' metrics in the Prometheus text format",
             {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+            (),
+        )
+    },
+    "/ui": {
+        "get": _op(
+            "The status page (HTML; it refreshes itself from /ui/status)",
+            {"200": {"description": "The page", "content": {"text/html": {"schema": {"type": "string"}}}}},
+            (),
+        )
+    },
+    "/ui/status": {
+        "get": _op(
+            "What the status page shows: connectors, tasks, lag, snapshot progress, recent history",
+            _ok(200, {"type": "object"}),
             (),
         )
     },

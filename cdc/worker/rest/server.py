@@ -23,6 +23,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from cdc.metrics import MetricSource
 from cdc.worker.herder import Herder
 from cdc.worker.rest.app import create_app
 from cdc.worker.rest.client import set_peer_client
@@ -94,10 +95,15 @@ class RestServer:
         *,
         app: Starlette | None = None,
         loggers: Loggers | None = None,
+        worker_metrics: MetricSource | None = None,
     ) -> None:
         check_exposure(settings)  # before anything starts: an open door stops the worker here
         self.settings = settings
-        self.app = app if app is not None else create_app(herder, settings, loggers=loggers)
+        self.app = (
+            app
+            if app is not None
+            else create_app(herder, settings, loggers=loggers, worker_metrics=worker_metrics)
+        )
         self._servers: list[_Server] = []
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None

@@ -1,0 +1,51 @@
+"""``GET /metrics``: the worker's, its tasks' and its connectors' metrics in Prometheus' text format.
+
+What is shown: the app's own source (Kafka Connect's worker and task metrics,
+:class:`cdc.worker.connect_metrics.ConnectMetrics`, handed to :func:`~cdc.worker.rest.app.create_app`)
+and every source the connectors registered in :data:`cdc.metrics.REGISTRY` (Debezium's MySQL metrics,
+the JDBC source's). ``prometheus_client`` writes the text (types, HELP, label escaping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.metrics_core import Metric
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from cdc.metrics import REGISTRY, MetricSource, Reading, families
+
+__all__ = ["exposition", "readings", "routes"]
+
+
+class _Collector:
+    def __init__(self, own: MetricSource | None) -> None:
+        self.own = own
+
+    def collect(self) -> Iterator[Metric]:
+        yield from families(readings(self.own))
+
+
+def readings(own: MetricSource | None) -> Iterator[Reading]:
+    """``own``'s readings, then the connectors'."""
+    if own is not None:
+        yield from own.readings()
+    yield from REGISTRY.readings()
+
+
+def exposition(own: MetricSource | None) -> CollectorRegistry:
+    """A ``prometheus_client`` registry over ``own`` and the connectors' sources."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(own))
+    return registry
+
+
+async def metrics(request: Request) -> Response:
+    registry: CollectorRegistry = request.app.state.metrics
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+
+routes = [Route("/metrics", metrics, methods=["GET"])]
