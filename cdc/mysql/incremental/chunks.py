@@ -19,6 +19,7 @@ import pymysql
 
 from cdc.api.errors import ConnectError
 from cdc.history.model import Column, Table, TableId
+from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
 from cdc.mysql.incremental.context import DataCollection
@@ -130,7 +131,7 @@ class ChunkReader:
         with ThreadPoolExecutor(len(ranges), thread_name_prefix="incremental-chunk") as pool:
             parts = list(
                 pool.map(
-                    lambda job: self._select(table, collection, columns, job[0], None, job[1]),
+                    in_context(lambda job: self._select(table, collection, columns, job[0], None, job[1])),
                     zip(ranges, conns, strict=True),
                 )
             )

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.signals.record import SignalError, SignalRecord, parse_signal_json
 
@@ -154,7 +155,7 @@ class ChannelPoller:
 
     def start(self) -> None:
         if self.channels and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="signal-channels", daemon=True)
+            self._thread = threading.Thread(target=in_context(self._run), name="signal-channels", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
