@@ -128,13 +128,12 @@ class ChunkReader:
             ranges.append((start, end, maximum))
             start = end
         conns = self._reader_connections(len(ranges))
+
+        def read(job: tuple[tuple[Keys | None, Keys | None, Keys | None], Any]) -> list[Sequence[Any]]:
+            return self._select(table, collection, columns, job[0], None, job[1])
+
         with ThreadPoolExecutor(len(ranges), thread_name_prefix="incremental-chunk") as pool:
-            parts = list(
-                pool.map(
-                    in_context(lambda job: self._select(table, collection, columns, job[0], None, job[1])),
-                    zip(ranges, conns, strict=True),
-                )
-            )
+            parts = list(pool.map(in_context(read), zip(ranges, conns, strict=True)))
         return [row for part in parts for row in part]
 
     def _boundaries(
