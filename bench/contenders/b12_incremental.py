@@ -22,7 +22,7 @@ from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
 from bench.core import Case, Contender, Sample, contender
 from bench.scenarios.b1_snapshot import Writers, audit, table_rows
 from bench.scenarios.b3_binlog import connector_config, failure, settle
-from bench.scenarios.b12_incremental import B12IncrementalSnapshot, backfill, percentile, read_events
+from bench.scenarios.b12_incremental import B12IncrementalSnapshot, backfill, read_events
 from bench.stack import Stack, unique
 from bench.verify import Watermarks, readback_timeout
 from bench.workers import WorkerProcess, WorkerSpec, cdc_worker, free_port, worker_properties
@@ -106,8 +106,8 @@ class IncrementalContender(Contender):
                 "rows_per_s": rate,
                 "read_rows_per_s": figures.read_span_rows_per_s(),
                 "backfill_s": figures.reads / rate if rate else None,
-                "lag_p50_ms": percentile(figures.lags_ms, 0.50),
-                "lag_p99_ms": percentile(figures.lags_ms, 0.99),
+                "lag_p50_ms": figures.lag_ms(0.50),
+                "lag_p99_ms": figures.lag_ms(0.99),
                 "lag_max_ms": max(figures.lags_ms) if figures.lags_ms else None,
                 "cpu_s": cpu1 - cpu0,
                 "cpu_s_per_m": (cpu1 - cpu0) / (figures.reads / 1e6) if figures.reads else None,

@@ -31,16 +31,16 @@ table) and copied afresh for every run into ``bench.b12_a_<rows>``. Each run:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from bench.core import Case, Metric, scenario
 from bench.scenarios.b1_snapshot import DATABASE, B2SnapshotUnderWrites, ChangeEvent, change_event
+from bench.scenarios.b5_steady import percentile
 from bench.verify import records
 
-__all__ = ["B12IncrementalSnapshot", "Backfill", "backfill", "percentile", "read_events"]
+__all__ = ["B12IncrementalSnapshot", "Backfill", "backfill", "read_events"]
 
 
 @dataclass
@@ -52,6 +52,10 @@ class Backfill:
     last_read_ms: int | None = None
     lags_ms: list[float] = field(default_factory=list)  # streamed c/u inside [first r, last r], in order
 
+    def lag_ms(self, q: float) -> float | None:
+        """Nearest-rank percentile of the lags (``q`` in 0..1)."""
+        return percentile(sorted(self.lags_ms), q)
+
     def rows_per_s(self, signal_ms: float) -> float | None:
         """``op=r`` records per second from the signal's commit to the last ``r`` record."""
         if self.last_read_ms is None or self.last_read_ms <= signal_ms:
@@ -62,14 +66,6 @@ class Backfill:
         if self.first_read_ms is None or self.last_read_ms is None or self.last_read_ms <= self.first_read_ms:
             return None
         return self.reads / ((self.last_read_ms - self.first_read_ms) / 1000.0)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile of ``values`` (any order; ``q`` in 0..1)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def backfill(events: Iterable[tuple[int, ChangeEvent]]) -> Backfill:

@@ -4,7 +4,7 @@ there, and the back-fill figures must take only the right records."""
 from __future__ import annotations
 
 from bench.scenarios.b1_snapshot import audit
-from bench.scenarios.b12_incremental import backfill, percentile
+from bench.scenarios.b12_incremental import Backfill, backfill
 
 TABLE = [(1, 10, 1_000), (2, 21, 2_500), (3, 30, 3_000)]  # (id, k, updated_at µs); id 4 was deleted
 
@@ -74,6 +74,6 @@ def test_backfill_counts_reads_and_times_only_changes_inside_the_window() -> Non
     assert backfill([]).rows_per_s(0.0) is None
 
 
-def test_percentile_is_nearest_rank() -> None:
-    values = [float(v) for v in range(100, 0, -1)]
-    assert (percentile(values, 0.5), percentile(values, 0.99), percentile([], 0.5)) == (50.0, 99.0, None)
+def test_lag_percentiles_are_nearest_rank_whatever_the_order() -> None:
+    figures = Backfill(lags_ms=[float(v) for v in range(100, 0, -1)])
+    assert (figures.lag_ms(0.5), figures.lag_ms(0.99), Backfill().lag_ms(0.5)) == (50.0, 99.0, None)
