@@ -172,7 +172,10 @@ class CdcIncremental(IncrementalContender):
         return cdc_worker(self.ctx.workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))
 
     def settings(self) -> dict[str, str]:
-        return {"incremental.snapshot.parallelism": str(self.parallelism)}
+        settings = {"incremental.snapshot.parallelism": str(self.parallelism)}
+        if "cdc_chunk" in self.ctx.options:  # more, smaller windows: more interleaving with the stream
+            settings["incremental.snapshot.chunk.size"] = self.ctx.options["cdc_chunk"]
+        return settings
 
 
 for _n in (1, 2, 4):
