@@ -37,7 +37,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -46,7 +46,18 @@ from bench.core import Case, Metric, Scenario, scenario
 from bench.stack import Stack
 from bench.verify import records
 
-__all__ = ["B1Snapshot", "B2SnapshotUnderWrites", "Reduced", "Writers", "reduce_topic"]
+__all__ = [
+    "B1Snapshot",
+    "B2SnapshotUnderWrites",
+    "ChangeEvent",
+    "Reduced",
+    "TableRow",
+    "Writers",
+    "audit",
+    "change_event",
+    "reduce_topic",
+    "table_rows",
+]
 
 DATABASE = "bench"
 
@@ -293,31 +304,47 @@ class Writers:
 @dataclass
 class Reduced:
     records: int
-    missing: int
-    extra: int
+    missing: int  # final rows whose latest record is absent or older (B2's figure: absent + stale)
+    extra: int  # rows gone from the table whose latest record is not a delete
     duplicates: int
     overlap: int  # duplicates in which a streamed event (not a snapshot read) took part
+    stale: int = 0  # of ``missing``, the rows whose key has records but the latest is an older version
+
+    @property
+    def absent(self) -> int:
+        """Final rows of which the topic holds no record at all."""
+        return self.missing - self.stale
 
 
-def _change_events(
-    bootstrap: str, topic: str, timeout: float
-) -> Iterator[tuple[int, str, dict[str, Any] | None]]:
+ChangeEvent = tuple[int, str, dict[str, Any] | None]  # (id, op, after)
+TableRow = tuple[int, int, int]  # (id, k, updated_at in epoch µs)
+
+
+def _change_events(bootstrap: str, topic: str, timeout: float) -> Iterator[ChangeEvent]:
     """(id, op, after) per change event of a schemas-off JSON topic; tombstones are skipped."""
     for msg in records(bootstrap, topic, timeout):
-        value = msg.value()
-        if value is None:
-            continue
-        envelope = json.loads(value)
-        key = json.loads(msg.key() or b"{}")
-        yield int(key["id"]), envelope["op"], envelope.get("after")
+        event = change_event(msg.key(), msg.value())
+        if event is not None:
+            yield event
 
 
-def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str, timeout: float = 600.0) -> Reduced:
-    """Compare ``topic`` reduced by key with ``table`` now, by version ``(k, updated_at)`` in epoch µs."""
+def change_event(key: bytes | None, value: bytes | None) -> ChangeEvent | None:
+    """One record as (id, op, after); None for a tombstone."""
+    if value is None:
+        return None
+    envelope = json.loads(value)
+    return int(json.loads(key or b"{}")["id"]), envelope["op"], envelope.get("after")
+
+
+def audit(events: Iterable[ChangeEvent], rows: Iterable[TableRow]) -> Reduced:
+    """Reduce change events by key (topic order) and compare with the table's rows by version (k, updated_at).
+
+    Pure: the consumer and the ``SELECT`` are the caller's, so the verdicts can be tested on broken input.
+    """
     last: dict[int, tuple[int, int] | None] = {}
     streamed: dict[tuple[int, int, int], bool] = {}  # each version seen: was one of its records streamed
     count = duplicates = overlap = 0
-    for ident, op, after in _change_events(bootstrap, topic, timeout):
+    for ident, op, after in events:
         count += 1
         if op == "d" or after is None:
             last[ident] = None
@@ -329,16 +356,30 @@ def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str, timeout: 
             duplicates += 1
             overlap += seen or op != "r"
         streamed[(ident, *version)] = bool(seen) or op != "r"
-    rows = stack.sql(
+    present: set[int] = set()
+    missing = stale = 0
+    for ident, k, at in rows:
+        present.add(ident)
+        latest = last.get(ident)
+        if latest != (k, at):
+            missing += 1
+            stale += ident in last
+    extra = sum(1 for ident, version in last.items() if version is not None and ident not in present)
+    return Reduced(count, missing, extra, duplicates, overlap, stale)
+
+
+def table_rows(stack: Stack, table: str) -> list[TableRow]:
+    """(id, k, updated_at in epoch µs) of every row of ``table`` now."""
+    out = stack.sql(
         f"SELECT id, k, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', updated_at) FROM {table};"
     )
-    present: set[int] = set()
-    missing = 0
-    for line in rows.splitlines():
-        ident_s, k, at = line.split("\t")
-        ident = int(ident_s)
-        present.add(ident)
-        if last.get(ident) != (int(k), int(at)):
-            missing += 1
-    extra = sum(1 for ident, version in last.items() if version is not None and ident not in present)
-    return Reduced(count, missing, extra, duplicates, overlap)
+    rows: list[TableRow] = []
+    for line in out.splitlines():
+        ident, k, at = line.split("\t")
+        rows.append((int(ident), int(k), int(at)))
+    return rows
+
+
+def reduce_topic(stack: Stack, bootstrap: str, topic: str, table: str, timeout: float = 600.0) -> Reduced:
+    """Compare ``topic`` reduced by key with ``table`` now, by version ``(k, updated_at)`` in epoch µs."""
+    return audit(_change_events(bootstrap, topic, timeout), table_rows(stack, table))
