@@ -22,6 +22,7 @@ __all__ = [
     "mysql_driver",
     "mysqldb_connect",
     "mysqldb_conversions",
+    "pymysql_conversions",
     "timestamp_from_text",
 ]
 
@@ -77,6 +78,15 @@ def _mysqldb_date(text: str) -> Any:
         return dt.date.fromisoformat(text)
     except ValueError:
         return text
+
+
+def pymysql_conversions() -> dict[Any, Any]:
+    """PyMySQL's converters with TIMESTAMP as :class:`SelectedTimestamp`, as :func:`mysqldb_conversions`
+    reads it, so both drivers give the same Python values."""
+    import pymysql.converters
+    from pymysql.constants import FIELD_TYPE
+
+    return {**pymysql.converters.conversions, FIELD_TYPE.TIMESTAMP: timestamp_from_text}
 
 
 def mysqldb_conversions() -> dict[Any, Any]:

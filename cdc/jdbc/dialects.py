@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect
+from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_conversions
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.types import ColumnInfo
 from cdc.jdbc.url import JdbcUrl
@@ -304,6 +304,7 @@ class MySqlDialect(Dialect):
                 charset="utf8mb4",
                 autocommit=False,
                 connect_timeout=10,
+                conv=pymysql_conversions(),
             )
         except pymysql.err.OperationalError as exc:
             if exc.args and exc.args[0] in (1044, 1045, 1049):

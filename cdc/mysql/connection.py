@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pymysql
-import pymysql.converters
 import pymysql.cursors
-from pymysql.constants import FIELD_TYPE
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import mysql_driver, mysqldb_connect, timestamp_from_text
+from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
@@ -44,8 +42,7 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
     return conn
 
 
-# PyMySQL's conversions with TIMESTAMP read as SelectedTimestamp, as the mysqlclient path reads it
-_PYMYSQL_CONV: dict[Any, Any] = {**pymysql.converters.conversions, FIELD_TYPE.TIMESTAMP: timestamp_from_text}
+_PYMYSQL_CONV = pymysql_conversions()
 
 
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
