@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 import requests
 from faultkit import mysql_connector
+from prometheus_client import generate_latest
 
+from cdc.worker.rest.metrics import exposition
 from cdc.worker.runtime import ConnectRuntime, build_standalone
 
 pytestmark = pytest.mark.integration
@@ -266,12 +268,10 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     kinds = [s["type"] for s in signals]
     assert kinds[:5] == ["no-such-action", "execute-snapshot", "execute-snapshot", "log", "execute-snapshot"]
     # Debezium's snapshot metrics, on /metrics.
-    from cdc.mysql.metrics import REGISTRY
-
-    rendered = REGISTRY.render()
-    assert f'debezium_mysql_snapshot_SnapshotCompleted{{server="{prefix}"}} 1' in rendered
+    rendered = generate_latest(exposition(None)).decode()
+    assert f'debezium_mysql_snapshot_SnapshotCompleted{{server="{prefix}"}} 1.0' in rendered
     rows = f'debezium_mysql_snapshot_RowsScanned{{server="{prefix}",table="{mysql_db.name}.items"}} '
-    assert any(line.startswith(rows) and int(line.split()[-1]) >= 3000 for line in rendered.splitlines())
+    assert any(line.startswith(rows) and float(line.split()[-1]) >= 3000 for line in rendered.splitlines())
     assert (
         kinds.count("snapshot-window-open")
         == kinds.count("snapshot-window-close")
