@@ -27,7 +27,7 @@ def test_chunks_done_count_rows_and_tables() -> None:
         estimates = {
             r.labels["table"]: r.value
             for r in REGISTRY.readings()
-            if r.name == "cdc_mysql_snapshot_estimated_rows"
+            if r.name == "cdc_mysql_snapshot_estimated_rows" and r.labels["server"] == "srv"
         }
         assert estimates == {"db.a": 300, "db.b": 50}
     finally:
