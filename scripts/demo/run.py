@@ -43,10 +43,19 @@ def db() -> Any:
     )
 
 
+# Columns the demo writes that an ops.customers made by an older stack or by the tests may lack.
+CUSTOMERS_ADDED = (
+    "balance DECIMAL(10,2) NOT NULL DEFAULT 0",
+    "updated_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)",
+)
+
+
 def ensure_tables() -> None:
     with db() as conn, conn.cursor() as cur:
         for name, columns in OPS_TABLES.items():
             cur.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+        added = ", ".join(f"ADD COLUMN IF NOT EXISTS {column}" for column in CUSTOMERS_ADDED)
+        cur.execute(f"ALTER TABLE customers {added}")
 
 
 def register(url: str, seed_path: str) -> str:

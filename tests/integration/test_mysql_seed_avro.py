@@ -103,8 +103,10 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
     conn = pymysql.connect(host="127.0.0.1", user="cdc", password="cdc", database="ops", autocommit=True)
     with conn.cursor() as cur:
         cur.execute(
+            # the shape `make demo` gives ops.customers (scripts/demo/run.py), so either may run first
             "CREATE TABLE IF NOT EXISTS customers (id INT AUTO_INCREMENT PRIMARY KEY, "
-            "name VARCHAR(255) NOT NULL, email VARCHAR(255))"
+            "name VARCHAR(255) NOT NULL, email VARCHAR(255), balance DECIMAL(10,2) NOT NULL DEFAULT 0, "
+            "updated_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3))"
         )
     consumer = Consumer(
         {
