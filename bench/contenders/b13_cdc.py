@@ -16,4 +16,7 @@ class CdcGroup(GroupContender):
     order = 10
 
     def spec(self, props: dict[str, str], workdir: Path) -> WorkerSpec:
+        # A distributed cdc worker offers the FileStream connectors only when told to (docs/security.md);
+        # Kafka Connect's workers here find them in its libs/ directory.
+        props = {**props, "filestream.connectors.enable": "true"}
         return cdc_worker(workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))
