@@ -57,7 +57,7 @@ class Hosts:
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory: pytest.TempPathFactory, stack: Any) -> Iterator[Hosts]:
     pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")
-    require_netns()
+    require_netns("socat")
     root = tmp_path_factory.mktemp("hosts")
     lab = Lab("sp")
     try:
