@@ -126,23 +126,13 @@ class JdbcSourceConnector(SourceConnector):
             self._dialect,
             settings,
             settings.table_poll_interval_ms / 1000,
-            self._request_reconfiguration,
-            self._raise,
+            self.context.request_task_reconfiguration,
+            self.context.raise_error,
         )
         tables = monitor.tables()  # fails the connector now if the database cannot be reached
         log.info("JDBC source connector found %d table(s): %s", len(tables), [t.unquoted() for t in tables])
         self._monitor = monitor
         monitor.start()
-
-    def _request_reconfiguration(self) -> None:
-        context = getattr(self, "context", None)
-        if context is not None:
-            context.request_task_reconfiguration()
-
-    def _raise(self, error: BaseException) -> None:
-        context = getattr(self, "context", None)
-        if context is not None:
-            context.raise_error(error)
 
     def task_class(self) -> type[Task]:
         return JdbcSourceTask

@@ -70,9 +70,7 @@ class JdbcSourceTask(SourceTask):
         settings.check()
         self.settings = settings
         self.dialect = dialect = make_dialect(settings)
-        context = getattr(self, "context", None)  # absent when a test starts the task on its own
-        index = context.task_index() if context is not None else 0
-        self.metrics = JdbcSourceMetrics(props.get("name", ""), str(index))
+        self.metrics = JdbcSourceMetrics(props.get("name", ""), str(self.context.task_index()))
         tables = parse_table_list(props.get(TABLES_CONFIG, ""), dialect.with_catalog)
         if settings.query and tables:
             raise ConfigError("Both query and tables are set: a task polls one or the other")
@@ -121,9 +119,7 @@ class JdbcSourceTask(SourceTask):
             if self.settings.query
             else ([p for t in tables for p in (partition_v1(t), partition_v0(t))])
         )
-        context = getattr(self, "context", None)
-        reader = context.offset_storage_reader() if context is not None else None
-        return reader.offsets(partitions) if reader is not None else {}
+        return self.context.offset_storage_reader().offsets(partitions)
 
     def _connect(self) -> Any:
         assert self.settings is not None and self.dialect is not None

@@ -328,13 +328,12 @@ class ConnectHerder(Herder):
             self.config_store.put_task_configs(name, configs)
             return
         from cdc.worker.distributed.internal import send_task_configs
-        from cdc.worker.distributed.protocol import signature_required
 
         leader = self.membership.leader_url()
         try:
             if leader is None:
                 raise ConnectError("no leader is known")
-            key = self._snapshot().session_key if signature_required(self.membership) else None
+            key = self._snapshot().session_key if self.membership.signature_required() else None
             send_task_configs(leader, name, configs, key)
         except Exception as exc:  # retried on a later tick (e.g. after a rebalance)
             log.warning("Could not send the task configs of %s to the leader: %s", name, exc)
@@ -713,11 +712,13 @@ class ConnectHerder(Herder):
             raise BadRequestError(str(exc)) from exc
 
     # -- internal (distributed) --------------------------------------------------------------------------
+    def internal_requests_signed(self) -> bool:
+        return self.membership.signature_required()
+
     def verify_internal_request(self, signature: Any) -> None:
         from cdc.worker.distributed.internal import check_signature
-        from cdc.worker.distributed.protocol import signature_required
 
-        if signature_required(self.membership):
+        if self.internal_requests_signed():
             allowed = self.worker_props.get("inter.worker.verification.algorithms") or ["HmacSHA256"]
             check_signature(self._snapshot().session_key, signature, list(allowed))
 

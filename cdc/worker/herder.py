@@ -136,6 +136,11 @@ class Herder(ABC):
         """``PUT /admin/loggers/{ns}?scope=cluster``: the level for every worker of the cluster."""
 
     # -- internal (distributed) ----------------------------------------------------------------------
+    def internal_requests_signed(self) -> bool:
+        """Whether internal requests carry a KIP-507 signature that :meth:`verify_internal_request`
+        checks (a group on the ``sessioned`` protocol); a herder without a group: never."""
+        return False
+
     def verify_internal_request(self, signature: Any) -> None:
         """Refuse an internal request whose KIP-507 signature is missing, of an algorithm not in
         ``inter.worker.verification.algorithms``, or wrong; nothing to check where no session key is used."""

@@ -26,6 +26,11 @@ class Membership(Protocol):
 
     def leader_url(self) -> str | None: ...
 
+    def signature_required(self) -> bool:
+        """Whether workers sign their internal requests (KIP-507: the group runs the ``sessioned``
+        protocol); never in a cluster of one."""
+        ...
+
     def owner_url(self, connector: str, task: int | None = None) -> str | None: ...
 
     def assignment(self, snapshot: ClusterConfigState) -> tuple[set[str], set[TaskId]]:
@@ -63,6 +68,9 @@ class SoloMembership:
 
     def leader_url(self) -> str | None:
         return self.url
+
+    def signature_required(self) -> bool:
+        return False
 
     def owner_url(self, connector: str, task: int | None = None) -> str | None:
         return self.url

@@ -5,7 +5,8 @@
 * :func:`worker_properties` / :func:`mysql_connector` — a distributed (or standalone) worker file and a
   MySQL connector config with this test's own group, topics and prefix, JSON converters without schemas;
   :func:`group_worker_props`, the fast-rebalancing group of the distributed-mode tests.
-* :class:`Worker` — a worker *process* (``python -m cdc.cli``), killed with SIGKILL or stopped with TERM.
+* :class:`Worker` — a worker *process* (``python -m cdc.cli``), killed with SIGKILL or stopped with TERM;
+  :func:`standalone_worker`, a standalone one with its worker file and one connector's file.
 * :func:`audit` — reads the change topic (``read_committed`` or not) until it matches the table reduced by
   key, then counts missing and duplicated ``(id, version)`` pairs: the figure every fault test ends with.
 """
@@ -216,7 +217,7 @@ class Worker:
         program: list[str] | None = None,
     ) -> None:
         """``host``: where its REST API answers; ``wrap``: a command prefix, e.g. a network namespace's
-        ``ip netns exec <name>`` (:meth:`netns.Host.command`); ``program``: another worker than ours,
+        ``ip netns exec <name>`` (:meth:`netlab.Host.command`); ``program``: another worker than ours,
         run with ``args`` (Kafka Connect's, :func:`connect_program`)."""
         self.mode, self.args, self.port, self.log_path = mode, args, port, log_path
         self.url = f"http://{host}:{port}"
@@ -312,6 +313,25 @@ class Worker:
     def task_state(self, name: str) -> tuple[str, str]:
         tasks = self.status(name).get("tasks") or [{}]
         return str(tasks[0].get("state", "")), str(tasks[0].get("trace") or "")
+
+
+def standalone_worker(
+    tmp_path: Path,
+    bootstrap: str,
+    name: str,
+    config: Mapping[str, str],
+    extra: Mapping[str, str] | None = None,
+) -> Worker:
+    """A standalone worker (not started) on a free port running connector ``name`` with ``config``: its
+    files ``worker.properties`` (offsets in ``offsets``, ``extra`` worker settings) and ``<name>.json``
+    and its log ``worker.log`` in ``tmp_path``."""
+    port = free_port()
+    props = worker_properties(
+        tmp_path / "worker.properties", bootstrap, port, offsets_file=tmp_path / "offsets", extra=extra
+    )
+    connector = tmp_path / f"{name}.json"
+    connector.write_text(json.dumps({"name": name, "config": dict(config)}))
+    return Worker("standalone", [str(props), str(connector)], port, tmp_path / "worker.log")
 
 
 def connect_program(log_path: Path) -> list[str]:

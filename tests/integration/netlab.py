@@ -1,18 +1,17 @@
 """Several hosts of a test's own: Linux network namespaces on one bridge, so a loopback shortcut cannot pass.
 
-(``netns.Host`` is one namespace on a veth pair of its own, each with its own /24: a service of this
-machine on one host's gateway address is out of the other hosts' reach. A Spark cluster needs every
-worker to reach one master, one broker and one database, and each other: so a bridge, here.)
-
 :class:`Lab` makes a bridge on this machine with an address of a private /24 of its own (``10.X.Y.1``, the
 "driver host": servers the other hosts must reach listen there), and :meth:`Lab.add_host` a network
 namespace joined to the bridge by a veth pair, with the next address of the /24 and its own loopback up.
 A namespace has no default route and no route to this machine's 127.0.0.1 (its 127.0.0.1 is its own):
 traffic goes only to the lab's addresses. Processes started with :meth:`Host.popen` live in the namespace
-(and so do their children: a Spark worker's executors).
+(and so do their children: a Spark worker's executors); :meth:`Host.command` is the prefix for a command
+another helper starts there (a ``cdc`` worker: ``faultkit.Worker(wrap=…)``).
 
-Needs root (``ip netns``); :func:`require_netns` skips a test where it is not available. :meth:`Lab.close`
-kills the processes it started (by pid, with their children), deletes the namespaces and the bridge.
+Needs root (``ip netns``); :func:`require_netns` skips a test where it (or another tool the test needs,
+e.g. ``socat`` for :class:`TcpForward`) is not available. :meth:`Lab.close` kills the processes it
+started (by pid, with their children), deletes the namespaces and the bridge. The lab's subnet and names
+are random and carry the pid, so parallel test sessions do not collide.
 """
 
 from __future__ import annotations
@@ -40,12 +39,13 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=30)
 
 
-def require_netns() -> None:
-    """Skip unless this process may create network namespaces."""
+def require_netns(*tools: str) -> None:
+    """Skip unless this process may create network namespaces and ``tools`` (e.g. ``socat``) are there."""
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
-    if shutil.which("socat") is None or shutil.which("ip") is None:
-        pytest.skip("needs ip (iproute2) and socat: scripts/install-deps.sh")
+    missing = [t for t in ("ip", *tools) if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}: scripts/install-deps.sh")
     name = f"cdcprobe{os.getpid() % 100000}"
     probe = _ip("netns", "add", name, check=False)
     if probe.returncode != 0:
@@ -90,11 +90,15 @@ class Host:
     address: str
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` run inside the namespace."""
+        return ["ip", "netns", "exec", self.name, *argv]
+
     def run(
         self, *cmd: str, timeout: float = 30, env: Mapping[str, str] | None = None, cwd: str = "/"
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["ip", "netns", "exec", self.name, *cmd],
+            self.command(cmd),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -103,7 +107,7 @@ class Host:
         )
 
     def popen(self, cmd: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path | None = None) -> Any:
-        proc = _spawn(["ip", "netns", "exec", self.name, *cmd], env, log, cwd)
+        proc = _spawn(self.command(cmd), env, log, cwd)
         self.procs.append(proc)
         return proc
 

@@ -2,10 +2,14 @@
 its executors) in a network namespace of :mod:`netlab`.
 
 Started from the jars of the installed pyspark (``spark-class org.apache.spark.deploy.master.Master`` and
-``…worker.Worker``), each daemon with a small heap. Workers get no ``PYTHONPATH``: the executors' Python
-finds cdc only in the zip the driver ships. :meth:`SparkCluster.kill_executors` SIGKILLs the executor JVMs
-(the workers start new ones), :meth:`SparkCluster.stop_workers` kills the workers with their executors
-(every executor gone), :meth:`SparkCluster.start_workers` brings them back.
+``…worker.Worker``), each daemon with a small heap. Workers get no ``PYTHONPATH``, no ``VIRTUAL_ENV`` and
+no virtualenv's ``bin`` on ``PATH`` (so neither the project venv nor its ``python`` is theirs by default):
+the executors' Python finds cdc only in the zip the driver ships, and is the interpreter the driver names
+(``spark.pyspark.python``: a path on the host, or one inside a shipped archive).
+
+:meth:`SparkCluster.kill_executors` SIGKILLs the executor JVMs (the workers start new ones),
+:meth:`SparkCluster.stop_workers` kills the workers with their executors (every executor gone),
+:meth:`SparkCluster.start_workers` brings them back.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +37,15 @@ def _spark_home() -> Path:
 
 
 def _env(bind: str, root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "SPARK_", "PYSPARK_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHONPATH", "SPARK_", "PYSPARK_", "VIRTUAL_ENV"))
+    }
+    venvs = {sys.prefix, os.environ.get("VIRTUAL_ENV", sys.prefix)}
+    env["PATH"] = os.pathsep.join(
+        d for d in env.get("PATH", "").split(os.pathsep) if d and not any(d.startswith(v) for v in venvs)
+    )
     env.update(
         {
             "SPARK_HOME": str(_spark_home()),
@@ -162,6 +175,20 @@ class SparkCluster:
     def shipped(self) -> list[Path]:
         """The cdc zips the driver shipped into the executors' work directories."""
         return sorted(p for host in self.hosts for p in self.work_dir(host).glob("*/*/cdc-*.zip"))
+
+    def unpacked(self, name: str) -> list[Path]:
+        """The directories ``name`` an archive (``spark.archives``, ``…#name``) was unpacked into, one per
+        executor that got it: ``work/<app>/<executor>/<name>``."""
+        return sorted(p for host in self.hosts for p in self.work_dir(host).glob(f"*/*/{name}") if p.is_dir())
+
+    def executor_lines(self, marker: str, files: list[Path] | None = None) -> list[tuple[Path, str]]:
+        """The lines of the executors' stderr ``files`` (default: all) that hold ``marker``, with the file."""
+        return [
+            (f, line)
+            for f in (self.executor_logs() if files is None else files)
+            for line in f.read_text(errors="replace").splitlines()
+            if marker in line
+        ]
 
 
 def kill_executors_when(cluster: SparkCluster, ready: Any, count: int, timeout: float) -> list[int]:

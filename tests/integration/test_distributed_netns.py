@@ -1,11 +1,11 @@
 """A distributed group across two hosts: a worker in a network namespace of the test's own.
 
-:mod:`netns` makes the second host: a namespace joined by a veth pair, the machine's end ``gateway``, the
-namespace's ``address``, its own loopback. The test starts a Kafka broker of its own listening on
-``gateway`` only (the shared broker on 127.0.0.1 is out of the namespace's reach, as another machine's
-loopback would be), worker A on the machine (REST on ``gateway``) and then worker B inside the namespace
-(REST on ``address``), each advertising its own address (``rest.advertised.host.name``). A joined first
-and leads.
+:mod:`netlab` makes the second host: a namespace on the lab's bridge, the machine's end ``lab.address``,
+the namespace's ``host.address``, its own loopback. The test starts a Kafka broker of its own listening on
+the lab's address only (the shared broker on 127.0.0.1 is out of the namespace's reach, as another machine's
+loopback would be), worker A on the machine (REST on the lab's address) and then worker B inside the
+namespace (REST on the host's address), each advertising its own address
+(``rest.advertised.host.name``). A joined first and leads.
 
 * B refuses a create sent with ``forward=false`` (409: it is not the leader), so
 * a create sent to B is forwarded across the veth to A, which writes it: both list it;
@@ -15,23 +15,26 @@ and leads.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import netns
 import pytest
 import requests
 from faultkit import PrivateKafka, Worker, free_port, group_worker_props, read_topic, wait_for
+from netlab import Host, Lab, require_netns
 
 pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture
-def host() -> Any:
-    if not netns.available():
-        pytest.skip("network namespaces need root and iproute2")
-    with netns.host() as h:
-        yield h
+def host() -> Iterator[Host]:
+    require_netns()
+    lab = Lab("dn")
+    try:
+        yield lab.add_host()
+    finally:
+        lab.close()
 
 
 def _worker(tmp_path: Path, name: str, bootstrap: str, address: str, wrap: list[str] | None) -> Worker:
@@ -50,9 +53,10 @@ def _source(tmp_path: Path, name: str, topic: str) -> dict[str, str]:
     return {"connector.class": "FileStreamSource", "file": str(data), "topic": topic, "tasks.max": "1"}
 
 
-def test_a_worker_in_another_namespace_joins_and_forwards(tmp_path: Path, host: netns.Host) -> None:
-    kafka = PrivateKafka(tmp_path / "kafka", host=host.gateway).start()
-    a = _worker(tmp_path, "a", kafka.bootstrap, host.gateway, None)
+def test_a_worker_in_another_namespace_joins_and_forwards(tmp_path: Path, host: Host) -> None:
+    gateway = host.lab.address
+    kafka = PrivateKafka(tmp_path / "kafka", host=gateway).start()
+    a = _worker(tmp_path, "a", kafka.bootstrap, gateway, None)
     b = _worker(tmp_path, "b", kafka.bootstrap, host.address, host.command([]))
     topic = "ns-lines"
     try:
@@ -88,9 +92,7 @@ def test_a_worker_in_another_namespace_joins_and_forwards(tmp_path: Path, host: 
                         ids.add(str(task["worker_id"]).split(":")[0])
             return ids
 
-        spread = wait_for(
-            lambda: workers() == {host.gateway, host.address}, 90, "a task RUNNING on each host"
-        )
+        spread = wait_for(lambda: workers() == {gateway, host.address}, 90, "a task RUNNING on each host")
         lines = wait_for(
             lambda: (v := read_topic(kafka.bootstrap, topic, "read_uncommitted")) and len(v) >= 40 and v,
             90,

@@ -17,7 +17,6 @@ producer in the worker's log (``--basetemp`` keeps it).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from faultkit import (
     read_topic,
     report,
     setup_items,
+    standalone_worker,
     wait_for,
     worker_properties,
 )
@@ -88,16 +88,8 @@ def test_broker_stopped_and_restarted_while_changes_flow(
         worker.put_connector("brk", {**config, "exactly.once.support": "required"})
         isolation = "read_committed"
     else:
-        props = worker_properties(
-            tmp_path / "worker.properties",
-            broker.bootstrap,
-            port,
-            offsets_file=tmp_path / "offsets",
-            extra={"offset.flush.interval.ms": str(FLUSH_MS), **EXTRA},
-        )
-        connector = tmp_path / "brk.json"
-        connector.write_text(json.dumps({"name": "brk", "config": config}))
-        worker = Worker("standalone", [str(props), str(connector)], port, tmp_path / "worker.log").start()
+        extra = {"offset.flush.interval.ms": str(FLUSH_MS), **EXTRA}
+        worker = standalone_worker(tmp_path, broker.bootstrap, "brk", config, extra).start()
         isolation = "read_uncommitted"
     writer = Writer(mysql_db, sleep=0.05)
     try:

@@ -26,13 +26,12 @@ from faultkit import (
     Worker,
     Writer,
     audit,
-    free_port,
     mysql_connector,
     read_topic,
     report,
     setup_items,
+    standalone_worker,
     wait_for,
-    worker_properties,
 )
 
 from cdc.worker.stores.file import read_offset_file, write_offset_file
@@ -41,17 +40,8 @@ CUTS = int(os.environ.get("CDC_FAULT_CUTS", "12"))
 
 
 def _standalone(tmp_path: Path, kafka: Any, mysql_db: Any, prefix: str, name: str, **extra: str) -> Worker:
-    port = free_port()
-    props = worker_properties(
-        tmp_path / "worker.properties", kafka.bootstrap_servers, port, offsets_file=tmp_path / "offsets"
-    )
-    connector = tmp_path / f"{name}.json"
-    connector.write_text(
-        json.dumps(
-            {"name": name, "config": mysql_connector(mysql_db, prefix, kafka.bootstrap_servers, **extra)}
-        )
-    )
-    return Worker("standalone", [str(props), str(connector)], port, tmp_path / "worker.log")
+    config = mysql_connector(mysql_db, prefix, kafka.bootstrap_servers, **extra)
+    return standalone_worker(tmp_path, kafka.bootstrap_servers, name, config)
 
 
 def _local_ports(pid: int, remote_port: int) -> set[int]:

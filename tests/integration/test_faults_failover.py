@@ -24,7 +24,6 @@ follows the failover shows up here.
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from faultkit import (
     read_topic,
     report,
     setup_items,
+    standalone_worker,
     wait_for,
     worker_properties,
 )
@@ -75,12 +75,7 @@ def test_failover_to_promoted_replica_by_gtid(tmp_path: Path, pair: Pair, kafka:
     )
     port = free_port()
     if connector == "cdc":
-        props = worker_properties(
-            tmp_path / "worker.properties", bootstrap, port, offsets_file=tmp_path / "offsets"
-        )
-        path = tmp_path / "fo.json"
-        path.write_text(json.dumps({"name": "fo", "config": config}))
-        worker = Worker("standalone", [str(props), str(path)], port, tmp_path / "worker.log").start()
+        worker = standalone_worker(tmp_path, bootstrap, "fo", config).start()
     else:  # the peer, side by side: Debezium 3.5's MariaDB connector in Kafka Connect's distributed worker
         config["connector.class"] = "io.debezium.connector.mariadb.MariaDbConnector"
         props = worker_properties(

@@ -9,23 +9,20 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from faultkit import (
-    Worker,
     Writer,
     audit,
-    free_port,
     mysql_connector,
     read_topic,
     report,
     setup_items,
+    standalone_worker,
     wait_for,
-    worker_properties,
 )
 
 
@@ -43,15 +40,8 @@ def test_offsets_file_truncated_or_disk_full_is_a_clear_error_never_a_reset(
     prefix = kafka.prefix + "off"
     topic = f"{prefix}.{mysql_db.name}.items"
     offsets = tmp_path / "offsets"
-    port = free_port()
-    props = worker_properties(
-        tmp_path / "worker.properties", kafka.bootstrap_servers, port, offsets_file=offsets
-    )
-    connector = tmp_path / "off.json"
-    connector.write_text(
-        json.dumps({"name": "off", "config": mysql_connector(mysql_db, prefix, kafka.bootstrap_servers)})
-    )
-    worker = Worker("standalone", [str(props), str(connector)], port, tmp_path / "worker.log")
+    config = mysql_connector(mysql_db, prefix, kafka.bootstrap_servers)
+    worker = standalone_worker(tmp_path, kafka.bootstrap_servers, "off", config)
     worker.start()
     try:
         wait_for(lambda: _snapshots(kafka, topic) >= 40, 60, "the snapshot", worker.log)

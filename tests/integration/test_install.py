@@ -11,7 +11,6 @@ into the new venv; pip leaves the project venv's editable cdc alone (outside the
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,11 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-SKIP = shutil.ignore_patterns(
-    ".git", ".venv", ".stack", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", "results"
-)
+from envpack import REPO, copy_project, site_packages
 
 
 def _build_requirements_present() -> None:
@@ -46,18 +41,11 @@ def _build_requirements_present() -> None:
 
 def test_pip_install_in_a_new_venv_gives_cdc_help(tmp_path: Path) -> None:
     _build_requirements_present()
-    src = tmp_path / "src"
-    shutil.copytree(REPO, src, ignore=SKIP, symlinks=True)
+    src = copy_project(tmp_path / "src")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
     python = venv / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.strip()
+    site = site_packages(python)
     Path(site, "project-venv.pth").write_text(sysconfig.get_path("purelib") + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     install = subprocess.run(

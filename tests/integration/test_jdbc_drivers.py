@@ -64,6 +64,7 @@ ROWS = [
 def _read(config: dict[str, str], driver: str, monkeypatch: pytest.MonkeyPatch, count: int) -> list[Any]:
     monkeypatch.setenv(DRIVER_ENV, driver)
     task = JdbcSourceTask(max_wait_s=0.2)
+    task.initialize(NoOffsetsContext())
     task.start(config)
     try:
         assert task.dialect is not None and getattr(task.dialect, "driver", None) == driver

@@ -5,9 +5,10 @@ machine (the driver host) and two namespaces ``10.X.Y.2`` and ``.3``, each runni
 its executors; a namespace's 127.0.0.1 is its own, so nothing an executor does can take a loopback
 shortcut. On the driver host, on the lab's address only: the Spark master, a Kafka broker of the test's own,
 and a ``socat`` forward to the shared MariaDB (which listens on loopback). The driver is told its address
-with ``--conf`` only (no ``SPARK_LOCAL_IP``); the executors run the venv's interpreter
-(``spark.pyspark.python``: the dependencies are "installed on the executors") and find cdc only in the zip
-the driver ships (the workers have no ``PYTHONPATH``).
+with ``--conf`` only (no ``SPARK_LOCAL_IP``); the executors find cdc only in the zip the driver ships
+(the workers have no ``PYTHONPATH`` and no virtualenv on ``PATH``) and its dependencies by one of the two
+routes of docs/snapshots.md: "installed on the executors" (``spark.pyspark.python`` is the project venv's
+interpreter, on the same filesystem) or "shipped as an archive" (``spark.archives``, the last test).
 
 - ``test_snapshot_with_executors_on_other_hosts_then_streaming``: one ``op=r`` per row, read
   ``read_committed``; every executor ran in a namespace and got the shipped zip; then the connector
@@ -17,9 +18,14 @@ the driver ships (the workers have no ``PYTHONPATH``).
 - ``test_all_executors_gone_stops_the_run_and_it_resumes``: the workers (and their executors) killed
   mid-run; the run ends with the stall message within the configured time (exit status 75), keeping its
   state; with the workers back the same command resumes and completes, one ``op=r`` per row.
+- ``test_snapshot_with_the_environment_shipped_as_an_archive``: a venv with cdc built from this checkout
+  and packed by venv-pack (:mod:`envpack`) is the executors' Python (``spark.archives=…#env``,
+  ``spark.pyspark.python=./env/bin/python``); a JVM-path table and a Python-path table, one ``op=r`` per
+  row, each executor's stderr shows the archive's interpreter, then the connector streams.
 
 All ``slow``: the lab, a broker and a Spark cluster start once for the module (~1 min), each test runs
-snapshots on it. The fast variants (threads, the real stack) are in ``test_spark_delivery.py``.
+snapshots on it (the archive is built once, when its test runs). The variants on threads (the real stack)
+are in ``test_spark_snapshot.py``.
 """
 
 from __future__ import annotations
@@ -30,11 +36,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import envpack
 import pytest
 from faultkit import PrivateKafka, free_port, mysql_connector, read_topic, wait_for, worker_properties
 from netlab import Lab, TcpForward, require_netns
@@ -57,7 +64,7 @@ class Hosts:
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory: pytest.TempPathFactory, stack: Any) -> Iterator[Hosts]:
     pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")
-    require_netns()
+    require_netns("socat")
     root = tmp_path_factory.mktemp("hosts")
     lab = Lab("sp")
     try:
@@ -111,9 +118,17 @@ def _files(tmp: Path, h: Hosts, mysql_db: Any, name: str) -> tuple[dict[str, str
 
 
 def _snapshot(
-    h: Hosts, tmp: Path, worker_file: Path, connector_file: Path, *extra: str
+    h: Hosts,
+    tmp: Path,
+    worker_file: Path,
+    connector_file: Path,
+    *extra: str,
+    python: str = sys.executable,
+    encoder: str = "python",
+    conf: Sequence[str] = (),
 ) -> subprocess.Popen[str]:
-    """``cdc snapshot`` as a user on the driver host runs it against the cluster."""
+    """``cdc snapshot`` as a user on the driver host runs it against the cluster; ``python``: the
+    executors' interpreter (``spark.pyspark.python``), ``conf``: more ``--conf`` settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env["PYTHONPATH"] = str(REPO)
     cmd = [
@@ -131,13 +146,14 @@ def _snapshot(
         "--conf",
         f"spark.driver.bindAddress={h.lab.address}",
         "--conf",
-        f"spark.pyspark.python={sys.executable}",
+        f"spark.pyspark.python={python}",
         "--conf",
         "spark.executor.memory=512m",
+        *(arg for setting in conf for arg in ("--conf", setting)),
         "--partitions",
         "2",
         "--encoder",
-        "python",
+        encoder,
         "--state-dir",
         str(tmp / "state"),
         "--quiet",
@@ -167,6 +183,43 @@ def _done_chunks(tmp: Path) -> int:
         return len(json.loads(files[0].read_text()).get("done", {}))
     except ValueError:  # being replaced
         return 0
+
+
+def _connector_streams(
+    h: Hosts,
+    tmp: Path,
+    worker_file: Path,
+    connector_file: Path,
+    topics: Sequence[str],
+    expected: list[tuple[str, int]],
+) -> None:
+    """The connector, started on the driver host from the offsets the snapshot stored, writes exactly the
+    ``expected`` changes (op, id) after the snapshot's records to ``topics``."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with (tmp / "worker.log").open("wb") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "cdc.cli", "standalone", str(worker_file), str(connector_file)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=env,
+        )
+    try:
+
+        def streamed() -> list[tuple[str, int]] | None:
+            later = [
+                (v["op"], int((v["after"] or v["before"])["id"]))
+                for topic in topics
+                for v in read_topic(h.kafka.bootstrap, topic, "read_committed", timeout=30)
+                if v["op"] != "r"
+            ]
+            return later if len(later) >= len(expected) else None
+
+        later = wait_for(streamed, 120, "the connector's changes after the snapshot")
+        assert sorted(later) == sorted(expected), later
+    finally:
+        worker.terminate()
+        worker.wait(30)
 
 
 def test_snapshot_with_executors_on_other_hosts_then_streaming(
@@ -204,27 +257,14 @@ def test_snapshot_with_executors_on_other_hosts_then_streaming(
         cur.execute("UPDATE a SET k = -1 WHERE id IN (1, 20000)")
         cur.execute("DELETE FROM a WHERE id = 777")
         cur.execute("INSERT INTO a (k, c) VALUES (7, 'after')")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with (tmp_path / "worker.log").open("wb") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "cdc.cli", "standalone", str(worker_file), str(connector_file)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-            env=env,
-        )
-    try:
-
-        def streamed() -> list[tuple[str, int]] | None:
-            values = read_topic(hosts.kafka.bootstrap, names["topic"], "read_committed", timeout=30)
-            later = [(v["op"], int((v["after"] or v["before"])["id"])) for v in values if v["op"] != "r"]
-            return later if len(later) >= 4 else None
-
-        later = wait_for(streamed, 120, "the connector's changes after the snapshot")
-        assert sorted(later) == sorted([("u", 1), ("u", 20000), ("d", 777), ("c", rows + 1)]), later
-    finally:
-        worker.terminate()
-        worker.wait(30)
+    _connector_streams(
+        hosts,
+        tmp_path,
+        worker_file,
+        connector_file,
+        [names["topic"]],
+        [("u", 1), ("u", 20000), ("d", 777), ("c", rows + 1)],
+    )
 
 
 def test_killed_executors_leave_one_record_per_row(hosts: Hosts, tmp_path: Path, mysql_db: Any) -> None:
@@ -286,3 +326,77 @@ def test_all_executors_gone_stops_the_run_and_it_resumes(hosts: Hosts, tmp_path:
     assert f"Snapshot done: {rows:,} rows" in out and f"{done} already done in an earlier run" in out, out
     per_id = _op_r_per_id(hosts, names["topic"])
     assert set(per_id) == set(range(1, rows + 1)) and set(per_id.values()) == {1}, Counter(per_id.values())
+
+
+@pytest.fixture(scope="module")
+def env_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """cdc and its dependencies in a venv packed by venv-pack, as docs/snapshots.md says to build it (built
+    from this checkout; the dependencies from the package index at the driver's versions); its
+    interpreter announces itself on stderr (:data:`envpack.PROBE`)."""
+    return envpack.env_archive(tmp_path_factory.mktemp("cdc-env"), probe=True)
+
+
+def test_snapshot_with_the_environment_shipped_as_an_archive(
+    hosts: Hosts, env_archive: Path, tmp_path: Path, mysql_db: Any
+) -> None:
+    """The executors get cdc's dependencies only from ``spark.archives`` and run its interpreter
+    (``spark.pyspark.python=./env/bin/python``): both encoders' tables in one run (the JVM path's table
+    ``a`` produces from Python too; ``p``, with a POINT column, takes the Python path), one ``op=r`` per
+    row, then the connector streams."""
+    rows, points = 12_000, 1_500
+    _dataset(mysql_db, rows)
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE p (id INT PRIMARY KEY, g POINT NOT NULL, n VARCHAR(20))")
+        values = ",".join(f"({i}, POINT({i}, {i % 97}), 'n-{i}')" for i in range(1, points + 1))
+        cur.execute(f"INSERT INTO p (id, g, n) VALUES {values}")
+    names, worker_file, connector_file = _files(tmp_path, hosts, mysql_db, "archive")
+    point_topic = names["topic"][: -len(".a")] + ".p"
+    logs_before = set(hosts.spark.executor_logs())
+
+    proc = _snapshot(
+        hosts,
+        tmp_path,
+        worker_file,
+        connector_file,
+        "--chunk-rows",
+        "3000",
+        python="./env/bin/python",
+        encoder="auto",
+        conf=[f"spark.archives={env_archive}#env"],
+    )
+    code, out = _finish(proc, 900)
+    assert code == 0, out[-8000:]
+    assert f"Snapshot done: {rows + points:,} rows" in out, out
+    assert "a: chunks read and encoded in the JVM" in out and "p: chunks on the Python path" in out, out
+
+    assert _op_r_per_id(hosts, names["topic"]) == Counter(range(1, rows + 1))
+    assert _op_r_per_id(hosts, point_topic) == Counter(range(1, points + 1))
+
+    # Every executor of this run (one on each other host) unpacked the archive in its work directory and its
+    # Python workers ran the archive's interpreter: a venv whose prefix is that directory (no system site
+    # packages: its dependencies are the archive's), not the project venv the workers cannot see on PATH.
+    logs = sorted(set(hosts.spark.executor_logs()) - logs_before)
+    assert {f.parents[2].name for f in logs} == {f"work-{w.name}" for w in hosts.spark.hosts}, logs
+    probes = hosts.spark.executor_lines(envpack.PROBE, logs)
+    assert {f for f, _ in probes} == set(logs), (probes, logs)
+    for f, line in probes:
+        prefix = line.split(" prefix=")[1].split(" executable=")[0]
+        executable = line.split(" executable=")[1]
+        assert Path(prefix) == f.parent / "env", line
+        assert Path(executable).parent == f.parent / "env" / "bin", line
+        assert (f.parent / "env" / "pyvenv.cfg").read_text().count("include-system-site-packages = false")
+        assert not prefix.startswith(sys.prefix), line
+    print(f"executor interpreters: {sorted({line.split(envpack.PROBE)[1] for _, line in probes})}")
+
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("UPDATE a SET k = -1 WHERE id = 1")
+        cur.execute("DELETE FROM p WHERE id = 7")
+        cur.execute("INSERT INTO p (id, g, n) VALUES (100000, POINT(0, 0), 'after')")
+    _connector_streams(
+        hosts,
+        tmp_path,
+        worker_file,
+        connector_file,
+        [names["topic"], point_topic],
+        [("u", 1), ("d", 7), ("c", 100000)],
+    )

@@ -303,12 +303,29 @@ def _membership() -> tuple[object, FakeCoordinator]:
     return member, coordinator
 
 
-def _join(member: object, generation: int, assignment: Assignment, leader: bool = False) -> None:
+def _join(
+    member: object, generation: int, assignment: Assignment, leader: bool = False, protocol: str = "sessioned"
+) -> None:
     from cdc.worker.distributed.coordinator import JoinResult
     from cdc.worker.distributed.protocol import ConnectProtocol
 
-    result = JoinResult(generation, "me", ConnectProtocol.SESSIONED, assignment, leader, None)
+    result = JoinResult(generation, "me", ConnectProtocol.from_config(protocol), assignment, leader, None)
     member._complete(result)  # type: ignore[attr-defined]
+
+
+def test_signatures_are_required_only_under_the_sessioned_protocol() -> None:
+    from cdc.worker.distributed.membership import GroupMembership
+    from cdc.worker.membership import SoloMembership
+
+    assert SoloMembership("http://me/").signature_required() is False
+    member, _ = _membership()
+    assert isinstance(member, GroupMembership)
+    assert member.signature_required() is False  # not joined yet
+    offset = member.config_store.snapshot().offset
+    _join(member, 1, Assignment(1, 0, "L", "u", offset), protocol="compatible")
+    assert member.signature_required() is False
+    _join(member, 2, Assignment(2, 0, "L", "u", offset))
+    assert member.signature_required() is True
 
 
 def test_membership_applies_revocations_and_rejoins_after_the_herder_stopped_them() -> None:

@@ -245,6 +245,9 @@ class GroupMembership:
         joined = self._joined
         return joined.protocol if joined is not None else None
 
+    def signature_required(self) -> bool:
+        return self.protocol() is ConnectProtocol.SESSIONED
+
     def member_id(self) -> str | None:
         joined = self._joined
         return joined.member_id if joined is not None else None

@@ -22,7 +22,6 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from cdc.worker.stores.base import TaskId
 
@@ -40,7 +39,6 @@ __all__ = [
     "encode_assignment",
     "encode_subscription",
     "protocols_up_to",
-    "signature_required",
 ]
 
 NO_ERROR = 0
@@ -317,9 +315,3 @@ def decode_subscription(data: bytes) -> WorkerSubscription:
         if raw:
             allocation = decode_assignment(raw)
     return WorkerSubscription(version, url, config_offset, allocation)
-
-
-def signature_required(membership: Any) -> bool:
-    """Whether the group runs the ``sessioned`` protocol (membership without one: never)."""
-    protocol = getattr(membership, "protocol", None)
-    return callable(protocol) and protocol() is ConnectProtocol.SESSIONED

@@ -305,10 +305,7 @@ def _signed_internal(scope: Scope) -> bool:
     if SIGNATURE_HEADER.lower().encode() not in names or ALGORITHM_HEADER.lower().encode() not in names:
         return False
     try:
-        from cdc.worker.distributed.protocol import signature_required
-
-        herder = scope["app"].state.rest.herder
-        return bool(signature_required(getattr(herder, "membership", None)))
+        return bool(scope["app"].state.rest.herder.internal_requests_signed())
     except Exception:
         return False
 
