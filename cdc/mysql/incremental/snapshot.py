@@ -123,6 +123,7 @@ class IncrementalSnapshot:
             " after the running one" if was_running else "",
         )
         if not was_running:
+            self.rows_scanned.clear()
             self.metrics.start_incremental([c.table for c in self.context.collections])
             self.read_chunk()
         else:
@@ -178,6 +179,28 @@ class IncrementalSnapshot:
                 if table not in out:
                     out.append(table)
         return out
+
+    def progress(self) -> dict[str, Any] | None:
+        """The running snapshot for the task's REST status (None when none runs): its signal, the tables
+        still to read (the current one first), whether it is paused, and the current table's progress as
+        Debezium's metrics show it (``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom``, ``TableTo``,
+        ``RowsScanned``). Called from another thread: it reads, and copies before it reads."""
+        tables = [str(c.table) for c in list(self.context.collections)]
+        if not tables:
+            return None
+        metrics = self.metrics
+        return {
+            "signal_id": self.context.correlation_id,
+            "tables": tables,
+            "table": tables[0],
+            "paused": self.context.paused,
+            "chunk": metrics.chunk_id,
+            "chunk_from": metrics.chunk_from,
+            "chunk_to": metrics.chunk_to,
+            "table_from": metrics.table_from,
+            "table_to": metrics.table_to,
+            "rows_scanned": metrics.rows.get(tables[0], 0),
+        }
 
     # -- windows (called by the streamer as the watermarks arrive) -----------------------------------------
     def open_window(self, signal_id: str) -> None:
