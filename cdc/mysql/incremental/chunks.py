@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,7 +26,7 @@ from cdc.mysql.incremental.context import DataCollection
 from cdc.mysql.incremental.javaser import JavaLong
 from cdc.mysql.incremental.readonly import Watermark, read_watermark
 
-__all__ = ["ChunkReader", "java_value"]
+__all__ = ["ChunkReader", "java_converter", "java_value"]
 
 Keys = list[Any]
 
@@ -212,13 +212,20 @@ def greater_than(names: list[str], values: Sequence[Any]) -> tuple[str, list[Any
 
 def java_value(value: Any, column: Column) -> Any:
     """A key value as Connector/J would hand it to Debezium: BIGINT and INT UNSIGNED are ``Long``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        name = column.type_name.upper()
-        if name.startswith("BIGINT") or (
-            name.startswith("INT") and "UNSIGNED" in column.type_expression.upper()
-        ):
-            return JavaLong(value)
-    return value
+    convert = java_converter(column)
+    return value if convert is None else convert(value)
+
+
+def java_converter(column: Column) -> Callable[[Any], Any] | None:
+    """What :func:`java_value` does to ``column``'s values (None: nothing), decided once per column."""
+    name = column.type_name.upper()
+    if name.startswith("BIGINT") or (name.startswith("INT") and "UNSIGNED" in column.type_expression.upper()):
+        return _as_long
+    return None
+
+
+def _as_long(value: Any) -> Any:
+    return JavaLong(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _alive(conn: Any) -> bool:

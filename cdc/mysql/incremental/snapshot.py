@@ -35,7 +35,7 @@ from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.events import SourcePosition, TableSchema
-from cdc.mysql.incremental.chunks import ChunkReader, java_value
+from cdc.mysql.incremental.chunks import ChunkReader, java_converter, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.readonly import Watermark
 from cdc.mysql.metrics import SnapshotMetrics
@@ -244,11 +244,13 @@ class IncrementalSnapshot:
         if not self.window or current is None or ts is None:
             self.window.clear()
             return
-        key_index = self.chunks.query_index(ts.table, current)
+        columns = ts.table.columns
+        keys = [(i, java_converter(columns[i])) for i in self.chunks.query_index(ts.table, current)]
+        context, read = self.context, self.events.read
         out: list[SourceRecord] = []
         for row in self.window.values():
-            self.context.last_sent = [java_value(row[i], ts.table.columns[i]) for i in key_index]
-            out.append(self.events.read(ts, row, source, self.context.store(dict(base_offset))))
+            context.last_sent = [row[i] if java is None else java(row[i]) for i, java in keys]
+            out.append(read(ts, row, source, context.store(dict(base_offset))))
         self.window.clear()
         if not self.emit(out):
             raise InterruptedError("stopping")
