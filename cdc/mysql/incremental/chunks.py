@@ -9,13 +9,16 @@ key-order condition over several columns (``(k1 > ?) OR (k1 = ? AND k2 > ?) …`
 Chunks are read on connections of their own, made as the initial snapshot makes its reading connection
 (:func:`cdc.mysql.connection.connect` with ``streaming``: mysqlclient's C client when installed, the same
 Python values as PyMySQL at a fraction of the decoding time, and the GIL released while the server is
-awaited); the watermarks, the maximum key and the chunk boundaries go through one PyMySQL connection.
+awaited), so are the chunk boundaries; the watermarks and the maximum key go through one PyMySQL
+connection. Parallel ranges are read by a pool of ``incremental.snapshot.parallelism`` threads kept for
+the task's life.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -35,6 +38,9 @@ __all__ = ["ChunkReader", "java_converter", "java_value"]
 
 Keys = list[Any]
 
+IDLE_CHECK_S = 1.0
+"""Connections idle this long are pinged before the next chunk."""
+
 
 class ChunkReader:
     def __init__(self, settings: MySqlSettings) -> None:
@@ -43,6 +49,8 @@ class ChunkReader:
         self.parallelism = settings.incremental_snapshot_parallelism
         self._conn: Any = None
         self._readers: list[Any] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._used = 0.0
 
     # -- connections ------------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -56,7 +64,12 @@ class ChunkReader:
         return self._readers[:n]
 
     def reconnect_if_lost(self) -> None:
-        """The connections idle between chunks (a pause, a quiet binlog): replace dropped ones."""
+        """The connections idle between chunks (a pause, a quiet binlog): replace dropped ones. Between
+        chunks that follow each other closely they are not asked (a round trip each, every window)."""
+        now = time.monotonic()
+        idle, self._used = now - self._used, now
+        if idle < IDLE_CHECK_S:
+            return
         if self._conn is not None and not _alive(self._conn):
             self._conn = None
         self._readers = [conn for conn in self._readers if _alive(conn)]
@@ -67,6 +80,9 @@ class ChunkReader:
                 with contextlib.suppress(Exception):
                     conn.close()
         self._conn, self._readers = None, []
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     # -- watermarks ---------------------------------------------------------------------------------------
     def insert_signal(self, table: TableId, signal_id: str, kind: str, data: dict[str, str]) -> None:
@@ -142,8 +158,9 @@ class ChunkReader:
         def read(job: tuple[tuple[Keys | None, Keys | None, Keys | None], Any]) -> list[Sequence[Any]]:
             return self._select(table, collection, columns, job[0], None, job[1])
 
-        with ThreadPoolExecutor(len(ranges), thread_name_prefix="incremental-chunk") as pool:
-            parts = list(pool.map(in_context(read), zip(ranges, conns, strict=True)))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="incremental-chunk")
+        parts = list(self._pool.map(in_context(read), zip(ranges, conns, strict=True)))
         return [row for part in parts for row in part]
 
     def _boundaries(
@@ -158,7 +175,7 @@ class ChunkReader:
         where, params = _bounds_sql(columns, (lower, None, maximum), collection.condition)
         keys = ", ".join(_quote(c.name) for c in columns)
         limit = self.chunk_size * self.parallelism
-        with self.connection().cursor() as cur:
+        with self._reader_connections(1)[0].cursor() as cur:
             cur.execute(f"SELECT {keys} FROM {table.id.sql()}{where} ORDER BY {keys} LIMIT {limit}", params)
             rows = cur.fetchall()
         if not rows:
