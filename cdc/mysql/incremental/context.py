@@ -127,6 +127,14 @@ class IncrementalContext:
         offset[CORRELATION_KEY] = self.correlation_id
         return offset
 
+    def store_row(self, window_offset: dict[str, Any], sent: list[Any]) -> dict[str, Any]:
+        """The offset of the snapshot row whose key is ``sent``, which becomes the last row sent: a copy
+        of ``window_offset`` (the offset :meth:`store` gave for its window) naming that key."""
+        self.last_sent = sent
+        offset = window_offset.copy()
+        offset[PRIMARY_KEY] = encode_object_array(sent)
+        return offset
+
     def collections_json(self) -> str:
         if self._json is None:
             self._json = json.dumps(

@@ -257,8 +257,30 @@ class _Template:
             self.items.append((data[start:slot].hex(), _WRITERS[kind]))
             start = slot + (2 + struct.unpack_from(">H", data, slot)[0] if kind == "T" else _SIZES[kind])
         self.tail = data[start:].hex()
+        # Without strings every value has a fixed size: the whole stream is one struct of bytes and values.
+        self.packer: struct.Struct | None = None
+        if all(kind in _SIZES or kind == "N" for kind in kinds):
+            self.packer = struct.Struct(
+                ">"
+                + "".join(
+                    f"{len(before) // 2}s{_PRIMITIVE[kind][1]}"
+                    for (before, _), kind in zip(self.items, [k for k in kinds if k != "N"], strict=True)
+                )
+                + f"{len(self.tail) // 2}s"
+            )
+            self.fixed = [bytes.fromhex(before) for before, _ in self.items]
+            self.fixed_tail = bytes.fromhex(self.tail)
 
     def encode(self, values: Sequence[Any]) -> str:
+        if self.packer is not None:
+            args: list[Any] = []
+            fixed = iter(self.fixed)
+            for value in values:
+                if value is not None:
+                    args.append(next(fixed))
+                    args.append(value)
+            args.append(self.fixed_tail)
+            return self.packer.pack(*args).hex()
         out: list[str] = []
         items = iter(self.items)
         for value in values:

@@ -247,10 +247,11 @@ class IncrementalSnapshot:
         columns = ts.table.columns
         keys = [(i, java_converter(columns[i])) for i in self.chunks.query_index(ts.table, current)]
         context, read = self.context, self.events.read
+        window_offset = context.store(dict(base_offset))
         out: list[SourceRecord] = []
         for row in self.window.values():
-            context.last_sent = [row[i] if java is None else java(row[i]) for i, java in keys]
-            out.append(read(ts, row, source, context.store(dict(base_offset))))
+            sent = [row[i] if java is None else java(row[i]) for i, java in keys]
+            out.append(read(ts, row, source, context.store_row(window_offset, sent)))
         self.window.clear()
         if not self.emit(out):
             raise InterruptedError("stopping")
