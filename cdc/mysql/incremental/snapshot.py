@@ -67,7 +67,8 @@ class IncrementalSnapshot:
         self.read_only = settings.read_only
         self._high: Watermark | None = None
         self.insert_delete = settings.incremental_snapshot_watermarking_strategy.lower() == "insert_delete"
-        self.window: dict[tuple[Any, ...], Sequence[Any]] = {}
+        self.window: dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]] = {}
+        """The chunk's rows not changed since the window opened, by message key values: (key, row)."""
         self._window_schema: TableSchema | None = None
         self.chunks = ChunkReader(settings)
         self._open_time = ""
@@ -246,12 +247,12 @@ class IncrementalSnapshot:
             return
         columns = ts.table.columns
         keys = [(i, java_converter(columns[i])) for i in self.chunks.query_index(ts.table, current)]
-        context, read = self.context, self.events.read
+        context, read = self.context, self.events.read_keyed
         window_offset = context.store(dict(base_offset))
         out: list[SourceRecord] = []
-        for row in self.window.values():
+        for key, row in self.window.values():
             sent = [row[i] if java is None else java(row[i]) for i, java in keys]
-            out.append(read(ts, row, source, context.store_row(window_offset, sent)))
+            out.append(read(ts, row, key, source, context.store_row(window_offset, sent)))
         self.window.clear()
         if not self.emit(out):
             raise InterruptedError("stopping")
@@ -345,7 +346,7 @@ class IncrementalSnapshot:
                 continue
             self._window_schema = ts
             index = self.chunks.query_index(table, current)
-            self.window = {_window_key(ts, row): row for row in rows}
+            self.window = _window(ts, rows)
             first, last = rows[0], rows[-1]
             self.context.chunk_end = [java_value(last[i], table.columns[i]) for i in index]
             scanned = self.rows_scanned[str(current.table)] = self.rows_scanned.get(
@@ -416,7 +417,14 @@ class IncrementalSnapshot:
         )
 
 
-def _window_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
-    """The row's message key values: what a streamed change of the same row carries as its key."""
-    key = ts.key(row)
-    return tuple(key.values) if key is not None else tuple(row)
+def _window(
+    ts: TableSchema, rows: list[Sequence[Any]]
+) -> dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]]:
+    """The rows by their message key values (what a streamed change of the same row carries as its key),
+    each with its key struct, which its record reuses."""
+    window: dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]] = {}
+    key_of = ts.key
+    for row in rows:
+        key = key_of(row)
+        window[tuple(key.values) if key is not None else tuple(row)] = (key, row)
+    return window
