@@ -1,4 +1,4 @@
-"""The worker's collector settings: start-up's objects frozen, the youngest generation collected less often."""
+"""The worker's collector settings: start-up's objects frozen, the young generation collected less often."""
 
 from __future__ import annotations
 

@@ -202,6 +202,11 @@ def encode_object_array(values: Sequence[Any]) -> str:
 
 
 def _encode(values: Sequence[Any]) -> str:
+    return bytes(_written(values).out).hex()
+
+
+def _written(values: Sequence[Any]) -> _Writer:
+    """A writer that wrote ``Object[]{values}``."""
     writer = _Writer()
     writer.out.append(TC_ARRAY)
     writer.classdesc("[Ljava.lang.Object;")
@@ -209,7 +214,7 @@ def _encode(values: Sequence[Any]) -> str:
     writer.out += struct.pack(">i", len(values))
     for value in values:
         writer.value(value)
-    return bytes(writer.out).hex()
+    return writer
 
 
 def _kind(value: Any) -> str:
@@ -237,13 +242,7 @@ class _Template:
     """
 
     def __init__(self, kinds: tuple[str, ...], sample: Sequence[Any]) -> None:
-        writer = _Writer()
-        writer.out.append(TC_ARRAY)
-        writer.classdesc("[Ljava.lang.Object;")
-        writer._new_handle()
-        writer.out += struct.pack(">i", len(sample))
-        for value in sample:
-            writer.value(value)
+        writer = _written(sample)
         data = bytes(writer.out)
         slots = iter(writer.slots)
         self.items: list[tuple[str, Callable[[Any], str]]] = []
