@@ -92,6 +92,13 @@ class Task(ABC):
     @abstractmethod
     def stop(self) -> None: ...
 
+    def progress(self) -> Mapping[str, Any]:
+        """Hook: long-running work beyond the task's state (a MySQL task's incremental snapshot), added to
+        the task's entry in the REST status while it lasts. JSON values under keys of the task's own, never
+        Connect's (``id``, ``state``, ``worker_id``, ``trace``: the worker drops those). Called from the
+        REST threads, so it only reads. Nothing by default."""
+        return {}
+
 
 class Connector(ABC):
     """A connector instance: configures itself and splits its work into task configs."""

@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Sequence
 
-from cdc import __version__
+from cdc import __version__, gc_settings
 
 __all__ = ["main"]
 
@@ -24,6 +24,7 @@ def _standalone(args: argparse.Namespace) -> int:
     from cdc.worker.runtime import build_standalone
 
     runtime = build_standalone(load_properties(args.worker_config))
+    gc_settings.tune()
     runtime.start()
     try:
         for path in args.connector_configs:
@@ -46,6 +47,7 @@ def _distributed(args: argparse.Namespace) -> int:
     from cdc.worker.runtime import build_distributed
 
     runtime = build_distributed(load_properties(args.worker_config))
+    gc_settings.tune()
     runtime.start()
     runtime.run_until_signalled()
     return 0

@@ -379,6 +379,12 @@ class EventFactory:
         after = ts.value(row)
         return self._record(ts, ts.key(row), self._envelope(ts, None, after, source, "r"), offset)
 
+    def read_keyed(
+        self, ts: TableSchema, row: Sequence[Any], key: Struct | None, source: Struct, offset: dict[str, Any]
+    ) -> SourceRecord:
+        """:meth:`read` of a row whose key struct is already built (``ts.key(row)``)."""
+        return self._record(ts, key, self._envelope(ts, None, ts.value(row), source, "r"), offset)
+
     def create(
         self,
         ts: TableSchema,

@@ -50,8 +50,11 @@ class SnapshotMetrics:
         self._started = time.monotonic()
 
     def start_incremental(self, tables: list[TableId]) -> None:
+        """A new incremental snapshot: its progress starts from nothing (not the previous one's)."""
         self.start(tables)
         self.aborted = self.paused = False
+        self.rows = {}
+        self.chunk_id = self.chunk_from = self.chunk_to = self.table_from = self.table_to = ""
 
     def add_tables(self, tables: list[TableId]) -> None:
         self.captured_tables += [str(t) for t in tables]

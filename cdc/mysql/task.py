@@ -72,6 +72,7 @@ class MySqlSourceTask(SourceTask):
         self.thread: threading.Thread | None = None
         self.streamer: Streamer | None = None
         self.snapshotter: Snapshotter | None = None
+        self.incremental: IncrementalSnapshot | None = None
         self._metrics_prefix: str | None = None  # the server name its metrics are registered under
         self.history: Any = None
         self.poll_timeout = 0.5
@@ -137,7 +138,7 @@ class MySqlSourceTask(SourceTask):
         context = IncrementalContext.from_offset(stored)
         if context.running:
             log.info("The offsets hold an unfinished incremental snapshot of %s", context.collections_json())
-        incremental = IncrementalSnapshot(ctx, metrics, context)
+        incremental = self.incremental = IncrementalSnapshot(ctx, metrics, context)
         blocking = BlockingSnapshotter(ctx, incremental.expand)
         channels: list[SignalChannel] = []
         enabled = {c.strip().lower() for c in settings.signal_enabled_channels}
@@ -368,6 +369,11 @@ class MySqlSourceTask(SourceTask):
             for header in self._context_headers:
                 record.headers.add_header(header)
         return batch
+
+    def progress(self) -> Mapping[str, Any]:
+        """A running incremental snapshot (:meth:`IncrementalSnapshot.progress`) for the REST status."""
+        running = self.incremental.progress() if self.incremental is not None else None
+        return {"incremental_snapshot": running} if running is not None else {}
 
     def stop(self) -> None:
         self.stopping.set()

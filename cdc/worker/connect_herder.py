@@ -515,14 +515,32 @@ class ConnectHerder(Herder):
         status = self.status_store.get_task(task)
         if status is None:
             return {"state": State.UNASSIGNED.value, "worker_id": None}
-        return _state_json(status.state, status.worker_id, status.trace)
+        return {**_state_json(status.state, status.worker_id, status.trace), **self._progress(task)}
 
     def task_status(self, task: TaskId) -> JSON:
         snapshot = self._require(task.connector)
         status = self.status_store.get_task(task)
         if status is None or task not in snapshot.tasks(task.connector):
             raise NotFoundError(f"No status found for task {task}")
-        return {"id": task.task, **_state_json(status.state, status.worker_id, status.trace)}
+        return {
+            "id": task.task,
+            **_state_json(status.state, status.worker_id, status.trace),
+            **self._progress(task),
+        }
+
+    def _progress(self, task: TaskId) -> JSON:
+        """What a task running on this worker reports beyond its state
+        (:meth:`cdc.api.connector.Task.progress`); a task of another worker of a cluster reports it on that
+        worker's REST API."""
+        running = self.worker.task(task)
+        if running is None:
+            return {}
+        try:
+            extra = running.progress()
+        except Exception:  # a status answer never fails for a task's extra
+            log.debug("Task %s failed to report its progress", task, exc_info=True)
+            return {}
+        return {k: v for k, v in extra.items() if k not in _CONNECT_TASK_KEYS}
 
     def task_configs(self, name: str) -> list[JSON]:
         snapshot = self._require(name)
@@ -771,6 +789,9 @@ def _offsets_message(checked: bool, done: str) -> str:
         f"However, if this connector manages offsets externally, they will need to be manually {done} in "
         "the system that the connector uses."
     )
+
+
+_CONNECT_TASK_KEYS = frozenset({"id", "state", "worker_id", "trace"})
 
 
 def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -338,6 +339,9 @@ class WorkerSinkTask(WorkerTask):
                 self.metrics.offset_commit(False, started)
                 raise
             self.metrics.offset_commit(True, started)
+
+    def progress(self) -> Mapping[str, Any]:
+        return self.task.progress()
 
     def close(self) -> None:
         try:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -173,6 +173,9 @@ class WorkerSourceTask(WorkerTask):
 
     def on_stop_requested(self) -> None:
         self._stop_task()
+
+    def progress(self) -> Mapping[str, Any]:
+        return self.task.progress()
 
     def _stop_task(self) -> None:
         with self._stop_lock:

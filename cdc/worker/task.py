@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from cdc.logs import set_context
 from cdc.worker.metrics import TaskMetrics
@@ -132,6 +133,10 @@ class WorkerTask(ABC):
 
     def on_stop_requested(self) -> None:
         """Called from the herder's thread after ``stopping`` is set (e.g. to call ``task.stop()``)."""
+
+    @abstractmethod
+    def progress(self) -> Mapping[str, Any]:
+        """The connector task's :meth:`~cdc.api.connector.Task.progress`, for the REST status."""
 
     def on_pause(self) -> None: ...
 

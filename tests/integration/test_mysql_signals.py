@@ -103,6 +103,20 @@ def _await_running(worker: ConnectRuntime, name: str) -> None:
         time.sleep(0.3)
 
 
+def _task_progress(worker: ConnectRuntime, name: str) -> dict[str, Any] | None:
+    """The ``incremental_snapshot`` entry of the task in the connector's and the task's REST status."""
+    base = worker.url.rstrip("/")
+    connector = requests.get(f"{base}/connectors/{name}/status", timeout=30)
+    task = requests.get(f"{base}/connectors/{name}/tasks/0/status", timeout=30)
+    assert connector.status_code == task.status_code == 200, (connector.text, task.text)
+    entry = connector.json()["tasks"][0]
+    assert entry == {"id": 0, **task.json()}
+    assert entry["state"] == "RUNNING" and entry["worker_id"]
+    assert set(entry) <= {"id", "state", "worker_id", "trace", "incremental_snapshot"}
+    progress: dict[str, Any] | None = entry.get("incremental_snapshot")
+    return progress
+
+
 def _create_items(mysql_db: Any, rows: int, table: str = "items") -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute(
@@ -345,6 +359,14 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
     time.sleep(4)
     paused_count = len(_events(kafka, topic))
     assert paused_count < 300 + 1000
+    # The REST status shows the paused snapshot on the task's entry, as /metrics shows its progress.
+    progress = _task_progress(worker, "file")
+    assert progress is not None and progress["paused"] is True
+    assert progress["signal_id"] == "s2" and progress["table"] == f"{mysql_db.name}.items"
+    assert progress["tables"] == [f"{mysql_db.name}.items"]
+    assert 50 <= progress["rows_scanned"] < 1000 and progress["rows_scanned"] % 50 == 0
+    assert progress["table_from"] == "[1]" and progress["table_to"] == "[1000]"
+    assert progress["chunk_to"] == f"[{progress['rows_scanned']}]" and progress["chunk"]
     time.sleep(2)
     assert len(_events(kafka, topic)) == paused_count
     signal_file.write_text(json.dumps({"id": "r1", "type": "resume-snapshot", "data": {}}) + "\n")
@@ -352,6 +374,8 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
     while len(_events(kafka, topic)) < 1300:
         assert time.monotonic() < deadline, "the resumed snapshot did not complete"
         time.sleep(0.5)
+    time.sleep(1)
+    assert _task_progress(worker, "file") is None  # completed: the task's entry is Connect's again
     # stop-snapshot of a running snapshot: no more reads after it.
     signal_file.write_text(
         json.dumps(

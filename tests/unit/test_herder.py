@@ -58,6 +58,15 @@ class IdleTask(SourceTask):
     def start(self, props: dict[str, str]) -> None:
         if props.get("fail") == "task":
             raise RuntimeError("boom from task start")
+        self.props = props
+
+    def progress(self) -> Mapping[str, Any]:
+        if self.props.get("progress") == "broken":
+            raise RuntimeError("boom from progress")
+        if self.props.get("progress") == "busy":
+            # Connect's own keys cannot be overwritten by a task
+            return {"busy": {"done": int(self.props["task.index"])}, "state": "HACKED", "id": 9}
+        return {}
 
     def poll(self) -> list[SourceRecord] | None:
         self._stop.wait(0.05)
@@ -245,6 +254,22 @@ def test_initial_state_stopped_and_offsets_only_when_stopped(herder: ConnectHerd
     create(herder, "c3")
     with pytest.raises(BadRequestError, match="Connectors must be in the STOPPED state"):
         herder.alter_connector_offsets("c3", [{"partition": {"a": "b"}, "offset": None}])
+
+
+def test_a_task_reports_its_progress_beside_connects_status(herder: ConnectHerder) -> None:
+    create(herder, progress="busy")
+    create(herder, "c2", progress="broken")
+    status = herder.await_state("c1", "RUNNING", tasks=2)
+    worker = "127.0.0.1:8083"
+    assert status["tasks"] == [
+        {"id": 0, "state": "RUNNING", "worker_id": worker, "busy": {"done": 0}},
+        {"id": 1, "state": "RUNNING", "worker_id": worker, "busy": {"done": 1}},
+    ]
+    assert herder.task_status(TaskId("c1", 1)) == status["tasks"][1]
+    # a task that fails to say answers with Connect's entry alone
+    broken = herder.await_state("c2", "RUNNING", tasks=2)
+    assert broken["tasks"][0] == {"id": 0, "state": "RUNNING", "worker_id": worker}
+    assert herder.task_status(TaskId("c2", 0)) == {"id": 0, "state": "RUNNING", "worker_id": worker}
 
 
 def test_task_status_and_unknown_task(herder: ConnectHerder) -> None:

@@ -67,6 +67,47 @@ def test_writes_what_java_writes() -> None:
     assert decode_object_array(encode_object_array(values)) == values
 
 
+def test_keys_of_one_shape_are_written_from_a_template_as_the_writer_writes_them() -> None:
+    # The template (one per sequence of classes) must give the general writer's bytes for any values.
+    shapes: list[list[Any]] = [
+        [JavaLong(5)],
+        [1, None, JavaLong(3)],
+        ["a", JavaLong(2), "h\u00e9llo"],
+        [True, 1.5, None, "x" * 100],
+        [None, None],
+        [],
+        ["\u00e9" * 0x3FFF],
+        [JavaLong(-1), -5, "", False],
+    ]
+    for shape in shapes:
+        for values in (shape, [_other(v) for v in shape]):
+            assert encode_object_array(values) == _written(values)
+            assert decode_object_array(encode_object_array(values)) == values
+    # Values outside the templates' classes still go through the writer.
+    assert decode_object_array(encode_object_array([2**40, "x" * 0x4000, Decimal("1.5")])) == [
+        2**40,
+        "x" * 0x4000,
+        Decimal("1.5"),
+    ]
+
+
+def _other(value: Any) -> Any:
+    """Another value of the same Java class."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, JavaLong):
+        return JavaLong(value * 7919 - 2**62)
+    if isinstance(value, int | float):
+        return value * 3 - 1
+    return value + "\u20acz" if isinstance(value, str) else value
+
+
+def _written(values: list[Any]) -> str:
+    from cdc.mysql.incremental.javaser import _encode
+
+    return _encode(values)
+
+
 def test_a_serialized_null_and_garbage() -> None:
     assert decode_object_array("ACED000570") is None
     with pytest.raises(Exception, match="Failed to deserialize"):

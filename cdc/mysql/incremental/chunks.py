@@ -5,13 +5,21 @@ Chunks are read in key order after the last key read and up to the table's maxim
 key-order condition over several columns (``(k1 > ?) OR (k1 = ? AND k2 > ?) …``) and the signal's
 ``additional-conditions`` filter. Key values are kept as Connector/J hands them to Debezium (``BIGINT`` and
 ``INT UNSIGNED`` as ``Long``), so the offsets carry the Java types Debezium writes.
+
+Chunks are read on connections of their own, made as the initial snapshot makes its reading connection
+(:func:`cdc.mysql.connection.connect` with ``streaming``: mysqlclient's C client when installed, the same
+Python values as PyMySQL at a fraction of the decoding time, and the GIL released while the server is
+awaited), so are the chunk boundaries; the watermarks and the maximum key go through one PyMySQL
+connection. Parallel ranges are read by a pool of ``incremental.snapshot.parallelism`` threads kept for
+the task's life.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,9 +34,12 @@ from cdc.mysql.incremental.context import DataCollection
 from cdc.mysql.incremental.javaser import JavaLong
 from cdc.mysql.incremental.readonly import Watermark, read_watermark
 
-__all__ = ["ChunkReader", "java_value"]
+__all__ = ["ChunkReader", "java_converter", "java_value"]
 
 Keys = list[Any]
+
+IDLE_CHECK_S = 1.0
+"""Connections idle this long are pinged before the next chunk."""
 
 
 class ChunkReader:
@@ -38,6 +49,8 @@ class ChunkReader:
         self.parallelism = settings.incremental_snapshot_parallelism
         self._conn: Any = None
         self._readers: list[Any] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._used = 0.0
 
     # -- connections ------------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -47,11 +60,16 @@ class ChunkReader:
 
     def _reader_connections(self, n: int) -> list[Any]:
         while len(self._readers) < n:
-            self._readers.append(connect(self.settings))
+            self._readers.append(connect(self.settings, streaming=True))
         return self._readers[:n]
 
     def reconnect_if_lost(self) -> None:
-        """The connections idle between chunks (a pause, a quiet binlog): replace dropped ones."""
+        """The connections idle between chunks (a pause, a quiet binlog): replace dropped ones. Between
+        chunks that follow each other closely they are not asked (a round trip each, every window)."""
+        now = time.monotonic()
+        idle, self._used = now - self._used, now
+        if idle < IDLE_CHECK_S:
+            return
         if self._conn is not None and not _alive(self._conn):
             self._conn = None
         self._readers = [conn for conn in self._readers if _alive(conn)]
@@ -62,6 +80,9 @@ class ChunkReader:
                 with contextlib.suppress(Exception):
                     conn.close()
         self._conn, self._readers = None, []
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     # -- watermarks ---------------------------------------------------------------------------------------
     def insert_signal(self, table: TableId, signal_id: str, kind: str, data: dict[str, str]) -> None:
@@ -116,7 +137,12 @@ class ChunkReader:
         """The next chunk(s) after ``lower``: ``parallelism`` ranges read at once, in key order."""
         if self.parallelism <= 1:
             return self._select(
-                table, collection, columns, (lower, None, maximum), self.chunk_size, self.connection()
+                table,
+                collection,
+                columns,
+                (lower, None, maximum),
+                self.chunk_size,
+                self._reader_connections(1)[0],
             )
         # One key-only scan gives the N ranges' boundaries; each range is then read on its own connection.
         bounds = self._boundaries(table, collection, columns, lower, maximum)
@@ -132,8 +158,9 @@ class ChunkReader:
         def read(job: tuple[tuple[Keys | None, Keys | None, Keys | None], Any]) -> list[Sequence[Any]]:
             return self._select(table, collection, columns, job[0], None, job[1])
 
-        with ThreadPoolExecutor(len(ranges), thread_name_prefix="incremental-chunk") as pool:
-            parts = list(pool.map(in_context(read), zip(ranges, conns, strict=True)))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="incremental-chunk")
+        parts = list(self._pool.map(in_context(read), zip(ranges, conns, strict=True)))
         return [row for part in parts for row in part]
 
     def _boundaries(
@@ -148,7 +175,7 @@ class ChunkReader:
         where, params = _bounds_sql(columns, (lower, None, maximum), collection.condition)
         keys = ", ".join(_quote(c.name) for c in columns)
         limit = self.chunk_size * self.parallelism
-        with self.connection().cursor() as cur:
+        with self._reader_connections(1)[0].cursor() as cur:
             cur.execute(f"SELECT {keys} FROM {table.id.sql()}{where} ORDER BY {keys} LIMIT {limit}", params)
             rows = cur.fetchall()
         if not rows:
@@ -212,21 +239,31 @@ def greater_than(names: list[str], values: Sequence[Any]) -> tuple[str, list[Any
 
 def java_value(value: Any, column: Column) -> Any:
     """A key value as Connector/J would hand it to Debezium: BIGINT and INT UNSIGNED are ``Long``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        name = column.type_name.upper()
-        if name.startswith("BIGINT") or (
-            name.startswith("INT") and "UNSIGNED" in column.type_expression.upper()
-        ):
-            return JavaLong(value)
-    return value
+    convert = java_converter(column)
+    return value if convert is None else convert(value)
+
+
+def java_converter(column: Column) -> Callable[[Any], Any] | None:
+    """What :func:`java_value` does to ``column``'s values (None: nothing), decided once per column."""
+    name = column.type_name.upper()
+    if name.startswith("BIGINT") or (name.startswith("INT") and "UNSIGNED" in column.type_expression.upper()):
+        return _as_long
+    return None
+
+
+def _as_long(value: Any) -> Any:
+    return JavaLong(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _alive(conn: Any) -> bool:
-    """Whether ``conn`` still answers (a dropped one is closed, to be replaced by a new one)."""
+    """Whether ``conn`` (PyMySQL's or MySQLdb's) still answers; a dropped one is closed, to be replaced."""
     try:
-        conn.ping(False)
+        if isinstance(conn, pymysql.connections.Connection):
+            conn.ping(False)  # PyMySQL's default would reconnect
+        else:
+            conn.ping()  # MySQLdb: never reconnects unless asked to
         return True
-    except pymysql.MySQLError:
+    except Exception:  # pymysql.MySQLError, MySQLdb.Error: whichever driver's, the connection is gone
         with contextlib.suppress(Exception):
             conn.close()
         return False

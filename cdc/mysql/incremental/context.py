@@ -47,7 +47,8 @@ class IncrementalContext:
         self.chunk_end: list[Any] | None = None
         """Where the next chunk starts (exclusive): the last key read; None before the first chunk."""
         self.last_sent: list[Any] | None = None
-        self.maximum_key: list[Any] | None = None
+        self._maximum_key: list[Any] | None = None
+        self._maximum_hex: str | None = None
         self.correlation_id: str | None = None
         self.chunk_id: str | None = None
         self.window_open = False
@@ -55,6 +56,17 @@ class IncrementalContext:
         self._json: str | None = None
 
     # -- state ---------------------------------------------------------------------------------------
+    @property
+    def maximum_key(self) -> list[Any] | None:
+        """The current table's largest key when its snapshot began: where its chunks end."""
+        return self._maximum_key
+
+    @maximum_key.setter
+    def maximum_key(self, keys: list[Any] | None) -> None:
+        self._maximum_key = keys
+        # written into every offset while the table is read: encoded once
+        self._maximum_hex = encode_object_array(keys) if keys is not None else None
+
     @property
     def running(self) -> bool:
         return bool(self.collections)
@@ -110,9 +122,17 @@ class IncrementalContext:
         # Before a resumed snapshot sends its first row, the resume point stands for the last row sent.
         sent = self.last_sent if self.last_sent is not None else self.chunk_end
         offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
-        offset[MAXIMUM_KEY] = encode_object_array(self.maximum_key) if self.maximum_key is not None else None
+        offset[MAXIMUM_KEY] = self._maximum_hex
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
+        return offset
+
+    def store_row(self, window_offset: dict[str, Any], sent: list[Any]) -> dict[str, Any]:
+        """The offset of the snapshot row whose key is ``sent``, which becomes the last row sent: a copy
+        of ``window_offset`` (the offset :meth:`store` gave for its window) naming that key."""
+        self.last_sent = sent
+        offset = window_offset.copy()
+        offset[PRIMARY_KEY] = encode_object_array(sent)
         return offset
 
     def collections_json(self) -> str:

@@ -13,7 +13,7 @@ could not read.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -78,6 +78,8 @@ class _Writer:
         self.out = bytearray(_MAGIC)
         self.handles: dict[str, int] = {}
         self.next_handle = 0
+        self.slots: list[int] = []
+        """Where each boxed primitive's or string's own bytes begin (for :class:`_Template`)."""
 
     def _new_handle(self) -> int:
         handle = self.next_handle
@@ -119,12 +121,14 @@ class _Writer:
             return
         self.out.append(TC_STRING)
         self._new_handle()
+        self.slots.append(len(self.out))
         self.out += struct.pack(">H", len(data)) + data
 
     def boxed(self, cls: str, code: str, value: Any) -> None:
         self.out.append(TC_OBJECT)
         self.classdesc(cls)
         self._new_handle()
+        self.slots.append(len(self.out))
         self.out += struct.pack(_PRIMITIVE[code], value)
 
     def big_integer(self, value: int) -> None:
@@ -188,6 +192,21 @@ class _Writer:
 
 def encode_object_array(values: Sequence[Any]) -> str:
     """The hex of a Java-serialized ``Object[]`` of ``values``, as Debezium writes it (lower case)."""
+    kinds = tuple(map(_kind, values))
+    if "" not in kinds:
+        template = _TEMPLATES.get(kinds)
+        if template is None:
+            template = _TEMPLATES[kinds] = _Template(kinds, values)
+        return template.encode(values)
+    return _encode(values)
+
+
+def _encode(values: Sequence[Any]) -> str:
+    return bytes(_written(values).out).hex()
+
+
+def _written(values: Sequence[Any]) -> _Writer:
+    """A writer that wrote ``Object[]{values}``."""
     writer = _Writer()
     writer.out.append(TC_ARRAY)
     writer.classdesc("[Ljava.lang.Object;")
@@ -195,7 +214,94 @@ def encode_object_array(values: Sequence[Any]) -> str:
     writer.out += struct.pack(">i", len(values))
     for value in values:
         writer.value(value)
-    return bytes(writer.out).hex()
+    return writer
+
+
+def _kind(value: Any) -> str:
+    """The Java class a key value is written as, when the stream around it depends on nothing else: the
+    classes in order fix every byte but the values' own (``""``: the general writer decides)."""
+    kind = type(value)
+    if kind is JavaLong:
+        return "J"
+    if kind is int:
+        return "I" if -(2**31) <= value < 2**31 else ""
+    if kind is str:
+        return "T" if len(value) <= 0x3FFF else ""  # at most 4 UTF-8 bytes a character: a short string
+    if kind is bool:
+        return "Z"
+    if kind is float:
+        return "D"
+    return "N" if value is None else ""
+
+
+class _Template:
+    """The stream of an ``Object[]`` of one sequence of classes, split where the values go.
+
+    An incremental snapshot stores the key of every row it sends, each time an array of the same classes:
+    the class descriptors and handles are the same bytes every time, only the values differ.
+    """
+
+    def __init__(self, kinds: tuple[str, ...], sample: Sequence[Any]) -> None:
+        writer = _written(sample)
+        data = bytes(writer.out)
+        slots = iter(writer.slots)
+        self.items: list[tuple[str, Callable[[Any], str]]] = []
+        """Per value that is not null: the stream's bytes (hex) before it (a null's byte among them), and
+        how its own bytes are written."""
+        start = 0
+        for kind in kinds:
+            if kind == "N":
+                continue
+            slot = next(slots)
+            self.items.append((data[start:slot].hex(), _WRITERS[kind]))
+            start = slot + (2 + struct.unpack_from(">H", data, slot)[0] if kind == "T" else _SIZES[kind])
+        self.tail = data[start:].hex()
+        # Without strings every value has a fixed size: the whole stream is one struct of bytes and values.
+        self.packer: struct.Struct | None = None
+        if all(kind in _SIZES or kind == "N" for kind in kinds):
+            self.packer = struct.Struct(
+                ">"
+                + "".join(
+                    f"{len(before) // 2}s{_PRIMITIVE[kind][1]}"
+                    for (before, _), kind in zip(self.items, [k for k in kinds if k != "N"], strict=True)
+                )
+                + f"{len(self.tail) // 2}s"
+            )
+            self.fixed = [bytes.fromhex(before) for before, _ in self.items]
+            self.fixed_tail = bytes.fromhex(self.tail)
+
+    def encode(self, values: Sequence[Any]) -> str:
+        if self.packer is not None:
+            args: list[Any] = []
+            fixed = iter(self.fixed)
+            for value in values:
+                if value is not None:
+                    args.append(next(fixed))
+                    args.append(value)
+            args.append(self.fixed_tail)
+            return self.packer.pack(*args).hex()
+        out: list[str] = []
+        items = iter(self.items)
+        for value in values:
+            if value is not None:
+                before, write = next(items)
+                out.append(before)
+                out.append(write(value))
+        out.append(self.tail)
+        return "".join(out)
+
+
+def _string(value: str) -> str:
+    data = value.encode("utf-8")
+    return struct.pack(">H", len(data)).hex() + data.hex()
+
+
+_SIZES = {"J": 8, "I": 4, "Z": 1, "D": 8}
+_WRITERS: dict[str, Callable[[Any], str]] = {
+    **{k: (lambda pack: lambda v: pack(v).hex())(struct.Struct(_PRIMITIVE[k]).pack) for k in _SIZES},
+    "T": _string,
+}
+_TEMPLATES: dict[tuple[str, ...], _Template] = {}
 
 
 class _Reader:

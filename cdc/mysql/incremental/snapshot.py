@@ -35,7 +35,7 @@ from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.events import SourcePosition, TableSchema
-from cdc.mysql.incremental.chunks import ChunkReader, java_value
+from cdc.mysql.incremental.chunks import ChunkReader, java_converter, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.readonly import Watermark
 from cdc.mysql.metrics import SnapshotMetrics
@@ -67,7 +67,8 @@ class IncrementalSnapshot:
         self.read_only = settings.read_only
         self._high: Watermark | None = None
         self.insert_delete = settings.incremental_snapshot_watermarking_strategy.lower() == "insert_delete"
-        self.window: dict[tuple[Any, ...], Sequence[Any]] = {}
+        self.window: dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]] = {}
+        """The chunk's rows not changed since the window opened, by message key values: (key, row)."""
         self._window_schema: TableSchema | None = None
         self.chunks = ChunkReader(settings)
         self._open_time = ""
@@ -123,6 +124,7 @@ class IncrementalSnapshot:
             " after the running one" if was_running else "",
         )
         if not was_running:
+            self.rows_scanned.clear()
             self.metrics.start_incremental([c.table for c in self.context.collections])
             self.read_chunk()
         else:
@@ -179,6 +181,28 @@ class IncrementalSnapshot:
                     out.append(table)
         return out
 
+    def progress(self) -> dict[str, Any] | None:
+        """The running snapshot for the task's REST status (None when none runs): its signal, the tables
+        still to read (the current one first), whether it is paused, and the current table's progress as
+        Debezium's metrics show it (``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom``, ``TableTo``,
+        ``RowsScanned``). Called from another thread: it reads, and copies before it reads."""
+        tables = [str(c.table) for c in list(self.context.collections)]
+        if not tables:
+            return None
+        metrics = self.metrics
+        return {
+            "signal_id": self.context.correlation_id,
+            "tables": tables,
+            "table": tables[0],
+            "paused": self.context.paused,
+            "chunk": metrics.chunk_id,
+            "chunk_from": metrics.chunk_from,
+            "chunk_to": metrics.chunk_to,
+            "table_from": metrics.table_from,
+            "table_to": metrics.table_to,
+            "rows_scanned": metrics.rows.get(tables[0], 0),
+        }
+
     # -- windows (called by the streamer as the watermarks arrive) -----------------------------------------
     def open_window(self, signal_id: str) -> None:
         if not self.context.expects(signal_id):
@@ -221,11 +245,14 @@ class IncrementalSnapshot:
         if not self.window or current is None or ts is None:
             self.window.clear()
             return
-        key_index = self.chunks.query_index(ts.table, current)
+        columns = ts.table.columns
+        keys = [(i, java_converter(columns[i])) for i in self.chunks.query_index(ts.table, current)]
+        context, read = self.context, self.events.read_keyed
+        window_offset = context.store(dict(base_offset))
         out: list[SourceRecord] = []
-        for row in self.window.values():
-            self.context.last_sent = [java_value(row[i], ts.table.columns[i]) for i in key_index]
-            out.append(self.events.read(ts, row, source, self.context.store(dict(base_offset))))
+        for key, row in self.window.values():
+            sent = [row[i] if java is None else java(row[i]) for i, java in keys]
+            out.append(read(ts, row, key, source, context.store_row(window_offset, sent)))
         self.window.clear()
         if not self.emit(out):
             raise InterruptedError("stopping")
@@ -319,7 +346,7 @@ class IncrementalSnapshot:
                 continue
             self._window_schema = ts
             index = self.chunks.query_index(table, current)
-            self.window = {_window_key(ts, row): row for row in rows}
+            self.window = _window(ts, rows)
             first, last = rows[0], rows[-1]
             self.context.chunk_end = [java_value(last[i], table.columns[i]) for i in index]
             scanned = self.rows_scanned[str(current.table)] = self.rows_scanned.get(
@@ -390,7 +417,14 @@ class IncrementalSnapshot:
         )
 
 
-def _window_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
-    """The row's message key values: what a streamed change of the same row carries as its key."""
-    key = ts.key(row)
-    return tuple(key.values) if key is not None else tuple(row)
+def _window(
+    ts: TableSchema, rows: list[Sequence[Any]]
+) -> dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]]:
+    """The rows by their message key values (what a streamed change of the same row carries as its key),
+    each with its key struct, which its record reuses."""
+    window: dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]] = {}
+    key_of = ts.key
+    for row in rows:
+        key = key_of(row)
+        window[tuple(key.values) if key is not None else tuple(row)] = (key, row)
+    return window
