@@ -7,6 +7,11 @@ row sent, hex of a Java-serialized ``Object[]``), ``incremental_snapshot_maximum
 key when its snapshot began, same encoding) and ``incremental_snapshot_correlation_id`` (the signal's id).
 A restarted task reads them back and resumes after the last row sent; so does a task whose offsets
 Debezium wrote.
+
+While the current table is back-filled by Spark (:mod:`cdc.mysql.incremental.spark_backfill`) one key of
+cdc's own is added: ``incremental_snapshot_spark_start`` (JSON: the table and the stream position the
+back-fill started from), so a restarted task resumes that back-fill. Debezium ignores it (it would read
+the table again from its first chunk).
 """
 
 from __future__ import annotations
@@ -21,12 +26,13 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.mysql.incremental.javaser import decode_object_array, encode_object_array
 
-__all__ = ["COLLECTIONS_KEY", "DataCollection", "IncrementalContext"]
+__all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext"]
 
 PRIMARY_KEY = "incremental_snapshot_primary_key"
 MAXIMUM_KEY = "incremental_snapshot_maximum_key"
 COLLECTIONS_KEY = "incremental_snapshot_collections"
 CORRELATION_KEY = "incremental_snapshot_correlation_id"
+SPARK_KEY = "incremental_snapshot_spark_start"
 _ID = COLLECTIONS_KEY + "_id"
 _CONDITION = COLLECTIONS_KEY + "_additional_condition"
 _SURROGATE = COLLECTIONS_KEY + "_surrogate_key"
@@ -52,6 +58,8 @@ class IncrementalContext:
         self.chunk_id: str | None = None
         self.window_open = False
         self.paused = False
+        self.spark_start: dict[str, Any] | None = None
+        """The stream position the current table's Spark back-fill started from (None: no back-fill)."""
         self._json: str | None = None
 
     # -- state ---------------------------------------------------------------------------------------
@@ -72,6 +80,7 @@ class IncrementalContext:
         if self.collections:
             self.collections.popleft()
         self.chunk_end = self.last_sent = self.maximum_key = None
+        self.spark_start = None
         self._json = None
         if not self.collections:
             self.correlation_id = None
@@ -88,6 +97,7 @@ class IncrementalContext:
         self.chunk_end = self.last_sent = self.maximum_key = None
         self.correlation_id = self.chunk_id = None
         self.window_open = False
+        self.spark_start = None
         self._json = None
 
     def start_chunk(self) -> str:
@@ -113,7 +123,14 @@ class IncrementalContext:
         offset[MAXIMUM_KEY] = encode_object_array(self.maximum_key) if self.maximum_key is not None else None
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
+        if self.spark_start is not None:
+            offset[SPARK_KEY] = self._spark_json()
         return offset
+
+    def _spark_json(self) -> str:
+        current = self.current
+        table = str(current.table) if current is not None else ""
+        return json.dumps({"table": table, "start": self.spark_start}, separators=(",", ":"))
 
     def collections_json(self) -> str:
         if self._json is None:
@@ -151,4 +168,9 @@ class IncrementalContext:
                 for item in json.loads(str(collections))
             )
         context.correlation_id = offset.get(CORRELATION_KEY)
+        spark = offset.get(SPARK_KEY)
+        if spark and context.current is not None:
+            data = json.loads(str(spark))
+            if data.get("table") == str(context.current.table) and isinstance(data.get("start"), dict):
+                context.spark_start = dict(data["start"])
         return context

@@ -37,7 +37,16 @@ from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
-__all__ = ["SPARK_CONF_PREFIX", "may_resume", "spark_conf", "spark_snapshot", "state_dir"]
+__all__ = [
+    "SPARK_CONF_PREFIX",
+    "cancel_on_stop",
+    "exclusive",
+    "gated_runner",
+    "may_resume",
+    "spark_conf",
+    "spark_snapshot",
+    "state_dir",
+]
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +116,7 @@ def _observing(schema: Any, observe: Callable[[Any], None] | None) -> Iterator[N
 
 
 @contextlib.contextmanager
-def _exclusive(stopping: threading.Event) -> Iterator[None]:
+def exclusive(stopping: threading.Event) -> Iterator[None]:
     logged = False
     while not _one_at_a_time.acquire(timeout=0.5):
         if not logged:
@@ -121,7 +130,7 @@ def _exclusive(stopping: threading.Event) -> Iterator[None]:
         _one_at_a_time.release()
 
 
-def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) -> None:
+def cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) -> None:
     """Once ``stopping`` is set, cancel every Spark job of the run (again each time: a job may have been
     submitted in between) until the run is over."""
     while not done.wait(0.2):
@@ -145,7 +154,7 @@ def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
     return conf
 
 
-def _runner(
+def gated_runner(
     master: str,
     partitions: int | None,
     app_name: str,
@@ -208,12 +217,12 @@ def spark_snapshot(
         progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
         spark_conf=spark_conf(raw),
     )
-    with _exclusive(stopping):
+    with exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options)
         job.stopping = stopping
         done = threading.Event()
         watcher = threading.Thread(
-            target=in_context(_cancel_on_stop),
+            target=in_context(cancel_on_stop),
             args=(job, stopping, done),
             name=f"spark-snapshot-stop-{settings.prefix}",
             daemon=True,
@@ -226,7 +235,7 @@ def spark_snapshot(
                 f"{options.partitions} readers" if options.partitions else "one reader per core",
                 "resuming the unfinished run" if resume else "a new run",
             )
-            job.runner = _runner(
+            job.runner = gated_runner(
                 options.master, options.partitions, f"cdc-snapshot-{job.name}", gate, options.spark_conf
             )
             if stopping.is_set():  # while Spark started: take no lock, write no history
