@@ -142,7 +142,9 @@ class SparkBackfill:
     def _eligible(self, table: Table, current: DataCollection) -> bool:
         resuming = self.context.spark_start is not None
         why = ""
-        if current.condition or current.surrogate_key:
+        if self.signal_table is None:
+            why = "no signal table for the watermarks of its re-read windows (read.only)"
+        elif current.condition or current.surrogate_key:
             why = "an additional condition or a surrogate key"
         elif not table.primary_key:
             why = "no primary key"
@@ -173,8 +175,8 @@ class SparkBackfill:
             self.context.spark_start = BinlogOffset.from_dict(self.position()).with_(event=0, row=0).to_dict()
         start = BinlogOffset.from_dict(self.context.spark_start)
         self.table = table
-        names = table.column_names()
-        self._key_index = [names.index(c) for c in table.primary_key]
+        names = [n.lower() for n in table.column_names()]
+        self._key_index = [names.index(c.lower()) for c in table.primary_key]
         log.info(
             "Incremental snapshot of table '%s' on Spark from %s:%s%s; streaming goes on",
             table.id,

@@ -156,7 +156,8 @@ class BackfillJob:
         settings = require_valid(self.props)
         directory = state_dir(self.props)
         name = f"{self.props['name']}.incremental"
-        state = ProgressState.load(directory, name, settings.prefix)
+        # Only a resumed back-fill takes up the resume file, and only the one of its table and start.
+        state = ProgressState.load(directory, name, settings.prefix) if self.recover else None
         resumed = (
             state is not None
             and bool(state.plans)
