@@ -25,10 +25,11 @@ import requests
 from prometheus_client import generate_latest
 from test_mysql_signals import (
     Writer,
+    _await_equal,
     _await_running,
     _config,
     _create_signal_table,
-    _reduce,
+    _events,
     _signal,
     _stale,
     _start,
@@ -79,15 +80,6 @@ def _spark_config(mysql_db: Any, kafka: Any, prefix: str, state: Path, **extra: 
     )
 
 
-def _committed(kafka: Any, topic: str) -> list[tuple[int, dict[str, Any] | None]]:
-    """(id, value) of every record a ``read_committed`` consumer sees, in order (None: a tombstone)."""
-    out = []
-    for msg in kafka.read_to_end(topic, timeout=60, isolation="read_committed"):
-        key = json.loads(msg.key())
-        out.append((int(key["id"]), None if msg.value() is None else json.loads(msg.value())))
-    return out
-
-
 def _metric(name: str, prefix: str) -> float | None:
     line = f'debezium_mysql_snapshot_{name}{{server="{prefix}"}} '
     for text in generate_latest(exposition(None)).decode().splitlines():
@@ -116,35 +108,59 @@ def _state(state: Path, name: str, prefix: str) -> dict[str, Any]:
     return dict(json.loads(path.read_text())) if path.exists() else {}
 
 
-def _verify(kafka: Any, topic: str, mysql_db: Any) -> list[tuple[int, dict[str, Any] | None]]:
-    """The reduced topic equals the table (waiting for the stream to catch up); returns the records."""
-    expected = _table(mysql_db)
-    deadline = time.monotonic() + 180
-    while True:
-        events = _committed(kafka, topic)
-        reduced = _reduce(events)
-        if reduced == expected:
-            return events
-        if time.monotonic() > deadline:
-            missing = [k for k in expected if k not in reduced]
-            stale = [k for k in expected if k in reduced and reduced[k] != expected[k]]
-            extra = [k for k in reduced if k not in expected]
-            pytest.fail(
-                f"{len(missing)} missing (e.g. {missing[:5]}), {len(stale)} stale {stale[:5]}, "
-                f"{len(extra)} extra {extra[:5]}"
-            )
-        time.sleep(2)
+class Backfill:
+    """A connector on a fresh ``items`` table of ``ROWS`` rows with a signal table; ``writer`` (started by
+    :meth:`signal`) changes rows all over the table."""
 
+    def __init__(
+        self, runtime: ConnectRuntime, mysql_db: Any, kafka: Any, state: Path, name: str, **extra: str
+    ) -> None:
+        self.mysql_db, self.name, self.state = mysql_db, name, state
+        self.prefix = kafka.topic(name.replace("-", ""))
+        _create(mysql_db, ROWS)
+        _create_signal_table(mysql_db)
+        _start(runtime, name, _spark_config(mysql_db, kafka, self.prefix, state, **extra))
+        self.topic = f"{self.prefix}.{mysql_db.name}.items"
+        self.writer = Writer(mysql_db, hot=ROWS)
+        self.before: set[int] = set()
 
-def _check_reads(events: list[tuple[int, dict[str, Any] | None]], before: set[int]) -> dict[str, int]:
-    """Every row that existed at the signal was read or streamed, and reads are marked ``incremental``.
-    Counted, not judged: reads older than a change of their key already in the topic (Spark and the
-    stream write side by side; the re-read windows put the newer state last, which ``_verify`` proved)."""
-    reads = [(k, v) for k, v in events if v is not None and v["op"] == "r"]
-    assert {v["source"]["snapshot"] for _, v in reads} == {"incremental"}
-    assert before <= {k for k, _ in events}
-    out_of_order = {k for k, _, _ in _stale(events)}
-    return {"reads": len(reads), "read_keys": len({k for k, _ in reads}), "out_of_order": len(out_of_order)}
+    def signal(self, signal_id: str, writes: bool = True) -> None:
+        """Start the writer (when ``writes``), note the table's keys, send ``execute-snapshot``."""
+        if writes:
+            self.writer.start()
+            time.sleep(1)
+        self.before = set(_table(self.mysql_db))
+        table = f"{self.mysql_db.name}.items"
+        _signal(self.mysql_db, signal_id, "execute-snapshot", {"data-collections": [table]})
+
+    def run(self) -> dict[str, Any]:
+        """The resume file of the back-fill's Spark run ({} before it has one)."""
+        return _state(self.state, self.name, self.prefix)
+
+    def await_chunks(self, count: int) -> dict[str, Any]:
+        deadline = time.monotonic() + 300
+        while len(self.run().get("done", {})) < count:
+            assert time.monotonic() < deadline, f"fewer than {count} Spark chunks done"
+            time.sleep(0.3)
+        return self.run()
+
+    def verify(self, kafka: Any) -> tuple[list[Any], dict[str, int]]:
+        """Read ``read_committed`` and reduced by key, the topic equals the table (waiting for the stream
+        to catch up); every row that existed at the signal was read or streamed, reads are marked
+        ``incremental`` and cover nine tenths of those rows at least. Counted, not judged: reads older than
+        a change of their key already in the topic (Spark and the stream write side by side; the re-read
+        windows put the newer state last, which the equality proves)."""
+        events = _await_equal(kafka, self.topic, self.mysql_db, timeout=180, isolation="read_committed")
+        reads = [(k, v) for k, v in events if v is not None and v["op"] == "r"]
+        assert {v["source"]["snapshot"] for _, v in reads} == {"incremental"}
+        assert self.before <= {k for k, _ in events}
+        figures = {
+            "reads": len(reads),
+            "read_keys": len({k for k, _ in reads}),
+            "out_of_order": len({k for k, _, _ in _stale(events)}),
+        }
+        assert figures["read_keys"] >= len(self.before) * 0.9, figures
+        return events, figures
 
 
 # --------------------------------------------------------------------------------------------------- tests
@@ -158,40 +174,33 @@ def test_spark_backfill_under_writes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level("INFO", logger="cdc.mysql.incremental")
-    prefix = kafka.topic("spk")
-    _create(mysql_db, ROWS)
-    _create_signal_table(mysql_db)
-    state = tmp_path / "state"
-    _start(worker, "spark-inc", _spark_config(mysql_db, kafka, prefix, state))
-    topic = f"{prefix}.{mysql_db.name}.items"
-    writer = Writer(mysql_db, hot=ROWS)
-    writer.start()
-    time.sleep(1)
-    before = set(_table(mysql_db))
-    _signal(mysql_db, "spark-1", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]})
+    b = Backfill(worker, mysql_db, kafka, tmp_path / "state", "spark-inc")
+    b.signal("spark-1")
     try:
-        _await_completed(worker, "spark-inc", prefix)
+        _await_completed(worker, b.name, b.prefix)
         time.sleep(1)
     finally:
-        writer.finish()
-    assert writer.transactions > 50
-    events = _verify(kafka, topic, mysql_db)
-    figures = _check_reads(events, before)
-    assert figures["read_keys"] >= len(before) * 0.9, figures
-    run = _state(state, "spark-inc", prefix)
+        b.writer.finish()
+    assert b.writer.transactions > 50
+    events, figures = b.verify(kafka)
+    run = b.run()
     assert run["completed"] and len(run["done"]) >= 10, run
-    assert sum(d["rows"] for d in run["done"].values()) >= len(before) * 0.9
+    assert sum(d["rows"] for d in run["done"].values()) >= len(b.before) * 0.9
     text = caplog.text
     assert "on Spark from" in text
     finished = [r.getMessage() for r in caplog.records if "read again:" in r.getMessage()]
     assert finished and " 0 found" not in finished[0], finished  # the touched keys were read again
-    # The stream went on while Spark read: changes were streamed between the first and the last read.
-    ops = [v["op"] for _, v in events if v is not None]
-    first_r, last_r = ops.index("r"), len(ops) - 1 - ops[::-1].index("r")
-    assert sum(1 for op in ops[first_r:last_r] if op in ("c", "u")) > 20
+    # The stream went on while Spark read: changes were streamed between Spark's first and last records
+    # (those carry the back-fill's start position; the re-read windows' carry their close watermark's).
+    values = [v for _, v in events if v is not None]
+    spark = [i for i, v in enumerate(values) if v["op"] == "r"]
+    start = (values[spark[0]]["source"]["file"], values[spark[0]]["source"]["pos"])
+    spark = [i for i in spark if (values[i]["source"]["file"], values[i]["source"]["pos"]) == start]
+    assert len(spark) >= len(b.before) * 0.9
+    assert sum(1 for v in values[spark[0] : spark[-1]] if v["op"] in ("c", "u")) > 20
     signals = [
         json.loads(m.value())["after"]["type"]
-        for m in kafka.read_to_end(f"{prefix}.{mysql_db.name}.debezium_signal")
+        for m in kafka.read_to_end(f"{b.prefix}.{mysql_db.name}.debezium_signal")
         if m.value() is not None
     ]
     assert signals.count("snapshot-window-open") == signals.count("snapshot-window-close") >= 1
@@ -206,39 +215,23 @@ def test_spark_backfill_resumes_after_a_task_restart(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level("INFO", logger="cdc.mysql.incremental")
-    prefix = kafka.topic("spr")
-    _create(mysql_db, ROWS)
-    _create_signal_table(mysql_db)
-    state = tmp_path / "state"
-    name = "spark-restart"
-    _start(
-        worker, name, _spark_config(mysql_db, kafka, prefix, state, **{"snapshot.spark.chunk.rows": "1000"})
+    b = Backfill(
+        worker, mysql_db, kafka, tmp_path / "state", "spark-restart", **{"snapshot.spark.chunk.rows": "1000"}
     )
-    topic = f"{prefix}.{mysql_db.name}.items"
-    writer = Writer(mysql_db, hot=ROWS)
-    writer.start()
-    time.sleep(1)
-    before = set(_table(mysql_db))
-    _signal(mysql_db, "spark-2", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]})
+    b.signal("spark-2")
     try:
-        deadline = time.monotonic() + 300
-        while len(_state(state, name, prefix).get("done", {})) < 3:
-            assert time.monotonic() < deadline, "no Spark chunk done"
-            time.sleep(0.5)
-        run_before = _state(state, name, prefix)
+        run_before = b.await_chunks(3)
         done_before = set(run_before["done"])
         base = worker.url.rstrip("/")
-        restart = requests.post(f"{base}/connectors/{name}/restart?includeTasks=true", timeout=60)
+        restart = requests.post(f"{base}/connectors/{b.name}/restart?includeTasks=true", timeout=60)
         assert restart.status_code in (200, 202, 204), restart.text
-        _await_running(worker, name)
-        _await_completed(worker, name, prefix)
+        _await_running(worker, b.name)
+        _await_completed(worker, b.name, b.prefix)
         time.sleep(1)
     finally:
-        writer.finish()
-    events = _verify(kafka, topic, mysql_db)
-    figures = _check_reads(events, before)
-    assert figures["read_keys"] >= len(before) * 0.9, figures
-    run = _state(state, name, prefix)
+        b.writer.finish()
+    _, figures = b.verify(kafka)
+    run = b.run()
     assert run["completed"] and run["run_id"] == run_before["run_id"]  # the same run, resumed
     assert run["start"] == run_before["start"]
     # The chunks done before the restart were not submitted again.
@@ -254,36 +247,29 @@ def test_stop_snapshot_cancels_the_spark_backfill(
     kafka: Any,
     tmp_path: Path,
 ) -> None:
-    prefix = kafka.topic("sps")
-    _create(mysql_db, ROWS)
-    _create_signal_table(mysql_db)
-    state = tmp_path / "state"
-    name = "spark-stop"
-    _start(
-        worker, name, _spark_config(mysql_db, kafka, prefix, state, **{"snapshot.spark.chunk.rows": "500"})
+    b = Backfill(
+        worker, mysql_db, kafka, tmp_path / "state", "spark-stop", **{"snapshot.spark.chunk.rows": "500"}
     )
-    topic = f"{prefix}.{mysql_db.name}.items"
-    _signal(mysql_db, "spark-3", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]})
-    deadline = time.monotonic() + 300
-    while len(_state(state, name, prefix).get("done", {})) < 2:
-        assert time.monotonic() < deadline, "no Spark chunk done"
-        time.sleep(0.3)
+    b.signal("spark-3", writes=False)
+    b.await_chunks(2)
     _signal(mysql_db, "stop-3", "stop-snapshot", {"type": "incremental"})
     deadline = time.monotonic() + 60
-    while _metric("SnapshotAborted", prefix) != 1.0:
+    while _metric("SnapshotAborted", b.prefix) != 1.0:
         assert time.monotonic() < deadline, "the snapshot was not aborted"
         time.sleep(0.5)
     time.sleep(5)  # chunks in flight are cancelled (their transactions fenced)
-    reads = len(_committed(kafka, topic))
+    reads = len(_events(kafka, b.topic, "read_committed"))
     time.sleep(8)
-    assert len(_committed(kafka, topic)) == reads, "records were written after the stop"
+    assert len(_events(kafka, b.topic, "read_committed")) == reads, "records were written after the stop"
     assert reads < ROWS
-    assert not _state(state, name, prefix).get("completed")
+    assert not b.run().get("completed")
     # The stream goes on.
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("INSERT INTO items (version, payload) VALUES (7, 'after-stop')")
         new_id = int(cur.lastrowid)
     deadline = time.monotonic() + 60
-    while not any(k == new_id and v is not None and v["op"] == "c" for k, v in _committed(kafka, topic)):
+    while not any(
+        k == new_id and v is not None and v["op"] == "c" for k, v in _events(kafka, b.topic, "read_committed")
+    ):
         assert time.monotonic() < deadline, "the insert after the stop was not streamed"
         time.sleep(1)

@@ -56,7 +56,7 @@ from cdc.mysql.capture import CaptureContext
 from cdc.mysql.events import TableSchema
 from cdc.mysql.incremental.chunks import ChunkReader
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
-from cdc.mysql.incremental.spark_job import BackfillJob, Images
+from cdc.mysql.incremental.spark_job import BackfillJob, BackfillSpec, Images
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.reconcile import SchemaChangedError, reread
@@ -86,17 +86,10 @@ class SparkBackfill:
         snapshot_source: SnapshotSource,
     ) -> None:
         settings = ctx.settings
-        self.settings = settings
-        self.schema = ctx.schema
-        self.events = ctx.events
-        self.emit = ctx.emit
-        self.stopping = ctx.stopping
+        self.ctx, self.events, self.stopping = ctx, ctx.events, ctx.stopping
         self.signal_table = ctx.filters.signal_table
-        self.context = context
-        self.metrics = metrics
-        self.chunks = chunks
-        self.props = dict(props)
-        self.worker_clients = dict(worker_clients)
+        self.context, self.metrics, self.chunks = context, metrics, chunks
+        self.props, self.worker_clients = dict(props), dict(worker_clients)
         self.snapshot_source = snapshot_source
         self.min_rows = settings.incremental_snapshot_spark_min_rows
         self.window_keys = max(
@@ -133,7 +126,7 @@ class SparkBackfill:
             if self.pending is not None and self.window_id is None:
                 self._next_window()
             return True
-        table = self.schema.table(current.table)
+        table = self.ctx.schema.table(current.table)
         if table is None or not self._eligible(table, current):
             return False
         self._begin(table)
@@ -185,12 +178,8 @@ class SparkBackfill:
             " (resumed)" if resumed else "",
         )
         self.job = BackfillJob(
-            self.props,
-            self.worker_clients,
-            table,
-            start,
+            BackfillSpec(self.props, self.worker_clients, table, start, recover=resumed),
             self.stopping,
-            recover=resumed,
             paused=lambda: self.context.paused,
             on_chunk=functools.partial(self.metrics.rows_scanned, table.id),
         )
@@ -341,7 +330,7 @@ class SparkBackfill:
                 out.extend(self.events.delete(ts, row, source, offset))
                 self.gone += 1
         self.window.clear()
-        if not self.emit(out):
+        if not self.ctx.emit(out):
             raise InterruptedError("stopping")
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from cdc.history.model import Table
 from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 
-__all__ = ["BackfillJob", "Images"]
+__all__ = ["BackfillJob", "BackfillSpec", "Images"]
 
 log = logging.getLogger(__name__)
 
@@ -37,38 +38,41 @@ Images = dict[tuple[Any, ...], list[Any]]
 """Primary-key values → the last row image seen for the key."""
 
 
+@dataclass(frozen=True)
+class BackfillSpec:
+    """What one back-fill reads: the task config (with ``name``), the worker's client settings, the table
+    and the stream position it started from; ``recover``: a resumed back-fill, which first reads back from
+    the binlog the keys changed since ``start``."""
+
+    props: Mapping[str, str]
+    worker_clients: Mapping[str, str]
+    table: Table
+    start: BinlogOffset
+    recover: bool = False
+
+
 class BackfillJob:
-    """Reads ``table`` on Spark in a thread; ``recover_to``: the binlog up to there is read first for
-    the keys changed since ``start`` (a resumed back-fill)."""
+    """Reads a table on Spark in a thread of its own; ``paused`` holds chunks back, ``on_chunk`` is told
+    the rows written so far after each chunk."""
 
     def __init__(
         self,
-        props: Mapping[str, str],
-        worker_clients: Mapping[str, str],
-        table: Table,
-        start: BinlogOffset,
+        spec: BackfillSpec,
         stopping: threading.Event,
-        *,
-        recover: bool,
         paused: Callable[[], bool],
         on_chunk: Callable[[int], None],
     ) -> None:
-        self.props = dict(props)
-        self.props.setdefault("name", self.props.get("topic.prefix", "mysql"))
-        self.worker_clients = dict(worker_clients)
-        self.table = table
-        self.start = start
-        self.task_stopping = stopping
-        self.recover = recover
-        self.paused = paused
-        self.on_chunk = on_chunk
+        self.props = {"name": spec.props.get("topic.prefix", "mysql"), **spec.props}
+        self.spec = spec
+        self.table, self.start, self.recover = spec.table, spec.start, spec.recover
+        self.task_stopping, self.paused, self.on_chunk = stopping, paused, on_chunk
         self.cancelled = threading.Event()
         self.done = threading.Event()
         self.error: BaseException | None = None
         self.recovered: Images = {}
         self.rows = 0
         self._thread = threading.Thread(
-            target=in_context(self._run), name=f"spark-backfill-{table.id}", daemon=True
+            target=in_context(self._run), name=f"spark-backfill-{spec.table.id}", daemon=True
         )
 
     def begin(self) -> None:
@@ -142,7 +146,7 @@ class BackfillJob:
 
     def _read(self) -> int:
         from cdc.api.errors import ConnectError
-        from cdc.mysql.spark.connector import exclusive, gated_runner, spark_conf, state_dir
+        from cdc.mysql.spark.connector import exclusive, gated_runner, running, spark_conf, state_dir
         from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
         from cdc.mysql.validation import require_valid
         from cdc.snapshot.progress import ProgressState
@@ -179,15 +183,10 @@ class BackfillJob:
         with exclusive(self.cancelled):
             if self.stopping:
                 raise InterruptedError("the Spark back-fill was stopped")
-            job = SnapshotRun(self.props, self.worker_clients, options)
+            job = SnapshotRun(self.props, self.spec.worker_clients, options)
             job.name = name
             job.stopping = self.cancelled
-            done = threading.Event()
-            watcher = threading.Thread(
-                target=in_context(self._watch), args=(job, done), name="spark-backfill-stop", daemon=True
-            )
-            watcher.start()
-            try:
+            with running(job, self.cancelled, "spark-backfill-stop"):
                 job.runner = gated_runner(
                     options.master,
                     options.partitions,
@@ -206,14 +205,13 @@ class BackfillJob:
                     )
                     state.save()
                 assert state is not None
-                total = sum(len(p.chunks) for p in state.plans)
                 log.info(
                     "Spark back-fill of '%s' (%s, %s): %s, %d chunks of about %d rows",
                     self.table.id,
                     options.master,
                     f"{options.partitions} readers" if options.partitions else "one reader per core",
                     f"resuming ({len(state.done)} chunks done)" if resumed else "a new run",
-                    total,
+                    sum(len(p.chunks) for p in state.plans),
                     options.chunk_rows,
                 )
                 self.on_chunk(_rows_done(state))
@@ -234,24 +232,7 @@ class BackfillJob:
                     state.completed = True
                     state.save()
                     chunks.delivery.completed()
-            except BaseException as exc:
-                if self.stopping and not isinstance(exc, InterruptedError):
-                    raise InterruptedError("the Spark back-fill was stopped") from exc
-                raise
-            finally:
-                done.set()
-                if job.runner is not None:
-                    job.runner.close()
-                watcher.join(5)
         return _rows_done(state)
-
-    def _watch(self, job: Any, done: threading.Event) -> None:
-        """Once stopped (the task, or stop-snapshot), cancel the run's Spark jobs until it is over."""
-        while not done.wait(0.2):
-            if self.stopping:
-                job.stopping.set()
-                if job.runner is not None:
-                    job.runner.cancel()
 
 
 def _rows_done(state: Any) -> int:

@@ -43,6 +43,7 @@ __all__ = [
     "exclusive",
     "gated_runner",
     "may_resume",
+    "running",
     "spark_conf",
     "spark_snapshot",
     "state_dir",
@@ -140,6 +141,29 @@ def cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) -
             job.runner.cancel()
 
 
+@contextlib.contextmanager
+def running(job: Any, stopping: threading.Event, name: str) -> Iterator[None]:
+    """Around a run of ``job`` (a :class:`~cdc.mysql.spark.engine.SnapshotRun` whose runner the body
+    creates): once ``stopping`` is set its Spark jobs are cancelled and an error it then ends with is an
+    :class:`InterruptedError`; at the end its runner (the Spark session) is closed."""
+    done = threading.Event()
+    watcher = threading.Thread(
+        target=in_context(cancel_on_stop), args=(job, stopping, done), name=name, daemon=True
+    )
+    watcher.start()
+    try:
+        yield
+    except BaseException as exc:
+        if stopping.is_set() and not isinstance(exc, InterruptedError):
+            raise InterruptedError("the Spark snapshot was stopped") from exc
+        raise
+    finally:
+        done.set()
+        if job.runner is not None:
+            job.runner.close()
+        watcher.join(5)
+
+
 def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
     """The Spark settings among the connector's keys: ``snapshot.spark.conf.<spark key>``."""
     from cdc.api.errors import ConfigError
@@ -220,15 +244,7 @@ def spark_snapshot(
     with exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options)
         job.stopping = stopping
-        done = threading.Event()
-        watcher = threading.Thread(
-            target=in_context(cancel_on_stop),
-            args=(job, stopping, done),
-            name=f"spark-snapshot-stop-{settings.prefix}",
-            daemon=True,
-        )
-        watcher.start()
-        try:
+        with running(job, stopping, f"spark-snapshot-stop-{settings.prefix}"):
             log.info(
                 "Snapshot on Spark (%s, %s): %s",
                 options.master,
@@ -242,14 +258,5 @@ def spark_snapshot(
                 raise InterruptedError("snapshot stopped")
             with _observing(schema, on_history):
                 summary = job.run(schema=schema)
-        except BaseException as exc:
-            if stopping.is_set() and not isinstance(exc, InterruptedError):
-                raise InterruptedError("the Spark snapshot was stopped") from exc
-            raise
-        finally:
-            done.set()
-            if job.runner is not None:
-                job.runner.close()
-            watcher.join(5)
     log.info("%s", summary.render())
     return SnapshotResult(summary.end.with_(snapshot=False), summary.tables, summary.rows)
