@@ -15,6 +15,7 @@ real worker, MariaDB, Kafka and Spark (``local[2]``, two readers).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -22,7 +23,9 @@ from typing import Any
 
 import pytest
 import requests
+from faultkit import Worker, free_port
 from prometheus_client import generate_latest
+from test_mysql_restarts import _worker_files
 from test_mysql_signals import (
     Writer,
     _await_equal,
@@ -273,3 +276,82 @@ def test_stop_snapshot_cancels_the_spark_backfill(
     ):
         assert time.monotonic() < deadline, "the insert after the stop was not streamed"
         time.sleep(1)
+
+
+def _descendants(pid: int) -> set[int]:
+    """The process ids below ``pid`` (from /proc's children lists)."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                for child in (task / "children").read_text().split():
+                    if int(child) not in out:
+                        out.add(int(child))
+                        todo.append(int(child))
+    return out
+
+
+def test_kill_9_during_a_spark_backfill_under_writes(tmp_path: Path, kafka: Any, mysql_db: Any) -> None:
+    """The worker process SIGKILLed twice while Spark reads, under writes: each new process resumes the
+    same Spark run (finished chunks kept) and reads the keys changed since the start back from the
+    binlog; the reduced topic equals the table. The killed worker's Spark JVM and executors end with it."""
+    port = free_port()
+    _create(mysql_db, ROWS)
+    _create_signal_table(mysql_db)
+    prefix = kafka.prefix + "kill"
+    state = tmp_path / "state"
+    worker_file, connector_file = _worker_files(tmp_path, kafka, mysql_db, prefix, port)
+    body = json.loads(connector_file.read_text())
+    body["name"] = "spark-kill"
+    body["config"].update(
+        _spark_config(mysql_db, kafka, prefix, state, **{"snapshot.spark.chunk.rows": "1000"})
+    )
+    body["config"]["topic.prefix"] = prefix
+    connector_file.write_text(json.dumps(body))
+    process = Worker("standalone", [str(worker_file), str(connector_file)], port, tmp_path / "w.log")
+    writer = Writer(mysql_db, hot=ROWS)
+    topic = f"{prefix}.{mysql_db.name}.items"
+    process.start()
+    try:
+        writer.start()
+        time.sleep(2)
+        before = set(_table(mysql_db))
+        _signal(mysql_db, "spark-kill", "execute-snapshot", {"data-collections": [f"{mysql_db.name}.items"]})
+        run_id = None
+        for done in (2, 6):
+            deadline = time.monotonic() + 300
+            while len(_state(state, "spark-kill", prefix).get("done", {})) < done:
+                assert time.monotonic() < deadline, f"fewer than {done} Spark chunks done"
+                time.sleep(0.3)
+            run = _state(state, "spark-kill", prefix)
+            assert run_id is None or run["run_id"] == run_id  # the same run, resumed
+            run_id = run["run_id"]
+            assert process.proc is not None
+            children = _descendants(process.proc.pid)
+            assert children, "the Spark JVM runs in the worker's process tree"
+            process.kill9()
+            deadline = time.monotonic() + 60
+            while any(Path(f"/proc/{pid}").exists() for pid in children):
+                assert time.monotonic() < deadline, "the killed worker's Spark processes live on"
+                time.sleep(0.5)
+            process.start()
+        deadline = time.monotonic() + 600
+        while "Incremental snapshot completed" not in process.log_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline, "the back-fill did not complete"
+            assert process.proc is not None and process.proc.poll() is None, "the worker died"
+            time.sleep(1)
+        time.sleep(1)
+        writer.finish()
+        events = _await_equal(kafka, topic, mysql_db, timeout=180, isolation="read_committed")
+    finally:
+        writer.stop_event.set()
+        process.stop()
+    log = process.log_path.read_text(errors="replace")
+    assert log.count("changed since it started") >= 2, "the back-fill was not resumed twice"
+    run = _state(state, "spark-kill", prefix)
+    assert run["completed"] and run["run_id"] == run_id
+    reads = {k for k, v in events if v is not None and v["op"] == "r"}
+    assert len(reads) >= len(before) * 0.9
+    assert before <= {k for k, _ in events}
