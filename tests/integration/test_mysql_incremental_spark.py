@@ -9,8 +9,9 @@ real worker, MariaDB, Kafka and Spark (``local[2]``, two readers).
 - ``test_spark_backfill_resumes_after_a_task_restart``: the same, with the task restarted (REST) after
   a few chunks: the new task resumes the run from its resume file (no chunk read twice), reads the keys
   changed since the start back from the binlog, and the reduced topic equals the table.
-- ``test_stop_snapshot_cancels_the_spark_backfill``: ``stop-snapshot`` in the middle: no more chunks,
-  the snapshot is aborted, streaming goes on.
+- ``test_stop_snapshot_cancels_the_spark_backfill``: ``pause-snapshot`` holds chunks back and
+  ``resume-snapshot`` lets them go on; ``stop-snapshot`` in the middle: no more chunks, the snapshot is
+  aborted, streaming goes on.
 """
 
 from __future__ import annotations
@@ -255,6 +256,14 @@ def test_stop_snapshot_cancels_the_spark_backfill(
     )
     b.signal("spark-3", writes=False)
     b.await_chunks(2)
+    # pause-snapshot: no chunk is submitted any more (those in flight finish); resume-snapshot goes on.
+    _signal(mysql_db, "pause-3", "pause-snapshot", {})
+    time.sleep(6)
+    paused = len(b.run()["done"])
+    time.sleep(6)
+    assert len(b.run()["done"]) == paused, "chunks were read while the snapshot was paused"
+    _signal(mysql_db, "resume-3", "resume-snapshot", {})
+    b.await_chunks(paused + 1)
     _signal(mysql_db, "stop-3", "stop-snapshot", {"type": "incremental"})
     deadline = time.monotonic() + 60
     while _metric("SnapshotAborted", b.prefix) != 1.0:
