@@ -364,3 +364,33 @@ def test_kill_9_during_a_spark_backfill_under_writes(tmp_path: Path, kafka: Any,
     reads = {k for k, v in events if v is not None and v["op"] == "r"}
     assert len(reads) >= len(before) * 0.9
     assert before <= {k for k, _ in events}
+
+
+def test_a_small_table_is_read_in_chunks(
+    worker: ConnectRuntime,  # noqa: F811
+    mysql_db: Any,
+    kafka: Any,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Below ``incremental.snapshot.spark.min.rows`` the DBLog chunks read the table (asked once, not
+    at every chunk), no Spark run is made, and the guarantee is the chunks' own."""
+    caplog.set_level("INFO", logger="cdc.mysql.incremental")
+    b = Backfill(
+        worker,
+        mysql_db,
+        kafka,
+        tmp_path / "state",
+        "spark-small",
+        **{"incremental.snapshot.spark.min.rows": str(10 * ROWS), "incremental.snapshot.chunk.size": "2000"},
+    )
+    b.signal("spark-4")
+    try:
+        _await_completed(worker, b.name, b.prefix)
+    finally:
+        b.writer.finish()
+    events, _ = b.verify(kafka)
+    assert _stale(events) == []  # chunks: no read ever follows a newer change of its key
+    assert b.run() == {} and not (tmp_path / "state").exists()
+    declined = [r for r in caplog.records if "in DBLog chunks, not on Spark" in r.getMessage()]
+    assert len(declined) == 1, [r.getMessage() for r in declined]

@@ -99,6 +99,8 @@ class SparkBackfill:
         """The streamer's current offset (set by the task)."""
         self.on_done: Callable[[TableId], None] = lambda table: None
         """Called (streamer thread) once a table's back-fill is complete: the snapshot goes on."""
+        self._declined: DataCollection | None = None
+        """The collection last found not to qualify (read in chunks): not asked again at every chunk."""
         self._reset()
 
     def _reset(self) -> None:
@@ -126,8 +128,11 @@ class SparkBackfill:
             if self.pending is not None and self.window_id is None:
                 self._next_window()
             return True
+        if current == self._declined:
+            return False  # decided at its first chunk
         table = self.ctx.schema.table(current.table)
         if table is None or not self._eligible(table, current):
+            self._declined = current
             return False
         self._begin(table)
         return True
