@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,13 +113,35 @@ def _state(state: Path, name: str, prefix: str) -> dict[str, Any]:
     return dict(json.loads(path.read_text())) if path.exists() else {}
 
 
+@dataclass
+class Env:
+    """A test's worker, database, Kafka and Spark state directory (``cdc.mysql.incremental`` logs captured
+    at INFO)."""
+
+    worker: ConnectRuntime
+    mysql_db: Any
+    kafka: Any
+    state: Path
+
+
+@pytest.fixture
+def env(
+    worker: ConnectRuntime,  # noqa: F811
+    mysql_db: Any,
+    kafka: Any,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> Env:
+    caplog.set_level("INFO", logger="cdc.mysql.incremental")
+    return Env(worker, mysql_db, kafka, tmp_path / "state")
+
+
 class Backfill:
     """A connector on a fresh ``items`` table of ``ROWS`` rows with a signal table; ``writer`` (started by
     :meth:`signal`) changes rows all over the table."""
 
-    def __init__(
-        self, runtime: ConnectRuntime, mysql_db: Any, kafka: Any, state: Path, name: str, **extra: str
-    ) -> None:
+    def __init__(self, env: Env, name: str, **extra: str) -> None:
+        runtime, mysql_db, kafka, state = env.worker, env.mysql_db, env.kafka, env.state
         self.mysql_db, self.name, self.state = mysql_db, name, state
         self.prefix = kafka.topic(name.replace("-", ""))
         _create(mysql_db, ROWS)
@@ -170,23 +193,16 @@ class Backfill:
 # --------------------------------------------------------------------------------------------------- tests
 
 
-def test_spark_backfill_under_writes(
-    worker: ConnectRuntime,  # noqa: F811
-    mysql_db: Any,
-    kafka: Any,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level("INFO", logger="cdc.mysql.incremental")
-    b = Backfill(worker, mysql_db, kafka, tmp_path / "state", "spark-inc")
+def test_spark_backfill_under_writes(env: Env, caplog: pytest.LogCaptureFixture) -> None:
+    b = Backfill(env, "spark-inc")
     b.signal("spark-1")
     try:
-        _await_completed(worker, b.name, b.prefix)
+        _await_completed(env.worker, b.name, b.prefix)
         time.sleep(1)
     finally:
         b.writer.finish()
     assert b.writer.transactions > 50
-    events, figures = b.verify(kafka)
+    events, figures = b.verify(env.kafka)
     run = b.run()
     assert run["completed"] and len(run["done"]) >= 5, run
     assert sum(d["rows"] for d in run["done"].values()) >= len(b.before) * 0.9
@@ -204,37 +220,28 @@ def test_spark_backfill_under_writes(
     assert sum(1 for v in values[spark[0] : spark[-1]] if v["op"] in ("c", "u")) > 20
     signals = [
         json.loads(m.value())["after"]["type"]
-        for m in kafka.read_to_end(f"{b.prefix}.{mysql_db.name}.debezium_signal")
+        for m in env.kafka.read_to_end(f"{b.prefix}.{env.mysql_db.name}.debezium_signal")
         if m.value() is not None
     ]
     assert signals.count("snapshot-window-open") == signals.count("snapshot-window-close") >= 1
     print("figures:", figures, "chunks:", len(run["done"]), finished[0])
 
 
-def test_spark_backfill_resumes_after_a_task_restart(
-    worker: ConnectRuntime,  # noqa: F811
-    mysql_db: Any,
-    kafka: Any,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level("INFO", logger="cdc.mysql.incremental")
-    b = Backfill(
-        worker, mysql_db, kafka, tmp_path / "state", "spark-restart", **{"snapshot.spark.chunk.rows": "1000"}
-    )
+def test_spark_backfill_resumes_after_a_task_restart(env: Env, caplog: pytest.LogCaptureFixture) -> None:
+    b = Backfill(env, "spark-restart", **{"snapshot.spark.chunk.rows": "1000"})
     b.signal("spark-2")
     try:
         run_before = b.await_chunks(3)
         done_before = set(run_before["done"])
-        base = worker.url.rstrip("/")
+        base = env.worker.url.rstrip("/")
         restart = requests.post(f"{base}/connectors/{b.name}/restart?includeTasks=true", timeout=60)
         assert restart.status_code in (200, 202, 204), restart.text
-        _await_running(worker, b.name)
-        _await_completed(worker, b.name, b.prefix)
+        _await_running(env.worker, b.name)
+        _await_completed(env.worker, b.name, b.prefix)
         time.sleep(1)
     finally:
         b.writer.finish()
-    _, figures = b.verify(kafka)
+    _, figures = b.verify(env.kafka)
     run = b.run()
     assert run["completed"] and run["run_id"] == run_before["run_id"]  # the same run, resumed
     assert run["start"] == run_before["start"]
@@ -245,43 +252,37 @@ def test_spark_backfill_resumes_after_a_task_restart(
     print("figures:", figures, "chunks done before the restart:", len(done_before))
 
 
-def test_stop_snapshot_cancels_the_spark_backfill(
-    worker: ConnectRuntime,  # noqa: F811
-    mysql_db: Any,
-    kafka: Any,
-    tmp_path: Path,
-) -> None:
-    b = Backfill(
-        worker, mysql_db, kafka, tmp_path / "state", "spark-stop", **{"snapshot.spark.chunk.rows": "500"}
-    )
+def test_stop_snapshot_cancels_the_spark_backfill(env: Env) -> None:
+    b = Backfill(env, "spark-stop", **{"snapshot.spark.chunk.rows": "500"})
     b.signal("spark-3", writes=False)
     b.await_chunks(2)
     # pause-snapshot: no chunk is submitted any more (those in flight finish); resume-snapshot goes on.
-    _signal(mysql_db, "pause-3", "pause-snapshot", {})
+    _signal(env.mysql_db, "pause-3", "pause-snapshot", {})
     time.sleep(6)
     paused = len(b.run()["done"])
     time.sleep(6)
     assert len(b.run()["done"]) == paused, "chunks were read while the snapshot was paused"
-    _signal(mysql_db, "resume-3", "resume-snapshot", {})
+    _signal(env.mysql_db, "resume-3", "resume-snapshot", {})
     b.await_chunks(paused + 1)
-    _signal(mysql_db, "stop-3", "stop-snapshot", {"type": "incremental"})
+    _signal(env.mysql_db, "stop-3", "stop-snapshot", {"type": "incremental"})
     deadline = time.monotonic() + 60
     while _metric("SnapshotAborted", b.prefix) != 1.0:
         assert time.monotonic() < deadline, "the snapshot was not aborted"
         time.sleep(0.5)
     time.sleep(5)  # chunks in flight are cancelled (their transactions fenced)
-    reads = len(_events(kafka, b.topic, "read_committed"))
+    reads = len(_events(env.kafka, b.topic, "read_committed"))
     time.sleep(8)
-    assert len(_events(kafka, b.topic, "read_committed")) == reads, "records were written after the stop"
+    assert len(_events(env.kafka, b.topic, "read_committed")) == reads, "records were written after the stop"
     assert reads < ROWS
     assert not b.run().get("completed")
     # The stream goes on.
-    with mysql_db.connect() as conn, conn.cursor() as cur:
+    with env.mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("INSERT INTO items (version, payload) VALUES (7, 'after-stop')")
         new_id = int(cur.lastrowid)
     deadline = time.monotonic() + 60
     while not any(
-        k == new_id and v is not None and v["op"] == "c" for k, v in _events(kafka, b.topic, "read_committed")
+        k == new_id and v is not None and v["op"] == "c"
+        for k, v in _events(env.kafka, b.topic, "read_committed")
     ):
         assert time.monotonic() < deadline, "the insert after the stop was not streamed"
         time.sleep(1)
@@ -366,31 +367,21 @@ def test_kill_9_during_a_spark_backfill_under_writes(tmp_path: Path, kafka: Any,
     assert before <= {k for k, _ in events}
 
 
-def test_a_small_table_is_read_in_chunks(
-    worker: ConnectRuntime,  # noqa: F811
-    mysql_db: Any,
-    kafka: Any,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_a_small_table_is_read_in_chunks(env: Env, caplog: pytest.LogCaptureFixture) -> None:
     """Below ``incremental.snapshot.spark.min.rows`` the DBLog chunks read the table (asked once, not
     at every chunk), no Spark run is made, and the guarantee is the chunks' own."""
-    caplog.set_level("INFO", logger="cdc.mysql.incremental")
     b = Backfill(
-        worker,
-        mysql_db,
-        kafka,
-        tmp_path / "state",
+        env,
         "spark-small",
         **{"incremental.snapshot.spark.min.rows": str(10 * ROWS), "incremental.snapshot.chunk.size": "2000"},
     )
     b.signal("spark-4")
     try:
-        _await_completed(worker, b.name, b.prefix)
+        _await_completed(env.worker, b.name, b.prefix)
     finally:
         b.writer.finish()
-    events, _ = b.verify(kafka)
+    events, _ = b.verify(env.kafka)
     assert _stale(events) == []  # chunks: no read ever follows a newer change of its key
-    assert b.run() == {} and not (tmp_path / "state").exists()
+    assert b.run() == {} and not env.state.exists()
     declined = [r for r in caplog.records if "in DBLog chunks, not on Spark" in r.getMessage()]
     assert len(declined) == 1, [r.getMessage() for r in declined]
