@@ -117,14 +117,15 @@ class IncrementalContext:
         """``offset`` with the snapshot's keys added while it runs (as Debezium's ``store``)."""
         if not self.running:
             return offset
+        if self.spark_start is not None:
+            offset[SPARK_KEY] = self._spark_json()
+
         # Before a resumed snapshot sends its first row, the resume point stands for the last row sent.
         sent = self.last_sent if self.last_sent is not None else self.chunk_end
         offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
         offset[MAXIMUM_KEY] = encode_object_array(self.maximum_key) if self.maximum_key is not None else None
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
-        if self.spark_start is not None:
-            offset[SPARK_KEY] = self._spark_json()
         return offset
 
     def _spark_json(self) -> str:
