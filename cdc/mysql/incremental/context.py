@@ -112,6 +112,11 @@ class IncrementalContext:
         self.chunk_end = self.last_sent
         self.window_open = False
 
+    def _spark_json(self) -> str:
+        current = self.current
+        table = str(current.table) if current is not None else ""
+        return json.dumps({"table": table, "start": self.spark_start}, separators=(",", ":"))
+
     # -- offsets ---------------------------------------------------------------------------------------
     def store(self, offset: dict[str, Any]) -> dict[str, Any]:
         """``offset`` with the snapshot's keys added while it runs (as Debezium's ``store``)."""
@@ -127,11 +132,6 @@ class IncrementalContext:
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
         return offset
-
-    def _spark_json(self) -> str:
-        current = self.current
-        table = str(current.table) if current is not None else ""
-        return json.dumps({"table": table, "start": self.spark_start}, separators=(",", ":"))
 
     def collections_json(self) -> str:
         if self._json is None:
