@@ -1,5 +1,6 @@
-"""B12's contenders: cdc's incremental snapshot at ``incremental.snapshot.parallelism`` 1, 2 and 4, and
-Debezium's (MariaDB connector in Kafka Connect) at its defaults and at its best documented setting.
+"""B12's contenders: cdc's incremental snapshot at ``incremental.snapshot.parallelism`` 1, 2 and 4, cdc's
+Spark back-fill (``cdc-spark2``: ``incremental.snapshot.engine=spark`` at ``local[2]``), and Debezium's
+(MariaDB connector in Kafka Connect) at its defaults and at its best documented setting.
 
 Debezium's incremental snapshot has one documented speed knob, ``incremental.snapshot.chunk.size``
 (default 1024): its documentation says a larger chunk is more efficient (fewer, larger snapshot queries
@@ -16,6 +17,8 @@ import json
 import random
 import time
 from typing import ClassVar
+
+import requests
 
 from bench import jars
 from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
@@ -186,6 +189,57 @@ for _n in (1, 2, 4):
             {"name": f"cdc-p{_n}", "parallelism": _n, "order": 10 + _n},
         )
     )
+
+
+@contender
+class CdcSparkIncremental(CdcIncremental):
+    """cdc's incremental snapshot back-filled by its Spark engine (``incremental.snapshot.engine=spark``):
+    the whole table read as ``local[2]`` Spark tasks (2 readers, ``snapshot.spark.chunk.rows`` default
+    50 000, exactly-once chunks) while the task streams, then the keys changed meanwhile read again in
+    watermark windows. Its watermarks are written only at the end, so the back-fill's end is taken from the
+    worker's ``/metrics`` (``SnapshotCompleted`` after ``SnapshotRunning``) instead of the signal table."""
+
+    name = "cdc-spark2"
+    order = 15
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "incremental.snapshot.engine": "spark",
+            "incremental.snapshot.spark.min.rows": "0",
+            "snapshot.spark.master": "local[2]",
+            "snapshot.spark.partitions": "2",
+            "snapshot.spark.state.dir": str(self.ctx.workdir / "spark-state"),
+        }
+
+    def _wait_backfill(
+        self, worker: WorkerProcess, name: str, stack: Stack, signal: str, quiet: float
+    ) -> float:
+        """Until the worker's snapshot metrics say the incremental snapshot ran and completed; the CPU
+        then."""
+        started_at = time.monotonic()
+        limit = self.b12.option("limit_s", "7200")
+        running = False
+        while True:
+            time.sleep(0.5)
+            metrics = requests.get(worker.url + "/metrics", timeout=30).text
+            running = running or _gauge(metrics, "SnapshotRunning") == 1.0
+            if running and _gauge(metrics, "SnapshotCompleted") == 1.0:
+                return worker.monitor.cpu()
+            if not worker.alive():
+                raise RuntimeError(f"{self.name}: the worker died; see {worker.spec.log}")
+            status = worker.status(name)
+            if "FAILED" in json.dumps(status):
+                raise RuntimeError(f"{self.name}: connector failed: {failure(status)}")
+            if time.monotonic() - started_at > limit:
+                raise TimeoutError(f"{self.name}: the back-fill did not complete in {limit:.0f} s")
+
+
+def _gauge(metrics: str, name: str) -> float | None:
+    """The value of ``debezium_mysql_snapshot_<name>`` (the worker runs one connector)."""
+    for line in metrics.splitlines():
+        if line.startswith(f"debezium_mysql_snapshot_{name}{{"):
+            return float(line.split()[-1])
+    return None
 
 
 @contender

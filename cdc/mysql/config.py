@@ -593,6 +593,29 @@ def _define_signals(d: ConfigDef) -> None:
         **g,
     )
     d.define(
+        "incremental.snapshot.engine",
+        S,
+        "auto",
+        v.case_insensitive_one_of("auto", "local", "spark"),
+        LO,
+        "Who reads an incremental snapshot's rows (cdc only). local: DBLog chunks between watermarks; "
+        "spark: a table of at least incremental.snapshot.spark.min.rows rows is read by the parallel Spark "
+        "engine (the snapshot.spark.* settings) while streaming goes on, then the keys changed meanwhile "
+        "are read again in watermark windows; auto: spark when snapshot.engine=spark, else local (see "
+        "docs/snapshots.md).",
+        **g,
+    )
+    d.define(
+        "incremental.snapshot.spark.min.rows",
+        L,
+        100000,
+        v.at_least(0),
+        LO,
+        "incremental.snapshot.engine=spark: tables the server estimates smaller than this are read in "
+        "DBLog chunks (starting Spark costs more than reading them).",
+        **g,
+    )
+    d.define(
         "read.only",
         B,
         False,
@@ -703,6 +726,8 @@ class MySqlSettings:
     incremental_snapshot_watermarking_strategy: str = setting("incremental.snapshot.watermarking.strategy")
     incremental_snapshot_allow_schema_changes: bool = setting("incremental.snapshot.allow.schema.changes")
     incremental_snapshot_parallelism: int = setting("incremental.snapshot.parallelism")
+    incremental_snapshot_engine: str = setting("incremental.snapshot.engine")
+    incremental_snapshot_spark_min_rows: int = setting("incremental.snapshot.spark.min.rows")
     read_only: bool = setting("read.only")
 
     @classmethod
@@ -728,6 +753,14 @@ class MySqlSettings:
         if table not in self.override_tables:
             return None
         return self.raw.get(f"snapshot.select.statement.overrides.{table}")
+
+    @property
+    def incremental_spark(self) -> bool:
+        """Whether incremental snapshots of large tables are read by the Spark engine."""
+        engine = self.incremental_snapshot_engine.lower()
+        if engine == "auto":
+            return self.snapshot_engine.lower() == "spark"
+        return engine == "spark"
 
     def skipped(self, op: str) -> bool:
         return op in self.skipped_op_codes

@@ -268,4 +268,9 @@ DIFFERS: dict[str, str] = {
 }
 """Declared keys that behave differently from Debezium's, and how."""
 
-CDC_ONLY = ("snapshot.engine", "snapshot.spark.")
+CDC_ONLY = (
+    "snapshot.engine",
+    "snapshot.spark.",
+    "incremental.snapshot.engine",
+    "incremental.snapshot.spark.",
+)

@@ -502,6 +502,7 @@ class Streamer:
                     images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
                 else:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
+        self.hooks.on_row_images(table_id, images)
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
         ts_ms = int(event.timestamp) * 1000

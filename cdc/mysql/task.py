@@ -156,6 +156,9 @@ class MySqlSourceTask(SourceTask):
             return context.store(streamer.checkpoint().to_dict())
 
         actions.position = blocking.position = position
+        if settings.incremental_spark:
+            spark = incremental.use_spark(self.props, self.context.worker_client_config())
+            spark.position = position
         return processor
 
     def _plan(

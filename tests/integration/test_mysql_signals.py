@@ -173,10 +173,12 @@ class Writer(threading.Thread):
         self.conn.close()
 
 
-def _events(kafka: Any, topic: str) -> list[tuple[int, dict[str, Any] | None]]:
+def _events(
+    kafka: Any, topic: str, isolation: str = "read_uncommitted"
+) -> list[tuple[int, dict[str, Any] | None]]:
     """(id, value) of every record of ``topic`` in order (value None for a tombstone)."""
     out = []
-    for msg in kafka.read_to_end(topic, timeout=60):
+    for msg in kafka.read_to_end(topic, timeout=60, isolation=isolation):
         key = json.loads(msg.key())
         out.append((int(key["id"]), None if msg.value() is None else json.loads(msg.value())))
     return out
@@ -217,12 +219,17 @@ def _stale(events: list[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, i
 
 
 def _await_equal(
-    kafka: Any, topic: str, mysql_db: Any, timeout: float = 120, table: str = "items"
+    kafka: Any,
+    topic: str,
+    mysql_db: Any,
+    timeout: float = 120,
+    table: str = "items",
+    isolation: str = "read_uncommitted",
 ) -> list[Any]:
     expected = _table(mysql_db, table)
     deadline = time.monotonic() + timeout
     while True:
-        events = _events(kafka, topic)
+        events = _events(kafka, topic, isolation)
         reduced = _reduce(events)
         if reduced == expected:
             return events

@@ -248,3 +248,60 @@ def test_an_incremental_snapshot_without_a_signal_table_is_skipped() -> None:
     recorder.read_only = True  # read.only needs none
     actions.dispatch(SignalRecord("x", "execute-snapshot", '{"data-collections": ["db.a"]}', "kafka"))
     assert len(recorder.calls) == 1
+
+
+def test_a_spark_back_fill_start_travels_in_the_offsets() -> None:
+    """The start of the current table's Spark back-fill is kept while it runs, dropped with the table, and
+    ignored when it names another table than the current one (a hand-edited or stale offset)."""
+    context = IncrementalContext()
+    context.add([DataCollection(TableId("db", "a")), DataCollection(TableId("db", "b"))], "sig-2")
+    assert "incremental_snapshot_spark_start" not in context.store({"file": "f", "pos": 4})
+    context.spark_start = {"file": "binlog.000003", "pos": 1234}
+    offset = context.store({"file": "binlog.000003", "pos": 2000})
+    assert json.loads(offset["incremental_snapshot_spark_start"]) == {
+        "table": "db.a",
+        "start": {"file": "binlog.000003", "pos": 1234},
+    }
+    back = IncrementalContext.from_offset(offset)
+    assert back.spark_start == {"file": "binlog.000003", "pos": 1234}
+    back.next_collection()
+    assert back.spark_start is None
+    assert "incremental_snapshot_spark_start" not in back.store({"file": "f"})
+    other = dict(offset, incremental_snapshot_spark_start=json.dumps({"table": "db.b", "start": {"pos": 1}}))
+    assert IncrementalContext.from_offset(other).spark_start is None
+
+
+@pytest.mark.parametrize(
+    ("engine", "initial", "expected"),
+    [("auto", "local", False), ("auto", "spark", True), ("local", "spark", False), ("SPARK", "local", True)],
+)
+def test_which_engine_reads_incremental_snapshots(engine: str, initial: str, expected: bool) -> None:
+    from cdc.mysql.config import MySqlSettings
+
+    settings = MySqlSettings.parse(
+        {
+            "topic.prefix": "p",
+            "database.hostname": "h",
+            "database.user": "u",
+            "database.server.id": "5",
+            "incremental.snapshot.engine": engine,
+            "snapshot.engine": initial,
+        }
+    )
+    assert settings.incremental_spark is expected
+
+
+def test_an_unknown_incremental_engine_is_refused() -> None:
+    from cdc.mysql.validation import require_valid
+
+    with pytest.raises(Exception, match=r"incremental\.snapshot\.engine"):
+        require_valid(
+            {
+                "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+                "topic.prefix": "p",
+                "database.hostname": "h",
+                "database.user": "u",
+                "database.server.id": "5",
+                "incremental.snapshot.engine": "flink",
+            }
+        )

@@ -7,6 +7,11 @@ row sent, hex of a Java-serialized ``Object[]``), ``incremental_snapshot_maximum
 key when its snapshot began, same encoding) and ``incremental_snapshot_correlation_id`` (the signal's id).
 A restarted task reads them back and resumes after the last row sent; so does a task whose offsets
 Debezium wrote.
+
+While the current table is back-filled by Spark (:mod:`cdc.mysql.incremental.spark_backfill`) one key of
+cdc's own is added: ``incremental_snapshot_spark_start`` (JSON: the table and the stream position the
+back-fill started from), so a restarted task resumes that back-fill. Debezium ignores it (it would read
+the table again from its first chunk).
 """
 
 from __future__ import annotations
@@ -21,12 +26,13 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.mysql.incremental.javaser import decode_object_array, encode_object_array
 
-__all__ = ["COLLECTIONS_KEY", "DataCollection", "IncrementalContext"]
+__all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext"]
 
 PRIMARY_KEY = "incremental_snapshot_primary_key"
 MAXIMUM_KEY = "incremental_snapshot_maximum_key"
 COLLECTIONS_KEY = "incremental_snapshot_collections"
 CORRELATION_KEY = "incremental_snapshot_correlation_id"
+SPARK_KEY = "incremental_snapshot_spark_start"
 _ID = COLLECTIONS_KEY + "_id"
 _CONDITION = COLLECTIONS_KEY + "_additional_condition"
 _SURROGATE = COLLECTIONS_KEY + "_surrogate_key"
@@ -53,6 +59,8 @@ class IncrementalContext:
         self.chunk_id: str | None = None
         self.window_open = False
         self.paused = False
+        self.spark_start: dict[str, Any] | None = None
+        """The stream position the current table's Spark back-fill started from (None: no back-fill)."""
         self._json: str | None = None
 
     # -- state ---------------------------------------------------------------------------------------
@@ -84,6 +92,7 @@ class IncrementalContext:
         if self.collections:
             self.collections.popleft()
         self.chunk_end = self.last_sent = self.maximum_key = None
+        self.spark_start = None
         self._json = None
         if not self.collections:
             self.correlation_id = None
@@ -100,6 +109,7 @@ class IncrementalContext:
         self.chunk_end = self.last_sent = self.maximum_key = None
         self.correlation_id = self.chunk_id = None
         self.window_open = False
+        self.spark_start = None
         self._json = None
 
     def start_chunk(self) -> str:
@@ -114,11 +124,19 @@ class IncrementalContext:
         self.chunk_end = self.last_sent
         self.window_open = False
 
+    def _spark_json(self) -> str:
+        current = self.current
+        table = str(current.table) if current is not None else ""
+        return json.dumps({"table": table, "start": self.spark_start}, separators=(",", ":"))
+
     # -- offsets ---------------------------------------------------------------------------------------
     def store(self, offset: dict[str, Any]) -> dict[str, Any]:
         """``offset`` with the snapshot's keys added while it runs (as Debezium's ``store``)."""
         if not self.running:
             return offset
+        if self.spark_start is not None:
+            offset[SPARK_KEY] = self._spark_json()
+
         # Before a resumed snapshot sends its first row, the resume point stands for the last row sent.
         sent = self.last_sent if self.last_sent is not None else self.chunk_end
         offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
@@ -171,4 +189,9 @@ class IncrementalContext:
                 for item in json.loads(str(collections))
             )
         context.correlation_id = offset.get(CORRELATION_KEY)
+        spark = offset.get(SPARK_KEY)
+        if spark and context.current is not None:
+            data = json.loads(str(spark))
+            if data.get("table") == str(context.current.table) and isinstance(data.get("start"), dict):
+                context.spark_start = dict(data["start"])
         return context

@@ -16,6 +16,9 @@ and the window's de-duplication covers their union, so the guarantee is the same
 The state (:class:`~cdc.mysql.incremental.context.IncrementalContext`) travels in every offset while the
 snapshot runs; a restarted task resumes with a new chunk after the last row sent. Chunk ids of windows
 opened before a restart no longer match and their watermarks are ignored.
+
+With the Spark engine for incremental snapshots, large tables are back-filled by Spark instead of chunks
+(:mod:`cdc.mysql.incremental.spark_backfill`); this class hands them over and goes on once they are done.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -39,6 +42,9 @@ from cdc.mysql.incremental.chunks import ChunkReader, java_converter, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.readonly import Watermark
 from cdc.mysql.metrics import SnapshotMetrics
+
+if TYPE_CHECKING:
+    from cdc.mysql.incremental.spark_backfill import SparkBackfill
 
 __all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
 
@@ -73,9 +79,36 @@ class IncrementalSnapshot:
         self.chunks = ChunkReader(settings)
         self._open_time = ""
         self.rows_scanned: dict[str, int] = {}
+        self.spark: SparkBackfill | None = None
+        self._ctx = ctx
+
+    def use_spark(self, props: dict[str, str], worker_clients: dict[str, str]) -> SparkBackfill:
+        """Large tables are back-filled by the Spark engine from now on (``incremental.snapshot.engine``)."""
+        from cdc.mysql.incremental.spark_backfill import SparkBackfill
+
+        self.spark = SparkBackfill(
+            self._ctx, self.context, self.metrics, self.chunks, props, worker_clients, self._snapshot_source
+        )
+        self.spark.on_done = self._spark_done
+        return self.spark
+
+    def _spark_done(self, table: TableId) -> None:
+        self._next_collection(table)
+        self.read_chunk()
 
     def close(self) -> None:
+        if self.spark is not None:
+            self.spark.close()
         self.chunks.close()
+
+    def on_idle(self) -> None:
+        """Between transactions: the Spark back-fill's turn (its end, its windows)."""
+        if self.spark is not None:
+            self.spark.on_idle()
+
+    def on_row_images(self, table_id: TableId, images: Sequence[Sequence[Any]]) -> None:
+        if self.spark is not None:
+            self.spark.on_row_images(table_id, images)
 
     # -- actions ------------------------------------------------------------------------------------------
     def resume_on_start(self) -> None:
@@ -136,6 +169,8 @@ class IncrementalSnapshot:
             return
         if not patterns:
             log.info("Stopping the incremental snapshot")
+            if self.spark is not None:
+                self.spark.cancel()
             self.window.clear()
             self.context.clear()
             self.metrics.abort()
@@ -148,6 +183,8 @@ class IncrementalSnapshot:
                 log.info("Removed '%s' from the incremental snapshot", table)
         if current is not None and any(t == current.table for t in self.expand(patterns)):
             log.info("Removed '%s' (being read) from the incremental snapshot", current.table)
+            if self.spark is not None:
+                self.spark.cancel()
             self.window.clear()
             self.metrics.table_done(current.table)
             self.context.next_collection()
@@ -205,6 +242,9 @@ class IncrementalSnapshot:
 
     # -- windows (called by the streamer as the watermarks arrive) -----------------------------------------
     def open_window(self, signal_id: str) -> None:
+        if self.spark is not None and self.spark.expects(signal_id):
+            self.spark.open_window(signal_id)
+            return
         if not self.context.expects(signal_id):
             log.debug(
                 "Window open '%s' is not the current chunk's (%s); ignored", signal_id, self.context.chunk_id
@@ -213,6 +253,9 @@ class IncrementalSnapshot:
         self.context.window_open = True
 
     def close_window(self, signal_id: str, close_record: SourceRecord) -> None:
+        if self.spark is not None and self.spark.expects(signal_id):
+            self.spark.close_window(signal_id, close_record)
+            return
         if not self.context.expects(signal_id):
             log.debug("Window close '%s' is not the current chunk's; ignored", signal_id)
             return
@@ -222,6 +265,8 @@ class IncrementalSnapshot:
 
     def deduplicate(self, table_id: TableId, records: list[SourceRecord]) -> None:
         """Streamed changes inside the window: their keys leave the buffer."""
+        if self.spark is not None:
+            self.spark.deduplicate(table_id, records)
         current = self.context.current
         if not self.context.window_open or not self.window or current is None or current.table != table_id:
             return
@@ -288,6 +333,8 @@ class IncrementalSnapshot:
             return
         if self.signal_table is None and not self.read_only:
             raise ConnectError("An incremental snapshot needs signal.data.collection for its watermarks")
+        if self.spark is not None and self.spark.takes_current():
+            return
         self.chunks.reconnect_if_lost()
         chunk_id = self.context.start_chunk()
         self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")

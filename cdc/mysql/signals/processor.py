@@ -9,6 +9,8 @@ emitted while an incremental snapshot runs carries its state in the offset (``de
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
@@ -54,10 +56,14 @@ class SignalProcessor(StreamHooks):
             return
         self.incremental.deduplicate(table_id, records)
 
+    def on_row_images(self, table_id: TableId, images: Sequence[Sequence[Any]]) -> None:
+        self.incremental.on_row_images(table_id, images)
+
     def on_idle(self) -> None:
         for signal, channel in self.poller.drain():
             self.actions.dispatch(signal, None)
             channel.acknowledge(signal)
+        self.incremental.on_idle()
         self.incremental.close_if_reached(self.actions.position)
 
     def decorate(self, records: list[SourceRecord]) -> list[SourceRecord]:

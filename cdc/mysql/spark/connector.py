@@ -37,7 +37,17 @@ from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
 
-__all__ = ["SPARK_CONF_PREFIX", "may_resume", "spark_conf", "spark_snapshot", "state_dir"]
+__all__ = [
+    "SPARK_CONF_PREFIX",
+    "cancel_on_stop",
+    "exclusive",
+    "gated_runner",
+    "may_resume",
+    "running",
+    "spark_conf",
+    "spark_snapshot",
+    "state_dir",
+]
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +117,7 @@ def _observing(schema: Any, observe: Callable[[Any], None] | None) -> Iterator[N
 
 
 @contextlib.contextmanager
-def _exclusive(stopping: threading.Event) -> Iterator[None]:
+def exclusive(stopping: threading.Event) -> Iterator[None]:
     logged = False
     while not _one_at_a_time.acquire(timeout=0.5):
         if not logged:
@@ -121,7 +131,7 @@ def _exclusive(stopping: threading.Event) -> Iterator[None]:
         _one_at_a_time.release()
 
 
-def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) -> None:
+def cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) -> None:
     """Once ``stopping`` is set, cancel every Spark job of the run (again each time: a job may have been
     submitted in between) until the run is over."""
     while not done.wait(0.2):
@@ -129,6 +139,29 @@ def _cancel_on_stop(job: Any, stopping: threading.Event, done: threading.Event) 
             continue
         if job.runner is not None:
             job.runner.cancel()
+
+
+@contextlib.contextmanager
+def running(job: Any, stopping: threading.Event, name: str) -> Iterator[None]:
+    """Around a run of ``job`` (a :class:`~cdc.mysql.spark.engine.SnapshotRun` whose runner the body
+    creates): once ``stopping`` is set its Spark jobs are cancelled and an error it then ends with is an
+    :class:`InterruptedError`; at the end its runner (the Spark session) is closed."""
+    done = threading.Event()
+    watcher = threading.Thread(
+        target=in_context(cancel_on_stop), args=(job, stopping, done), name=name, daemon=True
+    )
+    watcher.start()
+    try:
+        yield
+    except BaseException as exc:
+        if stopping.is_set() and not isinstance(exc, InterruptedError):
+            raise InterruptedError("the Spark snapshot was stopped") from exc
+        raise
+    finally:
+        done.set()
+        if job.runner is not None:
+            job.runner.close()
+        watcher.join(5)
 
 
 def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
@@ -145,7 +178,7 @@ def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
     return conf
 
 
-def _runner(
+def gated_runner(
     master: str,
     partitions: int | None,
     app_name: str,
@@ -208,39 +241,22 @@ def spark_snapshot(
         progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
         spark_conf=spark_conf(raw),
     )
-    with _exclusive(stopping):
+    with exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options)
         job.stopping = stopping
-        done = threading.Event()
-        watcher = threading.Thread(
-            target=in_context(_cancel_on_stop),
-            args=(job, stopping, done),
-            name=f"spark-snapshot-stop-{settings.prefix}",
-            daemon=True,
-        )
-        watcher.start()
-        try:
+        with running(job, stopping, f"spark-snapshot-stop-{settings.prefix}"):
             log.info(
                 "Snapshot on Spark (%s, %s): %s",
                 options.master,
                 f"{options.partitions} readers" if options.partitions else "one reader per core",
                 "resuming the unfinished run" if resume else "a new run",
             )
-            job.runner = _runner(
+            job.runner = gated_runner(
                 options.master, options.partitions, f"cdc-snapshot-{job.name}", gate, options.spark_conf
             )
             if stopping.is_set():  # while Spark started: take no lock, write no history
                 raise InterruptedError("snapshot stopped")
             with _observing(schema, on_history):
                 summary = job.run(schema=schema)
-        except BaseException as exc:
-            if stopping.is_set() and not isinstance(exc, InterruptedError):
-                raise InterruptedError("the Spark snapshot was stopped") from exc
-            raise
-        finally:
-            done.set()
-            if job.runner is not None:
-                job.runner.close()
-            watcher.join(5)
     log.info("%s", summary.render())
     return SnapshotResult(summary.end.with_(snapshot=False), summary.tables, summary.rows)

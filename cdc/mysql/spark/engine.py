@@ -20,7 +20,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from cdc.snapshot.runners import ChunkRunner
 from cdc.snapshot.watchdog import SnapshotStalled, Watchdog
 from cdc.snapshot.writer import WriterSpec
 
-__all__ = ["ENCODERS", "SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
+__all__ = ["ENCODERS", "ChunkRun", "SnapshotOptions", "SnapshotRun", "SnapshotSummary", "connector_name"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,17 @@ class SnapshotSummary:
             ),
         ]
         return "\n".join(lines)
+
+
+@dataclass
+class ChunkRun:
+    """What :meth:`SnapshotRun.read_chunks` did: where it wrote, the chunks it read and how long it took."""
+
+    writer: WriterSpec
+    delivery: RunDelivery
+    tasks: list[ChunkTask]
+    results: list[ChunkResult]
+    seconds: float
 
 
 def connector_name(config: Mapping[str, str]) -> str:
@@ -375,28 +386,10 @@ class SnapshotRun:
                 raise ConfigError(
                     f"No schema for {tid}: it was dropped since the snapshot began; use --restart"
                 )
-        tasks = self._tasks(plans, table_models, state.done)
+        chunks = self.read_chunks(start, plans, table_models, state)
+        writer, delivery, results = chunks.writer, chunks.delivery, chunks.results
+        tasks, chunk_seconds = chunks.tasks, chunks.seconds
         skipped = sum(len(p.chunks) for p in plans) - len(tasks)
-        writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
-        delivery = RunDelivery(
-            writer, self.delivery(), state, [f"{self.settings.prefix}.{p.table}" for p in plans]
-        )
-        delivery.begin()
-        ctx = RunContext(
-            self.config,
-            self.connector,
-            writer,
-            start.file,
-            start.pos,
-            self.encoder(),
-            delivery.mode,
-            delivery.ids,
-        )
-        if tasks:
-            self._runner()  # the Spark session starts outside the chunks' time
-        chunks_started = time.monotonic()
-        results = self._run_chunks(tasks, ctx, plans, state, delivery)
-        chunk_seconds = time.monotonic() - chunks_started
         rows = sum(int(d.get("rows", 0)) for d in state.done.values())
         twice = delivery.written_twice(rows)
         end, reread, gone, events = self._reconcile(
@@ -424,8 +417,47 @@ class SnapshotRun:
             twice,
         )
 
+    def read_chunks(
+        self,
+        start: BinlogOffset,
+        plans: Sequence[TablePlan],
+        models: Mapping[TableId, Table | None],
+        state: ProgressState,
+        snapshot: str | None = None,
+        on_chunk: Callable[[str, int], None] | None = None,
+    ) -> ChunkRun:
+        """Read the plans' chunks not yet done in ``state`` and write their records (positions of
+        ``start``); returns once Kafka has every record. ``snapshot``: the ``source.snapshot`` of every
+        record (None: the initial snapshot's markers). ``on_chunk(chunk id, rows)``: progress, instead of
+        the run's own snapshot metrics."""
+        tasks = self._tasks(plans, models, state.done, snapshot)
+        writer = WriterSpec.resolve(self.config, self.worker, f"cdc-snapshot-{self.name}")
+        delivery = RunDelivery(
+            writer, self.delivery(), state, [f"{self.settings.prefix}.{p.table}" for p in plans]
+        )
+        delivery.begin()
+        ctx = RunContext(
+            self.config,
+            self.connector,
+            writer,
+            start.file,
+            start.pos,
+            self.encoder(),
+            delivery.mode,
+            delivery.ids,
+        )
+        if tasks:
+            self._runner()  # the Spark session starts outside the chunks' time
+        chunks_started = time.monotonic()
+        results = self._run_chunks(tasks, ctx, plans, state, delivery, on_chunk)
+        return ChunkRun(writer, delivery, tasks, results, time.monotonic() - chunks_started)
+
     def _tasks(
-        self, plans: Sequence[TablePlan], models: Mapping[TableId, Table | None], done: Mapping[str, Any]
+        self,
+        plans: Sequence[TablePlan],
+        models: Mapping[TableId, Table | None],
+        done: Mapping[str, Any],
+        snapshot: str | None = None,
     ) -> list[ChunkTask]:
         tasks: list[ChunkTask] = []
         for t_index, plan in enumerate(plans):
@@ -434,7 +466,7 @@ class SnapshotRun:
             for chunk in plan.chunks:
                 if chunk.id in done:
                     continue
-                tasks.append(ChunkTask(chunk, model, t_index == 0, t_index == len(plans) - 1))
+                tasks.append(ChunkTask(chunk, model, t_index == 0, t_index == len(plans) - 1, snapshot))
         # Largest first: the long ones start early, so the tail of the run stays short.
         tasks.sort(key=lambda t: -t.chunk.estimated_rows)
         return tasks
@@ -446,6 +478,7 @@ class SnapshotRun:
         plans: Sequence[TablePlan],
         state: ProgressState,
         delivery: RunDelivery,
+        on_chunk: Callable[[str, int], None] | None = None,
     ) -> list[ChunkResult]:
         """Run the chunks, noting each one started and done in the resume file; stops on a stall (see
         :mod:`cdc.snapshot.watchdog`) and, on any failure, fences the transactions of the chunks in flight."""
@@ -454,7 +487,7 @@ class SnapshotRun:
             return results
         emit = _log_progress if self.options.progress_to_log else None
         progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
-        metrics = _run_metrics(self.settings.prefix, plans, state.done)
+        metrics = _run_metrics(self.settings.prefix, plans, state.done) if on_chunk is None else None
         lock = threading.Lock()
         in_flight: set[str] = set()
         runner = self._runner()
@@ -488,7 +521,10 @@ class SnapshotRun:
                 }
                 state.save()
                 progress.chunk_done(result.chunk_id, result.rows)
-                metrics.chunk_done(result.chunk_id, result.rows)
+                if metrics is not None:
+                    metrics.chunk_done(result.chunk_id, result.rows)
+                if on_chunk is not None:
+                    on_chunk(result.chunk_id, result.rows)
             watchdog.progress()
 
         def relay_stop() -> None:  # the caller's stop halts the run as the watchdog does
@@ -502,9 +538,11 @@ class SnapshotRun:
         threading.Thread(target=in_context(relay_stop), name="snapshot-stop", daemon=True).start()
         try:
             runner.run(tasks, ctx, on_done, halt, on_start)
-            metrics.snapshot.complete()
+            if metrics is not None:
+                metrics.snapshot.complete()
         except BaseException as exc:
-            metrics.snapshot.abort()
+            if metrics is not None:
+                metrics.snapshot.abort()
             with lock:
                 stopped = sorted(in_flight)
             delivery.fence(stopped)

@@ -70,6 +70,9 @@ class ChunkTask:
     table: Table
     first_overall: bool
     last_overall: bool
+    snapshot: str | None = None
+    """The ``source.snapshot`` of every record of the chunk (``incremental`` for an incremental
+    snapshot's back-fill); None: the initial snapshot's markers (:func:`_marker`)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ def _marker(task: ChunkTask, first: bool, last: bool) -> str:
     other, the table's first row is ``first_in_data_collection``, its last ``last_in_data_collection``
     (``last`` for the last table)."""
     chunk = task.chunk
+    if task.snapshot is not None:
+        return task.snapshot
     if first and chunk.first and task.first_overall:
         return "first"
     if last and chunk.last:

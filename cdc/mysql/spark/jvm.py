@@ -80,7 +80,7 @@ JDBC_DRIVER = "org.mariadb.jdbc.Driver"
 DOUBLE_TO_TEXT = "com.fasterxml.jackson.core.io.schubfach.DoubleToDecimal"
 FLOAT_TO_TEXT = "com.fasterxml.jackson.core.io.schubfach.FloatToDecimal"
 
-MARKERS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last")
+MARKERS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last", "incremental")
 _AFTER_NULL = b'"after":null'
 _JSON_CONVERTER = "cdc.converters.json_converter.JsonConverter"
 _ROUTER = "cdc.transforms.routing.RegexRouter"
@@ -582,7 +582,7 @@ def run_chunk_jvm(
         lines = table_lines(session, enc, [task], ctx)
     envelope = _Envelope(
         prefix,
-        suffixes["true"],
+        suffixes[_marker(task, False, False)],
         suffixes[_marker(task, True, False)],
         suffixes[_marker(task, False, True)],
         suffixes[_marker(task, True, True)],
