@@ -77,7 +77,11 @@ class WorkerSpec:
     internal_topics: list[str] = field(default_factory=list)
 
 
-def _connect_log4j(path: Path, log_file: Path) -> None:
+def _connect_log4j(path: Path, log_file: Path, levels: Mapping[str, str] | None = None) -> None:
+    loggers = "".join(
+        f"logger.l{i}.name = {name}\nlogger.l{i}.level = {level}\n"
+        for i, (name, level) in enumerate(sorted((levels or {}).items()))
+    )
     path.write_text(
         "status = warn\n"
         "appender.file.type = File\n"
@@ -86,7 +90,7 @@ def _connect_log4j(path: Path, log_file: Path) -> None:
         "appender.file.layout.type = PatternLayout\n"
         "appender.file.layout.pattern = [%d] %p %m (%c)%n\n"
         "rootLogger.level = INFO\n"
-        "rootLogger.appenderRef.file.ref = FILE\n",
+        "rootLogger.appenderRef.file.ref = FILE\n" + loggers,
         encoding="utf-8",
     )
 
@@ -98,8 +102,10 @@ def connect_worker(
     *,
     plugin_path: Path | None = None,
     cpus: str | None = None,
+    log_levels: Mapping[str, str] | None = None,
 ) -> WorkerSpec:
-    """Apache Kafka Connect's distributed worker, started as ``bin/connect-distributed.sh`` starts it."""
+    """Apache Kafka Connect's distributed worker, started as ``bin/connect-distributed.sh`` starts it
+    (``log_levels``: logger name → level, beside the root logger's INFO)."""
     libs = jars.connect_libs(cache)
     props = dict(props)
     if plugin_path is not None:
@@ -109,7 +115,7 @@ def connect_worker(
     _write_properties(worker_file, props)
     log4j = workdir / f"{group}.log4j2.properties"
     log = workdir / f"{group}.log"
-    _connect_log4j(log4j, log)
+    _connect_log4j(log4j, log, log_levels)
     argv = [
         "java",
         *jars.jvm_heap(),

@@ -6,6 +6,15 @@ database names). :func:`compare` normalises what must differ and nothing else, a
 difference) and compares keys byte for byte, value schemas (``default`` and ``parameters`` included),
 payloads, headers, the schema-change topic, the schema history topic and the connect-offsets records.
 
+Offsets are compared independently of when each worker happens to flush (every second, so which of the
+offsets its records carry a worker commits is timing): Debezium's worker logs every record's source offset
+(Connect's ``TransformationChain`` at TRACE, :func:`record_offsets_from_log`), and every offset either
+worker commits must be one of those (its field set, with the ``snapshot`` value, while the snapshot runs,
+as each side reads its own binlog position then; its exact value, ``ts_sec`` aside, while streaming). Two
+commits are deterministic and compared in full: the snapshot's completed offset (the harness starts the
+streaming workload only once both workers committed it; its coordinates are each side's own) and the last
+offset (both workers commit on stop).
+
 What is ignored, and why (:data:`IGNORED` is printed with every run):
 
 * the topic prefix and the run's database names, written as ``<prefix>``, ``<db>``, ``<other>``;
@@ -29,7 +38,7 @@ import difflib
 import fnmatch
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,7 @@ __all__ = [
     "Record",
     "compare",
     "load_intentional",
+    "record_offsets_from_log",
     "render",
     "unexplained",
 ]
@@ -52,10 +62,12 @@ IGNORED = (
     "the value of the __debezium.context.runId header (a UUID made when each task starts)",
     "the order of the snapshot's DDL records in the history and schema change topics (Debezium's CREATE "
     "TABLE order is the iteration order of a Java hash set): they are compared sorted",
-    "which intermediate offsets each worker commits (timing): cdc's field sets must be among Debezium's "
-    "and the last offsets must be equal",
+    "which of its records' offsets each worker commits (a flush every second: timing): every committed "
+    "offset must be one Debezium's records carry (by field set and snapshot value before streaming, by "
+    "value while streaming); the snapshot's completed offsets and the last offsets are compared in full",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
-    "(each connector reads the binlog position when its own snapshot starts)",
+    "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
+    "starts)",
 )
 
 _WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
@@ -89,6 +101,15 @@ class Captured:
     schema_changes: list[Record] = field(default_factory=list)
     history: list[Record] = field(default_factory=list)
     offsets: list[Record] = field(default_factory=list)
+    snapshot_commits: int = 0
+    """How many of ``offsets`` were committed before streaming began, the snapshot's completed offset last."""
+    record_offsets: list[dict[str, str]] | None = None
+    """Every record's source offset in order, values as text (Debezium's, read from its worker's log)."""
+
+    @property
+    def completed(self) -> Record | None:
+        """The snapshot's completed offset as this side committed it (``None``: not committed)."""
+        return self.offsets[self.snapshot_commits - 1] if self.snapshot_commits else None
 
     def normalise_text(self, text: str) -> str:
         # the longest names first: a database name may be a prefix of another
@@ -233,6 +254,16 @@ class _Normaliser:
             _blank_snapshot(value, ("file", "pos", "gtids"))
         return value
 
+    @staticmethod
+    def completed_offset(value: Any) -> Any:
+        """The snapshot's completed offset: its coordinates are each side's own (read at its start)."""
+        value = _Normaliser.offset(value)
+        if isinstance(value, dict):
+            for key in ("file", "pos", "gtids"):
+                if key in value:
+                    value[key] = f"<snapshot {key}>"
+        return value
+
 
 def _signature(rec: Record, side: Captured) -> str:
     """What aligns two sides' records: the key, the operation and the DDL (not the whole value)."""
@@ -253,15 +284,25 @@ def _header_value(key: str, value: bytes | None) -> bytes | None:
 
 
 def _compare_pair(
-    area: str, topic: str, index: str, a: Record, b: Record, dbz: Captured, ours: Captured
+    area: str,
+    topic: str,
+    index: str,
+    a: Record,
+    b: Record,
+    dbz: Captured,
+    ours: Captured,
+    norm: Callable[[Any], Any] | None = None,
 ) -> list[Difference]:
     diffs: list[Difference] = []
-    norm = {
-        "data": _Normaliser.envelope,
-        "schema-changes": _Normaliser.envelope,
-        "history": _Normaliser.history,
-        "offsets": _Normaliser.offset,
-    }[area]
+    norm = (
+        norm
+        or {
+            "data": _Normaliser.envelope,
+            "schema-changes": _Normaliser.envelope,
+            "history": _Normaliser.history,
+            "offsets": _Normaliser.offset,
+        }[area]
+    )
     ka, kb = dbz.normalise_bytes(a.key), ours.normalise_bytes(b.key)
     if area == "offsets":
         found: list[tuple[str, Any, Any]] = []
@@ -334,22 +375,116 @@ def _describe(rec: Record, side: Captured) -> str:
     return _short(_signature(rec, side) or "<tombstone>", 120)
 
 
-def _offsets(side: Captured) -> tuple[Record | None, list[str], list[str]]:
-    """The last offset record, the field-name sets of the streaming offsets and those of the offsets
-    written while the snapshot ran (``snapshot`` set, with its value)."""
-    streaming: set[str] = set()
-    snapshot: set[str] = set()
-    last = None
-    for rec in side.offsets:
-        value = rec.value_json()
-        if not isinstance(value, dict):
-            continue
-        if value.get("snapshot") not in (None, False, "false"):
-            snapshot.add(",".join(sorted(value)) + f" snapshot={value['snapshot']}")
-        else:
-            streaming.add(",".join(sorted(value)))
-        last = rec
-    return last, sorted(streaming), sorted(snapshot)
+_TRACE = re.compile(
+    r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, sourceOffset=\{([^{}]*)\}\}"
+)
+_MAP_ENTRY = re.compile(r", (?=[A-Za-z_]+=)")
+
+
+def _java_map(text: str) -> dict[str, str]:
+    """A flat ``java.util.Map``'s ``toString`` (``{a=1, b=x}`` without the braces) as text values."""
+    return dict(part.split("=", 1) for part in _MAP_ENTRY.split(text) if "=" in part)
+
+
+def record_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
+    """Every record's source offset, in order, from a Connect worker's log with
+    ``org.apache.kafka.connect.runtime.TransformationChain`` at TRACE (it logs each record, its
+    ``sourceOffset`` included, before each transform; the connector needs one transform), partition
+    ``{server=<prefix>}`` only."""
+    return [
+        _java_map(m.group(2)) for m in _TRACE.finditer(log) if _java_map(m.group(1)).get("server") == prefix
+    ]
+
+
+def _text(value: Any) -> str:
+    """An offset value as Java's ``toString`` writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "null" if value is None else str(value)
+
+
+def _flagged(offset: Mapping[str, Any]) -> bool:
+    return offset.get("snapshot") not in (None, False, "false")
+
+
+def _shape(offset: Mapping[str, Any]) -> str:
+    """The field set, with the ``snapshot`` value when there is one."""
+    shape = ",".join(sorted(offset))
+    return shape + f" snapshot={_text(offset['snapshot'])}" if "snapshot" in offset else shape
+
+
+def _streaming_value(offset: Mapping[str, Any]) -> str:
+    return json.dumps({k: _text(v) for k, v in offset.items() if k != "ts_sec"}, sort_keys=True)
+
+
+def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
+    """Every offset each worker committed must be one Debezium's records carried: before streaming by its
+    field set (and ``snapshot`` value), while streaming by its value (``ts_sec`` aside)."""
+    carried = dbz.record_offsets or []
+    if not carried:
+        return [Difference("offsets", "<offsets>", "log", "<record offsets>", "none in the worker's log", "")]
+    completed = next((i for i, o in enumerate(carried) if not _flagged(o)), len(carried) - 1)
+    snapshot_shapes = {_shape(o) for o in carried[: completed + 1]}
+    streaming = {_streaming_value(o) for o in carried[completed + 1 :]}
+    diffs: list[Difference] = []
+    for side, tag in ((dbz, "dbz"), (ours, "cdc")):
+        done = side.completed.value_json() if side.completed is not None else None
+        for i, rec in enumerate(side.offsets):
+            value = rec.value_json()
+            if not isinstance(value, dict):
+                continue
+            if i < side.snapshot_commits:
+                found, shown = _shape(value) in snapshot_shapes, _shape(value)
+            else:
+                # a commit of the completed offset again (no new record since) is no streaming offset
+                again = isinstance(done, dict) and _streaming_value(value) == _streaming_value(done)
+                found, shown = again or _streaming_value(value) in streaming, _short(value, 400)
+            if not found:
+                expected = (
+                    sorted(snapshot_shapes)
+                    if i < side.snapshot_commits
+                    else f"one of {len(streaming)} values carried while streaming"
+                )
+                path = "<not among debezium's offsets>" if tag == "cdc" else "<not in its own log>"
+                diffs.append(Difference("offsets", "<offsets>", f"{tag}#{i}", path, _short(expected), shown))
+    return diffs
+
+
+def _compare_offsets(dbz: Captured, ours: Captured) -> list[Difference]:
+    diffs = _committed_in_records(dbz, ours)
+    if dbz.completed is None or ours.completed is None:
+        diffs.append(
+            Difference(
+                "offsets",
+                "<offsets>",
+                "completed",
+                "<record>",
+                str(dbz.completed is not None),
+                str(ours.completed is not None),
+            )
+        )
+    else:
+        diffs.extend(
+            _compare_pair(
+                "offsets",
+                "<offsets>",
+                "completed",
+                dbz.completed,
+                ours.completed,
+                dbz,
+                ours,
+                _Normaliser.completed_offset,
+            )
+        )
+    last_a = dbz.offsets[-1] if dbz.offsets else None
+    last_b = ours.offsets[-1] if ours.offsets else None
+    if last_a is None or last_b is None:
+        if last_a is not last_b:
+            present = str(last_a is not None), str(last_b is not None)
+            diffs.append(Difference("offsets", "<offsets>", "last", "<record>", *present))
+    else:
+        diffs.extend(_compare_pair("offsets", "<offsets>", "last", last_a, last_b, dbz, ours))
+    return diffs
 
 
 def compare(dbz: Captured, ours: Captured) -> list[Difference]:
@@ -363,34 +498,7 @@ def compare(dbz: Captured, ours: Captured) -> list[Difference]:
         _compare_lists("schema-changes", "<prefix>", dbz.schema_changes, ours.schema_changes, dbz, ours)
     )
     diffs.extend(_compare_lists("history", "<history>", dbz.history, ours.history, dbz, ours))
-    last_a, shapes_a, snap_a = _offsets(dbz)
-    last_b, shapes_b, snap_b = _offsets(ours)
-    # which offsets a worker happens to commit depends on timing (a flush every second): every field set
-    # cdc committed must be one Debezium committed too; in-snapshot ones are compared when both have one
-    if snap_a and snap_b and snap_a != snap_b:
-        diffs.append(
-            Difference("offsets", "<offsets>", "all", "<snapshot field sets>", str(snap_a), str(snap_b))
-        )
-    if not set(shapes_b) <= set(shapes_a):
-        diffs.append(
-            Difference(
-                "offsets", "<offsets>", "all", "<field sets>", _short(shapes_a, 400), _short(shapes_b, 400)
-            )
-        )
-    if last_a is None or last_b is None:
-        if last_a is not last_b:
-            diffs.append(
-                Difference(
-                    "offsets",
-                    "<offsets>",
-                    "last",
-                    "<record>",
-                    str(last_a is not None),
-                    str(last_b is not None),
-                )
-            )
-    else:
-        diffs.extend(_compare_pair("offsets", "<offsets>", "last", last_a, last_b, dbz, ours))
+    diffs.extend(_compare_offsets(dbz, ours))
     return diffs
 
 

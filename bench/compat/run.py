@@ -4,10 +4,14 @@ A run makes a database of its own (``compat_<tag>``, :mod:`bench.compat.workload
 Connect with Debezium's MariaDB connector (jars from Maven Central through :mod:`bench.jars`) and a
 ``cdc distributed`` worker (:mod:`bench.workers`), each with its own group, internal topics, topic prefix
 (``dbz_<tag>``/``cdc_<tag>``) and history topic, JsonConverter with schemas on. Both snapshot the database;
-once both emitted their last snapshot record, the streaming workload runs; once both have its last insert,
-both workers are stopped (a final offset commit each) and every topic is read back and compared
-(:mod:`bench.compat.compare`). The comparison is then run once more on a copy of cdc's records with one
-value changed, and must find exactly that change (the self-test).
+once both emitted their last snapshot record and committed the snapshot's completed offset, the streaming
+workload runs; once both have its last insert, both workers are stopped (a final offset commit each) and
+every topic is read back and compared (:mod:`bench.compat.compare`). Both connectors carry a transform that
+passes every record (a ``Filter`` whose predicate matches no topic), so that Kafka Connect logs each record
+with its source offset (``TransformationChain`` at TRACE): the offsets Debezium's records carry, against
+which the offsets each worker happened to commit are checked. The comparison is then run once more on
+copies of cdc's records with one value changed and with one offset's fields altered, and must find each
+change (the self-test).
 
 Exit status: 0 when every difference is listed as intentional in ``docs/debezium-compatibility.md``, 1 when
 one is not, 2 when the self-test fails.
@@ -16,6 +20,7 @@ one is not, 2 when the self-test fails.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -39,6 +44,17 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "debezium-compatibility.md"
 CONNECTOR = "compat"
 MARIADB_CONNECTOR = "io.debezium.connector.mariadb.MariaDbConnector"
+# Kafka Connect logs each record, its source offset included, before each transform of the chain
+# (TRACE); a Filter whose predicate matches no topic passes every record unchanged.
+TRACE_LOGGER = "org.apache.kafka.connect.runtime.TransformationChain"
+TRACE_TRANSFORM = {
+    "transforms": "passAll",
+    "transforms.passAll.type": "org.apache.kafka.connect.transforms.Filter",
+    "transforms.passAll.predicate": "noTopic",
+    "predicates": "noTopic",
+    "predicates.noTopic.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+    "predicates.noTopic.pattern": "compat-no-such-topic",
+}
 
 
 @dataclass
@@ -53,6 +69,8 @@ class Side:
     worker: WorkerProcess | None = None
     extra_config: dict[str, str] = field(default_factory=dict)
     shared_offsets: str | None = None  # another worker's offsets topic (a hand-over)
+    trace_records: bool = False  # log every record's source offset (Kafka Connect: TRACE, a pass-through)
+    snapshot_commits: int = 0  # offsets committed when the snapshot's completed offset was
 
     @property
     def history_topic(self) -> str:
@@ -90,6 +108,7 @@ def connector_config(side: Side, stack: Stack, databases: list[str]) -> dict[str
         "schema.history.internal.kafka.bootstrap.servers": stack.bootstrap,
         "schema.history.internal.kafka.topic": side.history_topic,
         "schema.history.internal.store.only.captured.databases.ddl": "true",
+        **(TRACE_TRANSFORM if side.trace_records else {}),
         **side.extra_config,
     }
 
@@ -108,7 +127,8 @@ def worker_spec(side: Side, stack: Stack, workdir: Path, cache: Path, python: st
     )
     if side.name == "debezium":
         plugin = jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
-        return connect_worker(workdir, cache, props, plugin_path=plugin)
+        levels = {TRACE_LOGGER: "TRACE"} if side.trace_records else None
+        return connect_worker(workdir, cache, props, plugin_path=plugin, log_levels=levels)
     return cdc_worker(workdir, python, props)
 
 
@@ -143,9 +163,27 @@ def read_topic(bootstrap: str, topic: str, timeout: float = 30.0) -> list[cmp.Re
         consumer.close()
 
 
+def committed_offsets(stack: Stack, side: Side) -> list[cmp.Record]:
+    """The offsets ``side``'s worker committed for its connector's partition, in order."""
+    return [
+        r for r in read_topic(stack.bootstrap, side.offsets_topic) if r.key and side.prefix.encode() in r.key
+    ]
+
+
+def snapshot_committed(stack: Stack, side: Side) -> bool:
+    """Whether ``side``'s worker committed the snapshot's completed offset (its last offset is not flagged
+    ``snapshot``); notes how many offsets it had committed by then."""
+    offsets = committed_offsets(stack, side)
+    last = offsets[-1].value_json() if offsets else None
+    if isinstance(last, dict) and last.get("snapshot") in (None, False, "false"):
+        side.snapshot_commits = len(offsets)
+        return True
+    return False
+
+
 def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
     """Read back everything ``side`` wrote."""
-    got = cmp.Captured(side.name, side.prefix, names)
+    got = cmp.Captured(side.name, side.prefix, names, snapshot_commits=side.snapshot_commits)
     for topic in stack.topics_with_prefix(side.prefix + "."):
         got.data[topic.removeprefix(side.prefix + ".")] = read_topic(stack.bootstrap, topic)
     heartbeat = read_topic(stack.bootstrap, f"__debezium-heartbeat.{side.prefix}")
@@ -153,9 +191,10 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
         got.data["__debezium-heartbeat"] = heartbeat
     got.schema_changes = read_topic(stack.bootstrap, side.prefix)
     got.history = read_topic(stack.bootstrap, side.history_topic)
-    got.offsets = [
-        r for r in read_topic(stack.bootstrap, side.offsets_topic) if r.key and side.prefix.encode() in r.key
-    ]
+    got.offsets = committed_offsets(stack, side)
+    if side.trace_records and side.spec is not None and side.name == "debezium":
+        log = side.spec.log.read_text(encoding="utf-8", errors="replace")
+        got.record_offsets = cmp.record_offsets_from_log(log, side.prefix)
     return got
 
 
@@ -196,10 +235,23 @@ def snapshot_done(stack: Stack, side: Side) -> bool:
     return False
 
 
-def self_test(dbz: cmp.Captured, ours: cmp.Captured) -> str | None:
-    """Alter one value in a copy of cdc's records; the comparison must report exactly that path."""
-    import copy
+def _new_differences(dbz: cmp.Captured, ours: cmp.Captured, altered: cmp.Captured) -> list[cmp.Difference]:
+    before = {(d.kind, d.index) for d in cmp.compare(dbz, ours)}
+    return [d for d in cmp.compare(dbz, altered) if (d.kind, d.index) not in before]
 
+
+def _altered_offset(side: cmp.Captured, index: int, change: Callable[[dict[str, Any]], None]) -> cmp.Captured:
+    altered = copy.deepcopy(side)
+    rec = altered.offsets[index]
+    value = rec.value_json()
+    change(value)
+    altered.offsets[index] = cmp.Record(rec.key, json.dumps(value).encode(), rec.headers)
+    return altered
+
+
+def self_test(dbz: cmp.Captured, ours: cmp.Captured) -> str | None:
+    """Alter copies of cdc's records: one value of a data record, the field set of the snapshot's completed
+    offset (a ``row`` added) and the last offset (``event`` one lower); the comparison must report each."""
     altered = copy.deepcopy(ours)
     for records in altered.data.values():
         for i, rec in enumerate(records):
@@ -208,12 +260,32 @@ def self_test(dbz: cmp.Captured, ours: cmp.Captured) -> str | None:
             if isinstance(after, dict) and "id" in after and isinstance(after["id"], int):
                 after["id"] += 1_000_000
                 records[i] = cmp.Record(rec.key, json.dumps(value).encode(), rec.headers)
-                before = {(d.kind, d.index) for d in cmp.compare(dbz, ours)}
-                now = [d for d in cmp.compare(dbz, altered) if (d.kind, d.index) not in before]
+                now = _new_differences(dbz, ours, altered)
                 if not any(d.path == "value.payload.after.id" for d in now):
                     return f"the altered id was not reported (new differences: {now[:3]})"
-                return None
-    return "no record with an integer after.id to alter"
+                break
+        else:
+            continue
+        break
+    else:
+        return "no record with an integer after.id to alter"
+    if not ours.snapshot_commits or not ours.offsets:
+        return "cdc committed no snapshot-completed offset to alter"
+
+    def add_row(value: dict[str, Any]) -> None:
+        value["row"] = 1
+
+    def event_lower(value: dict[str, Any]) -> None:
+        value["event"] = int(value.get("event", 1)) - 1
+
+    for what, index, change in (
+        ("a row in the snapshot's completed offset", ours.snapshot_commits - 1, add_row),
+        ("the last offset's event one lower", len(ours.offsets) - 1, event_lower),
+    ):
+        now = _new_differences(dbz, ours, _altered_offset(ours, index, change))
+        if not any(d.area == "offsets" for d in now):
+            return f"{what} was not reported (new differences: {now[:3]})"
+    return None
 
 
 def run_compat(args: argparse.Namespace) -> int:
@@ -224,9 +296,10 @@ def run_compat(args: argparse.Namespace) -> int:
     tag = unique("x").split("-", 1)[1].replace("-", "_")
     db, other = f"compat_{tag}", f"compat_{tag}_o"
     names = {db: "<db>", other: "<other>"}
+    server_id = int(tag[-4:], 16) % 500
     sides = [
-        Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + int(tag[-4:], 16) % 500),
-        Side("cdc", f"cdc_{tag}", f"compat-cdc-{tag}", 6000 + int(tag[-4:], 16) % 500),
+        Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + server_id, trace_records=True),
+        Side("cdc", f"cdc_{tag}", f"compat-cdc-{tag}", 6000 + server_id, trace_records=True),
     ]
     print(f"[compat] database {db}; prefixes {sides[0].prefix}, {sides[1].prefix}; workdir {workdir}")
     stack.sql(workload.snapshot_sql(db))
@@ -242,7 +315,15 @@ def run_compat(args: argparse.Namespace) -> int:
             assert side.worker is not None
             side.worker.create_connector(CONNECTOR, connector_config(side, stack, [db, other]))
         wait_for("both snapshots", lambda: all(snapshot_done(stack, s) for s in sides), sides, 300)
-        print("[compat] both snapshots ended; streaming workload")
+        # Each worker commits the snapshot's completed offset at its next flush (nothing follows it until
+        # the streaming workload): waiting for it makes that commit part of every run on both sides.
+        wait_for(
+            "both snapshot-completed offsets committed",
+            lambda: all([snapshot_committed(stack, s) for s in sides]),
+            sides,
+            300,
+        )
+        print("[compat] both snapshots ended and their completed offsets are committed; streaming workload")
         stack.sql(workload.streaming_sql(db, other))
         end = f"{db}.{workload.END_TABLE}"
         wait_for("the last streamed insert", lambda: all(_payloads(stack, s, end) for s in sides), sides, 300)
@@ -268,6 +349,7 @@ def run_compat(args: argparse.Namespace) -> int:
             "schema changes": len(c.schema_changes),
             "history": len(c.history),
             "offsets": len(c.offsets),
+            **({"record offsets logged": len(c.record_offsets)} if c.record_offsets is not None else {}),
         }
         for side, c in got.items()
     }
@@ -282,7 +364,11 @@ def run_compat(args: argparse.Namespace) -> int:
             f"{len(diffs)} differences in {len({d.kind for d in diffs})} kinds; "
             f"{len(bad)} unexplained in {len({d.kind for d in bad})} kinds; "
             "self-test: "
-            + (f"FAILED: {failed_self_test}" if failed_self_test else "the altered value was found"),
+            + (
+                f"FAILED: {failed_self_test}"
+                if failed_self_test
+                else "the altered value was found; the altered offsets were found"
+            ),
         ]
     )
     print(report)

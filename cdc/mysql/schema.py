@@ -10,6 +10,7 @@ schema of its own moment.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
@@ -20,6 +21,8 @@ from cdc.mysql.filters import Filters
 __all__ = ["SchemaState"]
 
 log = logging.getLogger(__name__)
+
+_IGNORED_STATEMENTS = frozenset(("BEGIN", "END", "FLUSH PRIVILEGES"))  # as Debezium's binlog schema
 
 
 class SchemaState:
@@ -34,10 +37,20 @@ class SchemaState:
         self.skip_unparseable = settings.history_skip_unparseable_ddl
         self.only_captured_tables = settings.history_store_only_captured_tables_ddl
         self.only_captured_dbs = settings.history_store_only_captured_databases_ddl
+        self.ddl_filter = [
+            re.compile(r.strip(), re.IGNORECASE | re.DOTALL)
+            for r in settings.history_ddl_filter.split(",")
+            if r.strip()
+        ]
         self.version = 0
 
     def table(self, table_id: TableId) -> Table | None:
         return self.tables.get(table_id)
+
+    def ignores(self, ddl: str) -> bool:
+        """Whether a streamed statement stays out of the model, the history and the schema change topic:
+        ``schema.history.internal.ddl.filter`` matches it whole, or it is one Debezium always ignores."""
+        return ddl in _IGNORED_STATEMENTS or any(r.fullmatch(ddl) for r in self.ddl_filter)
 
     def apply_ddl(
         self, ddl: str, database: str | None, position: dict[str, Any], record: bool = True

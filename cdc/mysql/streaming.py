@@ -395,6 +395,8 @@ class Streamer:
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
         truncate = bool(_TRUNCATE.match(query))
+        if not truncate and self.schema.ignores(query):
+            return  # Debezium's ddl.filter (grants, users, views, routines, ...): no history, no record
         drop_tables = bool(_DROP_TABLE.match(query))
         try:
             # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),

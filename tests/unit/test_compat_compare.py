@@ -1,6 +1,8 @@
 """The comparison of ``make compat`` (bench/compat/compare.py) can fail: it finds an altered value, a missing
-record, a missing header and a schema default, normalises only the names and times it says it ignores, and
-reads the intentional differences from the doc's table."""
+record, a missing header and a schema default, an offset whose fields or value Debezium's records never
+carry, a differing snapshot-completed or last offset; it normalises only the names and times it says it
+ignores, does not depend on which offsets each worker happened to flush, and reads the intentional
+differences from the doc's table."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bench.compat import compare as cmp
 
@@ -30,9 +34,78 @@ def _record(prefix: str, db: str, row_id: int, value: int, default: Any = 5) -> 
     return cmp.Record(json.dumps(key).encode(), json.dumps(env).encode(), headers)
 
 
-def _side(name: str, prefix: str, db: str) -> cmp.Captured:
+# the offsets of a snapshot at pos 100 (10 for the cdc side, which read the busy server's position later),
+# its completed offset, then streaming: a two-row insert, a DDL, a one-row insert
+def _snapshot(pos: int) -> list[dict[str, Any]]:
+    at = {"file": "binlog.000001", "pos": pos, "gtids": f"0-1-{pos}"}
+    return [
+        {"ts_sec": 1, **at, "snapshot": "INITIAL"},
+        {"ts_sec": 1, **at, "snapshot": "INITIAL"},
+        {"ts_sec": 2, **at},
+    ]
+
+
+_STREAMING: list[dict[str, Any]] = [
+    {
+        "ts_sec": 3,
+        "file": "binlog.000001",
+        "pos": 500,
+        "gtids": "0-1-500",
+        "event": 2,
+        "row": 1,
+        "server_id": 1,
+    },
+    {
+        "ts_sec": 3,
+        "file": "binlog.000001",
+        "pos": 500,
+        "gtids": "0-1-500",
+        "event": 2,
+        "row": 2,
+        "server_id": 1,
+    },
+    {"ts_sec": 4, "file": "binlog.000001", "pos": 700, "gtids": "0-1-501", "event": 1, "server_id": 1},
+    {
+        "ts_sec": 5,
+        "file": "binlog.000001",
+        "pos": 900,
+        "gtids": "0-1-502",
+        "event": 2,
+        "row": 1,
+        "server_id": 1,
+    },
+]
+
+
+def _offset(prefix: str, value: dict[str, Any]) -> cmp.Record:
+    return cmp.Record(json.dumps(["compat", {"server": prefix}]).encode(), json.dumps(value).encode())
+
+
+def _trace_line(prefix: str, value: dict[str, Any]) -> str:
+    """A record as Kafka Connect's TransformationChain logs it at TRACE (the start of the line, as seen)."""
+    offset = ", ".join(f"{k}={v}" for k, v in value.items())
+    return (
+        "[2026-11-25 16:50:58,077] TRACE Applying transformation "
+        "org.apache.kafka.connect.transforms.Filter to "
+        f"SourceRecord{{sourcePartition={{server={prefix}}}, sourceOffset={{{offset}}}}} "
+        f"ConnectRecord{{topic='{prefix}', kafkaPartition=0, key=Struct{{databaseName=}}, "
+        "(org.apache.kafka.connect.runtime.TransformationChain)"
+    )
+
+
+def _side(name: str, prefix: str, db: str, committed: tuple[int, ...] = (2, 4, 6)) -> cmp.Captured:
+    """A side's records; its worker committed the offsets at ``committed`` (indexes into the snapshot's and
+    the streaming offsets), the snapshot's completed one (2) always, as the harness waits for it."""
     side = cmp.Captured(name, prefix, {db: "<db>"})
     side.data[f"{db}.t"] = [_record(prefix, db, i, i * 10) for i in range(1, 4)]
+    offsets = _snapshot(100 if name == "debezium" else 10) + _STREAMING
+    side.offsets = [_offset(prefix, offsets[i]) for i in committed]
+    side.snapshot_commits = sum(1 for i in committed if i <= 2)
+    if name == "debezium":
+        log = "\n".join(_trace_line(prefix, o) for o in offsets)
+        side.record_offsets = cmp.record_offsets_from_log(
+            log + "\n" + _trace_line("other", offsets[0]), prefix
+        )
     return side
 
 
@@ -82,3 +155,80 @@ def test_the_repository_doc_declares_patterns_with_reasons() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "debezium-compatibility.md"
     for item in cmp.load_intentional(doc):
         assert item.pattern and len(item.reason) > 10
+
+
+def test_record_offsets_are_read_from_connects_trace_log() -> None:
+    log = "\n".join(
+        [
+            _trace_line("dbz_x", {"ts_sec": 7, "file": "binlog.000009", "pos": 4, "gtids": "0-1-5,1-2-3"}),
+            "[2026-11-25 16:50:58,100] INFO something else (org.apache.kafka.connect.runtime.Worker)",
+            _trace_line("dbz_other", {"file": "binlog.000001", "pos": 4}),
+            _trace_line("dbz_x", {"file": "binlog.000009", "pos": 9, "snapshot": "INITIAL"}),
+        ]
+    )
+    assert cmp.record_offsets_from_log(log, "dbz_x") == [
+        {"ts_sec": "7", "file": "binlog.000009", "pos": "4", "gtids": "0-1-5,1-2-3"},
+        {"file": "binlog.000009", "pos": "9", "snapshot": "INITIAL"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("dbz_committed", "cdc_committed"),
+    [
+        ((2, 6), (0, 2, 3, 5, 6)),  # cdc flushed the in-snapshot offset, a mid-insert and a DDL one
+        ((0, 1, 2, 4, 5, 6), (2, 6)),
+        ((2, 6), (2, 2, 6)),  # the completed offset committed again
+    ],
+)
+def test_which_offsets_each_worker_flushed_is_no_difference(
+    dbz_committed: tuple[int, ...], cdc_committed: tuple[int, ...]
+) -> None:
+    dbz = _side("debezium", "dbz_x", "db_1", dbz_committed)
+    ours = _side("cdc", "cdc_x", "db_2", cdc_committed)
+    assert cmp.compare(dbz, ours) == []
+
+
+def _alter(side: cmp.Captured, index: int, **changes: Any) -> None:
+    value = side.offsets[index].value_json()
+    for key, new in changes.items():
+        if new is None:
+            value.pop(key)
+        else:
+            value[key] = new
+    side.offsets[index] = cmp.Record(side.offsets[index].key, json.dumps(value).encode())
+
+
+def _kinds(dbz: cmp.Captured, ours: cmp.Captured) -> set[tuple[str, str]]:
+    return {(d.kind, d.index) for d in cmp.compare(dbz, ours)}
+
+
+def test_an_offset_debeziums_records_never_carry_is_found() -> None:
+    dbz = _side("debezium", "dbz_x", "db_1")
+    ours = _side("cdc", "cdc_x", "db_1", (0, 2, 4, 6))
+    _alter(ours, 0, snapshot=True)  # an older cdc's in-snapshot flag
+    _alter(ours, 2, row=None)  # a streaming offset without its row count
+    assert _kinds(dbz, ours) == {
+        ("offsets <offsets> <not among debezium's offsets>", "cdc#0"),
+        ("offsets <offsets> <not among debezium's offsets>", "cdc#2"),
+    }
+
+
+def test_an_altered_completed_or_last_offset_is_found() -> None:
+    dbz = _side("debezium", "dbz_x", "db_1")
+    ours = _side("cdc", "cdc_x", "db_1")
+    _alter(ours, 0, row=1)
+    _alter(ours, 2, event=1)  # one lower than Debezium's
+    assert _kinds(dbz, ours) == {
+        ("offsets <offsets> <not among debezium's offsets>", "cdc#0"),
+        ("offsets <offsets> value.row", "completed"),
+        ("offsets <offsets> <not among debezium's offsets>", "cdc#2"),
+        ("offsets <offsets> value.event", "last"),
+    }
+
+
+def test_a_missing_completed_offset_or_record_offsets_log_is_found() -> None:
+    dbz = _side("debezium", "dbz_x", "db_1")
+    ours = _side("cdc", "cdc_x", "db_1", (4, 6))
+    assert _kinds(dbz, ours) == {("offsets <offsets> <record>", "completed")}
+    dbz.record_offsets = []
+    assert ("offsets <offsets> <record offsets>", "log") in _kinds(dbz, ours)
