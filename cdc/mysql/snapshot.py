@@ -5,7 +5,7 @@
 SNAPSHOT``; 5. the binlog position (and GTID set) under the lock; 6. every table's ``SHOW CREATE TABLE``
 into the model and the history; 7. unlock (``minimal``); 8. stream each table's rows as ``op=r``
 events through an unbuffered cursor, so memory stays bounded; 9. commit. Every record carries the
-position of step 5 with ``snapshot: true`` in its offset; the position without the flag is committed
+position of step 5 with ``"snapshot": "INITIAL"`` in its offset; the position without the flag is committed
 by a final heartbeat record once the last row is out, so an interrupted snapshot is redone.
 """
 

@@ -295,19 +295,19 @@ class MySqlSourceTask(SourceTask):
                 # S with the snapshot flag, committed early: a task restarted before the end resumes
                 # this run (and only this one, see cdc.mysql.spark.connector.may_resume).
                 out.append(self._offset_carrier(schema_events, position))
-            if record.table_changes:
-                # The schema change events the local snapshot emits for each captured table.
-                pos = SourcePosition(file=str(position["file"]), pos=int(position["pos"]))
-                out.extend(
-                    schema_events.records(
-                        str(record.ddl),
-                        record.database_name,
-                        list(record.table_changes),
-                        pos,
-                        position,
-                        snapshot="true",
-                    )
+            # The schema change event the single-reader snapshot emits for the same statement (SET, DROP
+            # TABLE IF EXISTS, DROP/CREATE DATABASE, USE, CREATE TABLE: Debezium's snapshot DDL).
+            pos = SourcePosition(file=str(position["file"]), pos=int(position["pos"]))
+            out.extend(
+                schema_events.records(
+                    str(record.ddl),
+                    record.database_name,
+                    list(record.table_changes),
+                    pos,
+                    position,
+                    snapshot="true",
                 )
+            )
             if out and not self._emit(out):
                 raise InterruptedError("snapshot interrupted")
 

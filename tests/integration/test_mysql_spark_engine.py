@@ -6,8 +6,9 @@ One in-process distributed worker (offsets, configs and statuses in Kafka topics
   (``local[2]``, 6 chunks) and a ``local`` one (another ``topic.prefix``) on the same 3,000-row table.
   The Spark topic holds exactly one ``op=r`` per row, each with the key bytes and the value of the local
   connector's record for that row (clock fields, the connector's name and the snapshot position aside),
-  and the schema change topics match the same way; the offsets topic holds the run's start flagged
-  ``snapshot`` and then the end without it; inserts, updates, a key change and deletes made afterwards
+  and the schema change topics match the same way (Debezium's snapshot DDL: SET, DROP TABLE IF EXISTS, DROP/
+  CREATE DATABASE, USE, CREATE TABLE); the offsets topic holds the run's start flagged ``"snapshot":
+  "INITIAL"`` and then the end without it; inserts, updates, a key change and deletes made afterwards
   stream exactly once, as the local connector streams them. The worker's converter sub-settings and
   ``producer.*`` reach the task as ``cdc.worker.*`` entries, and neither those keys nor the producer's
   JAAS password show in ``GET …/tasks``, ``…/tasks-config``, ``…/config``, the config topic or the logs.
@@ -257,6 +258,11 @@ def test_an_unfinished_run_is_resumed_only_under_its_own_offset(tmp_path: Path) 
     assert not may_resume(tmp_path, "c", "p", start.with_(snapshot=True))  # no resume file
     _state(tmp_path, start)
     assert may_resume(tmp_path, "c", "p", start.with_(snapshot=True))
+    # As read back from the offsets topic: Debezium 3.x's "INITIAL" the task stores, an older cdc's true.
+    stored = start.with_(snapshot=True).to_dict()
+    assert stored["snapshot"] == "INITIAL"
+    assert may_resume(tmp_path, "c", "p", BinlogOffset.from_dict(stored))
+    assert may_resume(tmp_path, "c", "p", BinlogOffset.from_dict({**stored, "snapshot": True}))
     assert not may_resume(tmp_path, "c", "p", None)  # the connector's offsets were deleted
     assert not may_resume(tmp_path, "c", "p", start)  # a completed snapshot's offset
     assert not may_resume(tmp_path, "c", "p", start.with_(pos=99, snapshot=True))  # another run
@@ -382,12 +388,27 @@ def test_spark_engine_writes_what_local_writes_then_streams(
         ddl_spark = [d for d in ddl_spark if d["payload"]["source"].get("snapshot") == "true"]
         for doc in ddl_local + ddl_spark:
             doc["payload"].pop("ts_ms", None)
-        assert ddl_spark == ddl_local and len(ddl_spark) == 1
+        assert ddl_spark == ddl_local
+        # Debezium's snapshot DDL (as `make compat` shows it): the server's character set, DROP TABLE IF
+        # EXISTS per table, DROP/CREATE DATABASE, USE, CREATE TABLE.
+        db = f"`{mysql_db.name}`"
+        expected = [
+            "SET character_set_server=",
+            f"DROP TABLE IF EXISTS {db}.`t`",
+            f"DROP DATABASE IF EXISTS {db}",
+            f"CREATE DATABASE {db} CHARSET ",
+            f"USE {db}",
+            "CREATE TABLE `t` (",
+        ]
+        ddl = [d["payload"]["ddl"] for d in ddl_spark]
+        assert len(ddl) == len(expected), ddl
+        assert all(d.startswith(e) for d, e in zip(ddl, expected, strict=True)), ddl
 
-        # The offsets topic: the run's start S flagged snapshot (what a restart resumes), then the end.
+        # The offsets topic: the run's start S flagged snapshot as Debezium 3.x flags it (what a restart
+        # resumes), then the end.
         snap = json.loads(spark[0].value())["payload"]["source"]
         stored = [o for o in _stored_offsets(kafka, "mysql-spark", spark_prefix) if o is not None]
-        assert stored[0]["snapshot"] is True and (stored[0]["file"], stored[0]["pos"]) == (
+        assert stored[0]["snapshot"] == "INITIAL" and (stored[0]["file"], stored[0]["pos"]) == (
             snap["file"],
             snap["pos"],
         )
@@ -516,7 +537,7 @@ def test_spark_engine_stops_resumes_and_ignores_stale_state(
         assert written < rows
         assert "a new run" in caplog.text
         unfinished = _offsets(worker, name)
-        assert unfinished and unfinished[0]["snapshot"] is True
+        assert unfinished and unfinished[0]["snapshot"] == "INITIAL"
 
         # Offsets deleted: the resume file of the stopped run must not be used: a new run reads every row.
         before_offsets_deleted = written
