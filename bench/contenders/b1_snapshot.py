@@ -284,6 +284,8 @@ class SparkSnapshot(CdcSingle):
             argv += ["--encoder", self.ctx.options["encoder"]]
         if "chunk_rows" in self.ctx.options:
             argv += ["--chunk-rows", self.ctx.options["chunk_rows"]]
+        if "delivery" in self.ctx.options:
+            argv += ["--delivery", self.ctx.options["delivery"]]
         return argv
 
     def snapshot(self, run: _Run) -> tuple[float, float, float]:

@@ -30,10 +30,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from cdc.snapshot.progress import ProgressState
 from cdc.snapshot.writer import RecordWriter, WriterSpec
@@ -59,6 +60,11 @@ log = logging.getLogger(__name__)
 EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 DELIVERIES = (EXACTLY_ONCE, AT_LEAST_ONCE)
+
+T = TypeVar("T")
+
+READ_AHEAD_BYTES = 32 << 20
+"""How much of a chunk :meth:`ChunkWriter.read_ahead` holds while its transaction opens, at most."""
 
 TRANSACTION_TIMEOUT_MS = 600_000
 """A chunk's transaction may stay open this long (brokers cap it at ``transaction.max.timeout.ms``, 15 min
@@ -244,32 +250,104 @@ class ChunkWriter:
     """Where one chunk attempt's records go: its own transaction (a transactional id given) or the
     Python worker's shared at-least-once writer. Once the topic of the chunk's first record is known,
     :meth:`committed_before` says whether an earlier attempt committed the chunk already (then nothing
-    is written); :meth:`finish` returns once Kafka has every record (and the transaction committed)."""
+    is written); :meth:`finish` returns once Kafka has every record (and the transaction committed).
 
-    def __init__(self, spec: WriterSpec, transactional_id: str | None) -> None:
+    ``background``: the transaction opens (a new producer's ``init_transactions``, which fences the earlier
+    attempts, then ``begin_transaction``) on a thread of its own, and with ``topic`` given the earlier
+    attempts' mark is looked up there too, while the caller reads the chunk's first rows
+    (:meth:`read_ahead`): opening takes one to several round trips and librdkafka's connection timers
+    (50 ms, at times 500 ms, measured on a local broker), which would otherwise stall the chunk's read
+    every chunk. Nothing may be produced before :meth:`committed_before` returned (it waits for the
+    opening and raises what it raised). Without ``background`` the transaction is open on return."""
+
+    def __init__(
+        self,
+        spec: WriterSpec,
+        transactional_id: str | None,
+        *,
+        background: bool = False,
+        topic: str | None = None,
+    ) -> None:
         from cdc.snapshot.writer import writer_for
 
         self.txn: ChunkTransaction | None = None
+        self.topic: str | None = None
+        self._opening: threading.Thread | None = None
+        self._open_error: BaseException | None = None
+        self._looked_up: tuple[str, int | None] | None = None  # (topic, committed rows) found while opening
         if transactional_id is None:
             self.writer = writer_for(spec)
-        else:
-            self.txn = ChunkTransaction(spec, transactional_id)
+            return
+        self.txn = ChunkTransaction(spec, transactional_id)
+        self.writer = self.txn.writer
+        if not background:
             self.txn.open()
-            self.writer = self.txn.writer
-        self.topic: str | None = None
+            return
+        self._opening = threading.Thread(
+            target=self._open_in_background,
+            args=(self.txn, topic),
+            name=f"open-{transactional_id}",
+            daemon=True,
+        )
+        self._opening.start()
+
+    def _open_in_background(self, txn: ChunkTransaction, topic: str | None) -> None:
+        try:
+            txn.open()
+            if topic is not None:
+                self._looked_up = (topic, txn.committed_rows(topic))
+        except BaseException as exc:  # re-raised by the caller's thread (_opened)
+            self._open_error = exc
+
+    def ready(self) -> bool:
+        """Whether the transaction is open (or failed to open, or there is none): no need to wait."""
+        return self._opening is None or not self._opening.is_alive()
+
+    def read_ahead(
+        self, rows: Iterator[T], size: Callable[[T], int], limit: int = READ_AHEAD_BYTES
+    ) -> list[T]:
+        """The rows read from ``rows`` while the transaction opens, up to ``limit`` bytes by ``size``; the
+        caller writes them first, then the rest of ``rows``."""
+        ahead: list[T] = []
+        total = 0
+        while not self.ready() and total < limit:
+            for _ in range(256):  # whether the opening is over is asked every few hundred rows
+                row = next(rows, None)
+                if row is None:
+                    return ahead
+                ahead.append(row)
+                total += size(row)
+        return ahead
+
+    def _opened(self) -> None:
+        """Wait for a background opening; raise what it raised."""
+        if self._opening is not None:
+            self._opening.join()
+            self._opening = None
+        if self._open_error is not None:
+            raise self._open_error
 
     def committed_before(self, topic: str) -> int | None:
         self.topic = topic
-        return None if self.txn is None else self.txn.committed_rows(topic)
+        if self.txn is None:
+            return None
+        self._opened()
+        if self._looked_up is not None and self._looked_up[0] == topic:
+            return self._looked_up[1]
+        return self.txn.committed_rows(topic)
 
     def finish(self, rows: int) -> None:
         if self.txn is None:
             self.writer.flush()
         else:
+            self._opened()
             self.txn.commit(self.topic, rows)
 
     def close(self) -> None:
         if self.txn is not None:
+            if self._opening is not None:  # an error before the transaction was waited for
+                self._opening.join()
+                self._opening = None
             self.txn.close()
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc.api.records import SourceRecord
+from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.recipe import ConverterSpec, converter_spec, source_producer_settings
 
 __all__ = ["RecordWriter", "WriterSpec", "writer_for"]
@@ -81,6 +82,7 @@ class RecordWriter:
         self.key_conv = spec.key.build()
         self.value_conv = spec.value.build()
         self.header_conv = spec.header.build()
+        self._header_bytes = HeaderBytes(self.header_conv)
         if spec.connector_config.get("transforms", "").strip():
             from cdc.transforms.chain import build_chain
 
@@ -112,10 +114,7 @@ class RecordWriter:
         value = self.value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
         kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._on_delivery}
         if record.headers:
-            kwargs["headers"] = [
-                (h.key, self.header_conv.from_connect_header(topic, h.key, h.schema, h.value))
-                for h in record.headers
-            ]
+            kwargs["headers"] = self._header_bytes.encode(topic, record.headers)
         if record.timestamp is not None:
             kwargs["timestamp"] = record.timestamp
         if record.kafka_partition is not None:

@@ -60,6 +60,7 @@ class OffsetWriter:
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
         self._last: tuple[Mapping[str, Any], dict[str, Any], str] | None = None
+        self._last_offset: tuple[Mapping[str, Any], dict[str, Any]] | None = None
 
     def offset(self, partition: Mapping[str, Any], offset: Mapping[str, Any] | None) -> None:
         # Sources hand the same partition map with every record: its text is computed once per map
@@ -71,7 +72,12 @@ class OffsetWriter:
             check_offset_map("Partition", partition)
             key = partition_key(partition)
             self._last = (partition, dict(partition), key)
-        check_offset_map("Offset", offset)
+        # A source may hand one offset map with many records (a snapshot's rows): it is checked once, and
+        # again only if it is another map or was changed in place.
+        last_offset = self._last_offset
+        if not (last_offset is not None and offset is last_offset[0] and offset == last_offset[1]):
+            check_offset_map("Offset", offset)
+            self._last_offset = (offset, dict(offset)) if offset is not None else None
         with self._lock:
             self._pending[key] = (partition, offset)
 

@@ -38,6 +38,7 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
+from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
 from cdc.logs import in_context
 from cdc.worker.metrics import SourceTaskMetrics
@@ -124,6 +125,7 @@ class WorkerSourceTask(WorkerTask):
         self.key_converter = key_converter
         self.value_converter = value_converter
         self.header_converter = header_converter
+        self._header_bytes = HeaderBytes(header_converter)
         self.chain = chain
         self.errors = errors
         errors.stopping = self.stopping
@@ -306,10 +308,8 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.written(written)
 
     def _headers(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
-        hc = self.header_converter
-        return [
-            (h.key, hc.from_connect_header(record.topic, h.key, h.schema, h.value)) for h in record.headers
-        ]
+        # the bytes of headers every record carries (a source's constant headers) are converted once
+        return self._header_bytes.encode(record.topic, record.headers)
 
     def _dropped(self, original: SourceRecord) -> None:
         self._offset(original)

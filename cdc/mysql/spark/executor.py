@@ -133,7 +133,8 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         override = settings.select_override(str(table_id))
         if override:
             sql, params = override, []
-    out = ChunkWriter(ctx.writer, ctx.transactional_id(task.chunk.id))
+    # the transaction opens while the connection is made and the SELECT runs
+    out = ChunkWriter(ctx.writer, ctx.transactional_id(task.chunk.id), background=True)
     conn = connect(settings, streaming=True)
     rows = 0
     try:

@@ -46,6 +46,7 @@ lies inside the window, as DBLog needs (see :mod:`cdc.mysql.spark.reconcile`).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -649,8 +650,10 @@ def _partition_producer(
     def produce(rows: Iterator[tuple[Any, Any]]) -> Produced:
         from cdc.snapshot.delivery import ChunkWriter, task_attempt
 
-        out = ChunkWriter(spec, transactional_id)
+        # the transaction opens while the first rows are read, so the JVM's read of the chunk goes on
+        out = ChunkWriter(spec, transactional_id, background=True, topic=topic)
         try:
+            ahead = out.read_ahead(rows, _pair_size)
             before = out.committed_before(topic)
             if before is not None:
                 return before, task_attempt(), True
@@ -658,7 +661,7 @@ def _partition_producer(
             prefix, true = envelope.prefix, envelope.true
             n = 0
             pending: tuple[Any, Any] | None = None
-            for row in rows:
+            for row in itertools.chain(ahead, rows):
                 if pending is not None:
                     send(topic, pending[0], prefix + pending[1] + (envelope.first if n == 1 else true))
                 if row[1] is None or row[0] is None:
@@ -673,3 +676,7 @@ def _partition_producer(
             out.close()
 
     return produce
+
+
+def _pair_size(row: tuple[Any, Any]) -> int:
+    return len(row[0] or b"") + len(row[1] or b"")
