@@ -18,7 +18,7 @@ Around the engine's :class:`~cdc.mysql.spark.engine.SnapshotRun` this module add
   does not poll it (a paused connector), so a paused connector writes no more chunks.
 * **Resume only the same run**: the engine keeps its resume file per connector name and
   ``topic.prefix``. It is used only when the connector's stored offset is the in-progress offset of that
-  very run (``snapshot: true`` at the run's start position); with no stored offset (a new connector, or
+  very run (``"snapshot": "INITIAL"`` at the run's start position); with no stored offset (a new connector, or
   its offsets deleted) or any other offset the run starts afresh, so a stale file is never reused.
 * **One Spark snapshot per process at a time**: ``SparkSession.getOrCreate`` hands every caller the same
   session, and one run's cancel or stop would end another's jobs.

@@ -141,7 +141,9 @@ def _timestamp_sql(col: str) -> str:
     t = f"CAST({col} AS CHAR)"
     fraction_zero = f"REPLACE(REPLACE(SUBSTR({t}, 20), '.', ''), '0', '') = ''"
     zero = f"({t} LIKE '0000-%' OR ({t} LIKE '1970-01-01 00:00:00%' AND {fraction_zero}))"
-    text = f"CONCAT('\"', REPLACE({t}, ' ', 'T'), 'Z\"')"
+    # a snapshot's TIMESTAMP text is ISO_OFFSET_DATE_TIME: the fraction without its trailing zeros
+    trimmed = f"CASE WHEN {t} LIKE '%.%' THEN TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {t})) ELSE {t} END"
+    text = f"CONCAT('\"', REPLACE({trimmed}, ' ', 'T'), 'Z\"')"
     return f"CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN '' ELSE {text} END"
 
 
@@ -200,7 +202,8 @@ class _Column:
     """One column of the chunk query: the server's SQL for it, and what Spark does with that text:
     ``raw`` (it is the JSON text; '' where the Python converter gives its zero value, computed from
     ``zero_sample``), ``string`` (a string to escape as Jackson does), ``double``/``float`` (a number
-    to write with Jackson's shortest digits), ``twos`` (two's-complement hex to base64)."""
+    to write with Jackson's shortest digits), ``float_as_double`` (a FLOAT(M,D): the float32 widened to a
+    double, written as a double), ``twos`` (two's-complement hex to base64)."""
 
     select: str
     kind: str
@@ -233,6 +236,9 @@ def _column(m: Any, mapper: Any, numeric: bool) -> _Column:
         return _Column(f"CAST({col} AS SIGNED)", "raw")
     if base == "FLOAT" and c.scale is None and (length is None or length <= 24):
         return _Column(as_char, "float")
+    if base == "FLOAT" and c.scale is not None:
+        # FLOAT(M,D) is a float32 in the row, written as its exact double (-9999.9990234375), as Debezium does
+        return _Column(as_char, "float_as_double")
     if base in ("FLOAT", "DOUBLE", "DOUBLE PRECISION", "REAL"):
         return _Column(as_char, "double")
     if base in ("DECIMAL", "NUMERIC", "DEC", "FIXED"):
@@ -445,6 +451,9 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
             value = _string_json(c)
         elif spec.kind == "double":
             value = F.expr(f"java_method('{DOUBLE_TO_TEXT}', 'toString', CAST({c} AS DOUBLE))")
+        elif spec.kind == "float_as_double":
+            widened = f"CAST(CAST(CAST({c} AS DOUBLE) AS FLOAT) AS DOUBLE)"
+            value = F.expr(f"java_method('{DOUBLE_TO_TEXT}', 'toString', {widened})")
         elif spec.kind == "float":
             value = F.expr(f"java_method('{FLOAT_TO_TEXT}', 'toString', CAST(CAST({c} AS DOUBLE) AS FLOAT))")
         elif spec.kind == "twos":
