@@ -142,7 +142,8 @@ def _timestamp_sql(col: str) -> str:
     fraction_zero = f"REPLACE(REPLACE(SUBSTR({t}, 20), '.', ''), '0', '') = ''"
     zero = f"({t} LIKE '0000-%' OR ({t} LIKE '1970-01-01 00:00:00%' AND {fraction_zero}))"
     # a snapshot's TIMESTAMP text is ISO_OFFSET_DATE_TIME: the fraction without its trailing zeros
-    trimmed = f"CASE WHEN {t} LIKE '%.%' THEN TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {t})) ELSE {t} END"
+    no_zeros = f"TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM {t}))"
+    trimmed = f"CASE WHEN {t} LIKE '%.%' THEN {no_zeros} ELSE {t} END"
     text = f"CONCAT('\"', REPLACE({trimmed}, ' ', 'T'), 'Z\"')"
     return f"CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN '' ELSE {text} END"
 
