@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -550,6 +552,15 @@ def report(name: str, faults: int, writer: Writer, result: Audit) -> str:
 # ---------------------------------------------------------------------------------------- private broker
 
 
+def kraft_cluster_id() -> str:
+    """A random KRaft cluster id as ``kafka-storage.sh random-uuid`` makes one: URL-safe base64 of a UUID
+    that does not start with '-' (StorageTool's argument parser would take such an id for an option)."""
+    while True:
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster.startswith("-"):
+            return cluster
+
+
 class PrivateKafka:
     """A single-node KRaft broker of one test's own (its ports, its data under ``root``), from the jars
     ``scripts/stack.sh`` fetched, in the shape of the stack's ``server.properties``. Stopping it harms no
@@ -636,10 +647,7 @@ class PrivateKafka:
     def start(self, timeout: float = 120.0, wait: bool = True) -> PrivateKafka:
         props = self._configure()
         if not (self.root / "data" / "meta.properties").exists():
-            import base64
-            import uuid
-
-            cluster = self.cluster_id or base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            cluster = self.cluster_id or kraft_cluster_id()
             subprocess.run(
                 [
                     *self._java(),

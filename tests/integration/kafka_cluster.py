@@ -11,12 +11,10 @@ leader of the data and the offsets partitions at once.
 
 from __future__ import annotations
 
-import base64
-import uuid
 from pathlib import Path
 from typing import Any
 
-from faultkit import PrivateKafka, free_port, wait_for
+from faultkit import PrivateKafka, free_port, kraft_cluster_id, wait_for
 
 __all__ = ["KafkaCluster"]
 
@@ -25,7 +23,7 @@ class KafkaCluster:
     def __init__(self, root: Path, nodes: int = 3, host: str = "127.0.0.1") -> None:
         ports = [(free_port(), free_port()) for _ in range(nodes)]
         voters = ",".join(f"{i + 1}@{host}:{c}" for i, (_, c) in enumerate(ports))
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        cluster_id = kraft_cluster_id()
         self.nodes = [
             PrivateKafka(
                 root / f"node{i + 1}",
