@@ -60,6 +60,11 @@ def _retriable(exc: KafkaException) -> bool:
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError._UNKNOWN_PARTITION,
         KafkaError.UNKNOWN_TOPIC_OR_PART,
+        # a partition's leader moved and this broker has not caught up with its epoch yet (seen on a
+        # topic just created: ListOffsets answered "Leader epoch is newer than broker epoch")
+        KafkaError.UNKNOWN_LEADER_EPOCH,
+        KafkaError.FENCED_LEADER_EPOCH,
+        KafkaError.OFFSET_NOT_AVAILABLE,
         KafkaError._TIMED_OUT,
         KafkaError._TRANSPORT,
     )
