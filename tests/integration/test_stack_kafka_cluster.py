@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,12 @@ def test_three_brokers_replicate_and_stop_together() -> None:
         assert sorted(admin.list_topics(timeout=30).brokers) == [1, 2, 3]
         for future in admin.create_topics([NewTopic("replicated", 1)], request_timeout=60).values():
             future.result(60)  # no replication factor given: the cluster's default
-        partition = admin.list_topics("replicated", timeout=30).topics["replicated"].partitions[0]
+        # a topic just created may still be missing from a broker's metadata: ask until it has it
+        deadline = time.monotonic() + 30
+        while not (partitions := admin.list_topics("replicated", timeout=30).topics["replicated"].partitions):
+            assert time.monotonic() < deadline, "topic 'replicated' has no partition in the metadata"
+            time.sleep(0.2)
+        partition = partitions[0]
         resource = ConfigResource("topic", "replicated")
         config = admin.describe_configs([resource])[resource].result(30)
         assert len(partition.replicas) == 3, partition.replicas
