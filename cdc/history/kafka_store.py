@@ -26,6 +26,7 @@ from cdc.history.errors import SchemaHistoryError
 from cdc.history.records import HistoryRecord
 from cdc.history.store import SchemaHistory
 from cdc.kafka.clients import to_librdkafka
+from cdc.kafka.failures import describe_topic_configs
 
 __all__ = ["LONG_MAX", "MIN_RETENTION_MS", "KafkaSchemaHistory"]
 
@@ -151,10 +152,8 @@ class KafkaSchemaHistory(SchemaHistory):
                 self.topic,
                 partitions,
             )
-        res = ConfigResource(ConfigResource.Type.TOPIC, self.topic)
         try:
-            futures = self._admin_client().describe_configs([res], request_timeout=self._timeout_s)
-            configs = futures[res].result(timeout=self._timeout_s)
+            configs = describe_topic_configs(self._admin_client(), self.topic, self._timeout_s)
         except KafkaException as e:
             raise SchemaHistoryError(f"Cannot describe the schema history topic {self.topic}: {e}") from e
         values = {k: (v.value if v is not None else None) for k, v in configs.items()}

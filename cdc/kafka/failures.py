@@ -11,6 +11,7 @@ worker makes, failing at once, with a message naming the cause, when the credent
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "client_failure",
     "client_failure_message",
     "create_topic_if_missing",
+    "describe_topic_configs",
     "lookup_cluster_id",
 ]
 
@@ -187,3 +189,28 @@ def create_topic_if_missing(
         errors.check()
         raise
     return True
+
+
+def describe_topic_configs(admin: Any, topic: str, timeout: float) -> dict[str, Any]:
+    """``topic``'s configs (name → ConfigEntry), asked again while the answering broker does not know the
+    topic yet: on a cluster of several brokers a topic just created reaches each broker's metadata a little
+    later, and DescribeConfigs goes to any broker (a clean-clone CI run saw UNKNOWN_TOPIC_OR_PART there).
+    Other errors, and that one past ``timeout`` seconds, raise the client's ``KafkaException``."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import ConfigResource
+
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = max(1.0, deadline - time.monotonic())
+        try:
+            result: dict[str, Any] = admin.describe_configs([resource], request_timeout=remaining)[
+                resource
+            ].result(remaining + 5)
+            return result
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            unknown = isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            if not unknown or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)

@@ -99,9 +99,7 @@ class KafkaCluster:
         return {p.id: list(p.isrs) for p in metadata.partitions.values()}
 
     def topic_config(self, topic: str) -> dict[str, str]:
-        from confluent_kafka.admin import ConfigResource
+        from cdc.kafka.failures import describe_topic_configs
 
-        resource = ConfigResource("topic", topic)
-        admin = self._admin()
-        entries = admin.describe_configs([resource])[resource].result(30)
+        entries = describe_topic_configs(self._admin(), topic, 30)
         return {k: str(v.value) for k, v in entries.items()}

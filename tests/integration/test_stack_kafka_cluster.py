@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from cdc.kafka.failures import describe_topic_configs
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -95,8 +97,7 @@ def test_three_brokers_replicate_and_stop_together() -> None:
             assert time.monotonic() < deadline, "topic 'replicated' has no partition in the metadata"
             time.sleep(0.2)
         partition = partitions[0]
-        resource = ConfigResource("topic", "replicated")
-        config = admin.describe_configs([resource])[resource].result(30)
+        config = describe_topic_configs(admin, "replicated", 30)  # asks again until every broker knows it
         assert len(partition.replicas) == 3, partition.replicas
         assert config["min.insync.replicas"].value == "2"
 

@@ -78,3 +78,49 @@ def test_the_failure_names_authentication_and_the_client() -> None:
     assert client_failure_message("consumer", fatal).startswith(
         "Unrecoverable error from the task's consumer"
     )
+
+
+class _Admin:
+    """An AdminClient whose DescribeConfigs answers from a script: errors first, then configs."""
+
+    def __init__(self, answers: list[KafkaError | dict[str, str]]) -> None:
+        self.answers = answers
+        self.calls = 0
+
+    def describe_configs(self, resources: list, request_timeout: float) -> dict:
+        from concurrent.futures import Future
+
+        from confluent_kafka import KafkaException
+
+        answer = self.answers[min(self.calls, len(self.answers) - 1)]
+        self.calls += 1
+        future: Future = Future()
+        if isinstance(answer, KafkaError):
+            future.set_exception(KafkaException(answer))
+        else:
+            future.set_result(answer)
+        return {resources[0]: future}
+
+
+def test_describe_topic_configs_asks_again_while_the_broker_does_not_know_the_topic() -> None:
+    from cdc.kafka.failures import describe_topic_configs
+
+    unknown = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "Broker: Unknown topic or partition")
+    admin = _Admin([unknown, unknown, {"min.insync.replicas": "2"}])
+    assert describe_topic_configs(admin, "t", 10) == {"min.insync.replicas": "2"}
+    assert admin.calls == 3
+
+
+def test_describe_topic_configs_raises_other_errors_and_gives_up_after_the_timeout() -> None:
+    from confluent_kafka import KafkaException
+
+    from cdc.kafka.failures import describe_topic_configs
+
+    denied = _Admin([KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "denied"), {}])
+    with pytest.raises(KafkaException):
+        describe_topic_configs(denied, "t", 10)
+    assert denied.calls == 1
+    unknown = _Admin([KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "unknown")])
+    with pytest.raises(KafkaException):
+        describe_topic_configs(unknown, "t", 0.5)
+    assert unknown.calls >= 2

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from cdc.api.errors import ConfigError, ConnectError, RetriableError
+from cdc.kafka.failures import describe_topic_configs
 
 __all__ = ["TopicSpec", "ensure_topic"]
 
@@ -97,9 +98,8 @@ def _create(admin: AdminClient, spec: TopicSpec, timeout: float) -> bool:
 
 
 def _check_cleanup_policy(admin: AdminClient, spec: TopicSpec, timeout: float) -> None:
-    resource = ConfigResource(ConfigResource.Type.TOPIC, spec.name)
     try:
-        configs = admin.describe_configs([resource], request_timeout=timeout)[resource].result(timeout + 5)
+        configs = describe_topic_configs(admin, spec.name, timeout)
     except KafkaException as exc:
         # Connect also goes on when it may not describe the topic (ACLs): it cannot tell, so it trusts.
         log.warning("Could not check the cleanup policy of topic %s: %s", spec.name, exc)
