@@ -5,10 +5,15 @@ The page must show both connectors with their states and worker, the failed task
 progress with an ETA, the lag and events/s, and the plots (drawn from the history the page's JSON keeps).
 The snapshot is slowed by a select override that sleeps per row, so that it is still running when the
 browser looks. The screenshot is kept in ``$CDC_ARTIFACTS_DIR`` (default ``build/artifacts``).
+
+A second page shows an incremental snapshot (a signal's ``execute-snapshot``) paused after its first
+chunk by a ``pause-snapshot`` signal, so that the browser sees it in the middle, deterministically: the
+task's line names the table, the rows scanned and the key reached of the table's last.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -115,3 +120,57 @@ def test_status_page_in_headless_chromium(
     taken = browse(f"{worker.url}/ui", f"--screenshot={shot}")
     assert taken.returncode == 0, taken.stderr[-3000:]
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_incremental_snapshot_progress_in_headless_chromium(
+    tmp_path: Path, kafka: Any, mysql_db: Any, workers: list[WorkerProcess]
+) -> None:
+    worker = standalone_worker(tmp_path, kafka, workers)
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE items (id INT PRIMARY KEY, v VARCHAR(20))")
+        cur.executemany("INSERT INTO items VALUES (%s, %s)", [(i, f"v{i}") for i in range(1, 1001)])
+        cur.execute("CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32), data TEXT)")
+    prefix = kafka.topic("uiinc")
+    kafka.topic(prefix + ".history")
+    kafka.topic(f"{prefix}.{mysql_db.name}.items")
+    signals = tmp_path / "signals.txt"
+    mysql = mysql_source(
+        mysql_db,
+        prefix,
+        kafka.bootstrap_servers,
+        23461,
+        **{
+            "snapshot.mode": "no_data",
+            "signal.data.collection": f"{mysql_db.name}.debezium_signal",
+            "signal.enabled.channels": "source,file",
+            "signal.file": str(signals),
+            "signal.poll.interval.ms": "200",
+            "incremental.snapshot.chunk.size": "50",
+        },
+    )
+    put_connectors(worker, {"ui-inc": mysql})
+    wait_for(
+        lambda: [t["state"] for t in worker.get("/connectors/ui-inc/status").json()["tasks"]] == ["RUNNING"],
+        60,
+        "the connector's task RUNNING",
+    )
+    table = f"{mysql_db.name}.items"
+    execute = {"id": "s1", "type": "execute-snapshot", "data": {"data-collections": [table]}}
+    pause = {"id": "p1", "type": "pause-snapshot", "data": {}}
+    signals.write_text(json.dumps(execute) + "\n" + json.dumps(pause) + "\n")
+
+    def paused() -> dict[str, Any] | None:
+        tasks = worker.get("/ui/status").json()["connectors"][0]["tasks"]
+        progress = tasks[0].get("incremental_snapshot") if tasks else None
+        return progress if progress and progress["paused"] and progress["rows_scanned"] > 0 else None
+
+    progress = wait_for(paused, 60, "the incremental snapshot paused after a chunk")
+    rows = progress["rows_scanned"]
+    assert 50 <= rows < 1000 and progress["table_to"] == "[1000]", progress
+
+    dom = browse(f"{worker.url}/ui", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-3000:]
+    html = dom.stdout
+    assert 'data-loaded="true"' in html, html[-3000:]
+    line = f"incremental snapshot of {table} (paused): {rows:,} rows, up to key [{rows}] of [1000]"
+    assert line in html, html[-4000:]
