@@ -59,7 +59,8 @@ IGNORED = (
     "topic prefix and database names (written <prefix>, <db>, <other>)",
     "envelope ts_ms/ts_us/ts_ns; source.ts_* of snapshot records; history ts_ms; ts_sec of offsets/positions",
     "source.version",
-    "the value of the __debezium.context.runId header (a UUID made when each task starts)",
+    "the value of the __debezium.context.runId header (a UUID made when each task starts; the number of"
+    " distinct ones over all data records is compared)",
     "the order of the snapshot's DDL records in the history and schema change topics (Debezium's CREATE "
     "TABLE order is the iteration order of a Java hash set): they are compared sorted",
     "which of its records' offsets each worker commits (a flush every second: timing): every committed "
@@ -499,7 +500,28 @@ def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     )
     diffs.extend(_compare_lists("history", "<history>", dbz.history, ours.history, dbz, ours))
     diffs.extend(_compare_offsets(dbz, ours))
+    diffs.extend(_compare_run_ids(dbz, ours))
     return diffs
+
+
+def _run_ids(side: Captured) -> set[bytes | None]:
+    return {
+        value
+        for records in side.data.values()
+        for rec in records
+        for key, value in rec.headers
+        if key == "__debezium.context.runId"
+    }
+
+
+def _compare_run_ids(dbz: Captured, ours: Captured) -> list[Difference]:
+    """The run id's value is ignored record by record, but one task run (snapshot and streaming alike,
+    whichever engine read the snapshot) has one run id: the count of distinct ones must match."""
+    a, b = len(_run_ids(dbz)), len(_run_ids(ours))
+    if a == b:
+        return []
+    path = "header.__debezium.context.runId distinct"
+    return [Difference("data", "<all topics>", "-", path, str(a), str(b))]
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,9 @@ class MySqlSourceTask(SourceTask):
 
         actions.position = blocking.position = position
         if settings.incremental_spark:
-            spark = incremental.use_spark(self.props, self.context.worker_client_config())
+            spark = incremental.use_spark(
+                self.props, self.context.worker_client_config(), self._context_headers
+            )
             spark.position = position
         return processor
 
@@ -319,6 +321,7 @@ class MySqlSourceTask(SourceTask):
             stored=stored,
             on_history=on_history,
             gate=self._await_polling,
+            headers=self._context_headers,
         )
 
     def _offset_carrier(self, schema_events: SchemaChangeEvents, offset: dict[str, Any]) -> SourceRecord:

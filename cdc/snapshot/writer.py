@@ -10,11 +10,11 @@ so the bytes are the connector's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdc.api.records import SourceRecord
+from cdc.api.records import Header, Headers, SourceRecord
 from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.recipe import ConverterSpec, converter_spec, source_producer_settings
 
@@ -130,11 +130,21 @@ class RecordWriter:
             self.producer.poll(0)
             self._check()
 
-    def send_raw(self, topic: str, key: bytes | None, value: bytes | None) -> None:
-        """Produce bytes already converted (the JVM path's records): no transform, no converter."""
+    def send_raw(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, str | bytes | None]] | None = None,
+    ) -> None:
+        """Produce bytes already converted (the JVM path's records): no transform, no converter;
+        ``headers`` already converted too (:meth:`header_bytes`)."""
         while True:
             try:
-                self.producer.produce(topic, value, key, on_delivery=self._on_delivery)
+                if headers:
+                    self.producer.produce(topic, value, key, on_delivery=self._on_delivery, headers=headers)
+                else:
+                    self.producer.produce(topic, value, key, on_delivery=self._on_delivery)
                 break
             except BufferError:
                 self.producer.poll(0.05)
@@ -142,6 +152,10 @@ class RecordWriter:
         if self.sent % 1000 == 0:
             self.producer.poll(0)
             self._check()
+
+    def header_bytes(self, topic: str, headers: Sequence[Header]) -> list[tuple[str, str | bytes | None]]:
+        """``headers`` as the connector's header converter writes them to ``topic``."""
+        return [(k, v) for k, v in self._header_bytes.encode(topic, Headers(list(headers)))]
 
     def _check(self) -> None:
         if self._error is not None:

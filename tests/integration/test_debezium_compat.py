@@ -14,10 +14,15 @@ from bench.compat.run import main
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+@pytest.mark.parametrize("engine", ["local", "spark"])
 def test_cdc_writes_what_debezium_writes(
-    stack: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stack: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
 ) -> None:
-    rc = main(["--workdir", str(tmp_path)])
+    """``spark``: cdc's snapshot is the parallel Spark read (JVM encoders, chunks of three rows, records
+    written by Spark's tasks), compared with Debezium's as the single reader's is."""
+    if engine == "spark":
+        pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")
+    rc = main(["--workdir", str(tmp_path), "--engine", engine])
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "self-test: the altered value was found; the altered offsets were found" in report
     assert rc == 0, report

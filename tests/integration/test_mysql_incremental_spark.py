@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,13 @@ def test_spark_backfill_under_writes(env: Env, caplog: pytest.LogCaptureFixture)
         if m.value() is not None
     ]
     assert signals.count("snapshot-window-open") == signals.count("snapshot-window-close") >= 1
+    # Spark's records carry the task's Debezium context headers, as the streamed ones do: one run id.
+    run_ids = Counter(
+        dict(m.headers() or []).get("__debezium.context.runId")
+        for m in env.kafka.read_to_end(b.topic)
+        if m.value() is not None
+    )
+    assert len(run_ids) == 1 and None not in run_ids, run_ids
     print("figures:", figures, "chunks:", len(run["done"]), finished[0])
 
 

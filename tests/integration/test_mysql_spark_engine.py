@@ -436,6 +436,20 @@ def test_spark_engine_writes_what_local_writes_then_streams(
             _normal(m.value(), local_prefix, local_prefix, False) for m in local_later
         ]
 
+        # Debezium's context headers on every record, the snapshot's (written by Spark) and the
+        # stream's alike, with the task's one run id (the local connector's task has its own).
+        def context(m: Any) -> tuple[tuple[str, bytes], ...]:
+            return tuple((k, v) for k, v in (m.headers() or []) if k.startswith("__debezium.context."))
+
+        names = ("connectorLogicalName", "taskId", "connectorName", "runId")
+        spark_headers = {context(m) for m in spark + [m for m in spark_later if m.value()]}
+        assert len(spark_headers) == 1, spark_headers
+        (only,) = spark_headers
+        assert [k for k, _ in only] == [f"__debezium.context.{n}" for n in names]
+        assert [v for _, v in only][:3] == [spark_prefix.encode(), b"0", b"mysql"]
+        local_headers = {context(m) for m in local}
+        assert len(local_headers) == 1 and local_headers != spark_headers
+
         # The worker's client settings reached the task through its context, and show nowhere.
         from cdc.worker.stores.base import TaskId
 

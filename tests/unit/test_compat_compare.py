@@ -232,3 +232,20 @@ def test_a_missing_completed_offset_or_record_offsets_log_is_found() -> None:
     assert _kinds(dbz, ours) == {("offsets <offsets> <record>", "completed")}
     dbz.record_offsets = []
     assert ("offsets <offsets> <record offsets>", "log") in _kinds(dbz, ours)
+
+
+def test_two_run_ids_on_one_side_are_found() -> None:
+    """The run id's value is ignored record by record; a second run id on one side (say, the Spark
+    snapshot's records with an id of their own) is a difference."""
+    dbz, ours = _side("debezium", "dbz_x", "db_1"), _side("cdc", "cdc_x", "db_1")
+    run = "__debezium.context.runId"
+    first, second = b"01a21e15-0d7f-73b6-9d30-59d428553d3e", b"01a21e15-0def-71e6-9928-8580a9cfe8fb"
+    for side in (dbz, ours):
+        for rec in side.data["db_1.t"]:
+            rec.headers.append((run, first))
+    assert cmp.compare(dbz, ours) == []
+    ours.data["db_1.t"][0].headers[-1] = (run, second)
+    diffs = cmp.compare(dbz, ours)
+    assert [(d.kind, d.debezium, d.cdc) for d in diffs] == [
+        (f"data <all topics> header.{run} distinct", "1", "2")
+    ]

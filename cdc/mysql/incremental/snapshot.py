@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 
 from cdc.api.errors import ConnectError
-from cdc.api.records import SourceRecord
+from cdc.api.records import Header, SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
@@ -82,12 +82,22 @@ class IncrementalSnapshot:
         self.spark: SparkBackfill | None = None
         self._ctx = ctx
 
-    def use_spark(self, props: dict[str, str], worker_clients: dict[str, str]) -> SparkBackfill:
-        """Large tables are back-filled by the Spark engine from now on (``incremental.snapshot.engine``)."""
+    def use_spark(
+        self, props: dict[str, str], worker_clients: dict[str, str], headers: Sequence[Header]
+    ) -> SparkBackfill:
+        """Large tables are back-filled by the Spark engine from now on (``incremental.snapshot.engine``);
+        ``headers``: the task's Debezium context headers, on the Spark records too."""
         from cdc.mysql.incremental.spark_backfill import SparkBackfill
 
         self.spark = SparkBackfill(
-            self._ctx, self.context, self.metrics, self.chunks, props, worker_clients, self._snapshot_source
+            self._ctx,
+            self.context,
+            self.metrics,
+            self.chunks,
+            props,
+            worker_clients,
+            self._snapshot_source,
+            headers,
         )
         self.spark.on_done = self._spark_done
         return self.spark

@@ -49,7 +49,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cdc.api.errors import ConnectError
-from cdc.api.records import SourceRecord
+from cdc.api.records import Header, SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import Table, TableId
 from cdc.mysql.capture import CaptureContext
@@ -84,6 +84,7 @@ class SparkBackfill:
         props: Mapping[str, str],
         worker_clients: Mapping[str, str],
         snapshot_source: SnapshotSource,
+        headers: Sequence[Header] = (),
     ) -> None:
         settings = ctx.settings
         self.ctx, self.events, self.stopping = ctx, ctx.events, ctx.stopping
@@ -91,6 +92,7 @@ class SparkBackfill:
         self.context, self.metrics, self.chunks = context, metrics, chunks
         self.props, self.worker_clients = dict(props), dict(worker_clients)
         self.snapshot_source = snapshot_source
+        self.headers = tuple(headers)
         self.min_rows = settings.incremental_snapshot_spark_min_rows
         self.window_keys = max(
             1, settings.incremental_snapshot_chunk_size * settings.incremental_snapshot_parallelism
@@ -183,7 +185,9 @@ class SparkBackfill:
             " (resumed)" if resumed else "",
         )
         self.job = BackfillJob(
-            BackfillSpec(self.props, self.worker_clients, table, start, recover=resumed),
+            BackfillSpec(
+                self.props, self.worker_clients, table, start, recover=resumed, headers=self.headers
+            ),
             self.stopping,
             paused=lambda: self.context.paused,
             on_chunk=functools.partial(self.metrics.rows_scanned, table.id),

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdc.api.records import Header
 from cdc.history.model import Table
 from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
@@ -49,6 +50,8 @@ class BackfillSpec:
     table: Table
     start: BinlogOffset
     recover: bool = False
+    headers: tuple[Header, ...] = ()
+    """The task's Debezium context headers, on every record the back-fill writes."""
 
 
 class BackfillJob:
@@ -183,7 +186,7 @@ class BackfillJob:
         with exclusive(self.cancelled):
             if self.stopping:
                 raise InterruptedError("the Spark back-fill was stopped")
-            job = SnapshotRun(self.props, self.spec.worker_clients, options)
+            job = SnapshotRun(self.props, self.spec.worker_clients, options, headers=self.spec.headers)
             job.name = name
             job.stopping = self.cancelled
             with running(job, self.cancelled, "spark-backfill-stop"):

@@ -29,10 +29,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cdc.api.records import Header
 from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
@@ -207,6 +208,7 @@ def spark_snapshot(
     stored: BinlogOffset | None = None,
     on_history: Callable[[Any], None] | None = None,
     gate: Callable[[], None] | None = None,
+    headers: Sequence[Header] = (),
 ) -> SnapshotResult:
     """Run the Spark snapshot for a connector task; ``props`` is the task config (with ``name``),
     ``worker_clients`` the worker's client settings (the task context's ``worker_client_config``).
@@ -215,6 +217,7 @@ def spark_snapshot(
     ``on_history``: called with each schema history record the run writes through ``schema`` (the task
     turns them into schema change events and commits the run's start). ``gate``: called before each chunk;
     it blocks while the connector is paused and raises :class:`InterruptedError` to give up.
+    ``headers``: the task's Debezium context headers, on every record as its ``poll`` adds them.
     """
     from cdc.api.errors import ConnectError
     from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
@@ -242,7 +245,7 @@ def spark_snapshot(
         spark_conf=spark_conf(raw),
     )
     with exclusive(stopping):
-        job = SnapshotRun(raw, worker_clients, options)
+        job = SnapshotRun(raw, worker_clients, options, headers=headers)
         job.stopping = stopping
         with running(job, stopping, f"spark-snapshot-stop-{settings.prefix}"):
             log.info(

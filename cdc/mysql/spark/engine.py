@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc.api.errors import ConfigError
+from cdc.api.records import Header
 from cdc.history.model import Table, TableId
 from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
@@ -222,7 +223,11 @@ class SnapshotRun:
         worker_props: Mapping[str, str],
         options: SnapshotOptions,
         runner: ChunkRunner | None = None,
+        headers: Sequence[Header] | None = None,
     ) -> None:
+        """``headers``: Debezium's context headers of every record (the connector task's own, with its run
+        id); None: a run id of this run's own (``cdc snapshot``)."""
+        from cdc.mysql.context_headers import context_headers
         from cdc.mysql.validation import require_valid
 
         self.config = dict(connector_config)
@@ -231,6 +236,9 @@ class SnapshotRun:
         self.settings = require_valid(self.config)
         self.name = connector_name(self.config)
         self.connector = _connector_kind(self.config)
+        self.headers = tuple(
+            headers if headers is not None else context_headers(self.settings.prefix, self.connector, "0")
+        )
         self.runner = runner
         self.stopping = threading.Event()
         self.state_dir = options.state_dir or default_state_dir()
@@ -445,6 +453,7 @@ class SnapshotRun:
             self.encoder(),
             delivery.mode,
             delivery.ids,
+            self.headers,
         )
         if tasks:
             self._runner()  # the Spark session starts outside the chunks' time

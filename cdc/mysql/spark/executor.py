@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from cdc.api.records import Header
 from cdc.history.model import Table
 from cdc.snapshot.chunks import Chunk
 from cdc.snapshot.delivery import EXACTLY_ONCE, ChunkWriter, RunIds, task_attempt
@@ -54,6 +55,10 @@ class RunContext:
     """``exactly_once`` (a transaction per chunk) or ``at_least_once``: see :mod:`cdc.snapshot.delivery`."""
     ids: RunIds | None = None
     """The run's transaction names (exactly once)."""
+    headers: tuple[Header, ...] = ()
+    """Debezium's ``__debezium.context.*`` headers (:mod:`cdc.mysql.context_headers`), on every record as the
+    task's ``poll`` adds them to the records it returns: the connector task's own (its run id) when the task
+    runs the snapshot, a run's own for ``cdc snapshot``."""
 
     def transactional_id(self, chunk_id: str) -> str | None:
         """The chunk's transactional id, or None when the run writes at least once."""
@@ -144,11 +149,15 @@ def run_chunk(task: ChunkTask, ctx: RunContext) -> ChunkResult:
         cur.execute(sql, params or None)
         pending: tuple[Any, int] | None = None
         source = events.snapshot_sources(pos, table_id)
+        headers = ctx.headers
 
         def send(row: Any, now_ms: int, marker: str) -> int | None:
             """Produce one row's record; the first record produced asks whether the chunk was
             committed by an earlier attempt (its row count, then nothing more is written)."""
-            record = out.writer.route(events.read(ts, row, source(now_ms, marker), offset))
+            read = events.read(ts, row, source(now_ms, marker), offset)
+            for header in headers:  # before the transforms, as the worker applies them after poll
+                read.headers.add_header(header)
+            record = out.writer.route(read)
             if record is None:
                 return None
             if out.topic is None:

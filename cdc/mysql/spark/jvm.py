@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cdc.api.records import Header
 from cdc.history.model import Table
 from cdc.mysql.spark.executor import ChunkResult, ChunkTask, RunContext, _marker, _master_position
 from cdc.mysql.types import BINARY_TYPES, TEXT_TYPES
@@ -598,7 +599,9 @@ def run_chunk_jvm(
         suffixes[_marker(task, False, True)],
         suffixes[_marker(task, True, True)],
     )
-    produce = _partition_producer(ctx.writer, enc.topic, envelope, ctx.transactional_id(task.chunk.id))
+    produce = _partition_producer(
+        ctx.writer, enc.topic, envelope, ctx.transactional_id(task.chunk.id), ctx.headers
+    )
     conn = connect(settings)
     try:
         with conn.cursor() as meta:
@@ -650,12 +653,16 @@ committed the chunk (exactly once: then nothing was written again)."""
 
 
 def _partition_producer(
-    spec: Any, topic: str, envelope: _Envelope, transactional_id: str | None
+    spec: Any,
+    topic: str,
+    envelope: _Envelope,
+    transactional_id: str | None,
+    headers: Sequence[Header] = (),
 ) -> Callable[[Iterator[tuple[Any, Any]]], Produced]:
     """The executor side: produce the partition's records in order with the worker's producer settings
     (each value is the envelope around the row's ``after``, the chunk's first and last rows with their
-    markers), in the chunk's transaction when ``transactional_id`` is given; returns once Kafka
-    acknowledged all of them (and the transaction committed)."""
+    markers, ``headers`` on each, converted once), in the chunk's transaction when ``transactional_id``
+    is given; returns once Kafka acknowledged all of them (and the transaction committed)."""
 
     def produce(rows: Iterator[tuple[Any, Any]]) -> Produced:
         from cdc.snapshot.delivery import ChunkWriter, task_attempt
@@ -668,18 +675,21 @@ def _partition_producer(
             if before is not None:
                 return before, task_attempt(), True
             send = out.writer.send_raw
+            raw_headers = out.writer.header_bytes(topic, headers) if headers else None
             prefix, true = envelope.prefix, envelope.true
             n = 0
             pending: tuple[Any, Any] | None = None
             for row in itertools.chain(ahead, rows):
                 if pending is not None:
-                    send(topic, pending[0], prefix + pending[1] + (envelope.first if n == 1 else true))
+                    value = prefix + pending[1] + (envelope.first if n == 1 else true)
+                    send(topic, pending[0], value, raw_headers)
                 if row[1] is None or row[0] is None:
                     raise RuntimeError(f"the JVM encoding of a row of {topic} is NULL (an unexpected value)")
                 pending = row
                 n += 1
             if pending is not None:
-                send(topic, pending[0], prefix + pending[1] + (envelope.only if n == 1 else envelope.last))
+                value = prefix + pending[1] + (envelope.only if n == 1 else envelope.last)
+                send(topic, pending[0], value, raw_headers)
             out.finish(n)
             return n, task_attempt(), False
         finally:
