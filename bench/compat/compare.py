@@ -66,6 +66,9 @@ IGNORED = (
     "which of its records' offsets each worker commits (a flush every second: timing): every committed "
     "offset must be one Debezium's records carry (by field set and snapshot value before streaming, by "
     "value while streaming); the snapshot's completed offsets and the last offsets are compared in full",
+    "in each side's own signal table's topic (<signal>): the binlog coordinates and, in watermark rows, the "
+    "UUID of the id and the window's timestamp; in offsets written during the incremental snapshot: the "
+    "binlog coordinates (each side writes its own watermarks)",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
@@ -376,8 +379,11 @@ def _describe(rec: Record, side: Captured) -> str:
     return _short(_signature(rec, side) or "<tombstone>", 120)
 
 
+# An incremental snapshot's offsets hold JSON (``incremental_snapshot_collections=[{…}]``): the offset map
+# ends at the ``}}`` before ``ConnectRecord``.
 _TRACE = re.compile(
-    r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, sourceOffset=\{([^{}]*)\}\}"
+    r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, "
+    r"sourceOffset=\{(.*?)\}\} ConnectRecord"
 )
 _MAP_ENTRY = re.compile(r", (?=[A-Za-z_]+=)")
 
@@ -414,28 +420,68 @@ def _shape(offset: Mapping[str, Any]) -> str:
     return shape + f" snapshot={_text(offset['snapshot'])}" if "snapshot" in offset else shape
 
 
+_POSITION = ("file", "pos", "gtids", "event", "row")
+
+
 def _streaming_value(offset: Mapping[str, Any]) -> str:
-    return json.dumps({k: _text(v) for k, v in offset.items() if k != "ts_sec"}, sort_keys=True)
+    """The offset as compared while streaming: ``ts_sec`` aside, and during an incremental snapshot its
+    binlog coordinates too (those of the watermark each side wrote to its own signal table)."""
+    incremental = any(k.startswith("incremental_snapshot") for k in offset)
+    drop = ("ts_sec", *_POSITION) if incremental else ("ts_sec",)
+    return json.dumps({k: _text(v) for k, v in offset.items() if k not in drop}, sort_keys=True)
+
+
+def _signal_gtids(side: Captured) -> dict[str, int]:
+    """The GTID of each record of the side's own signal table (each side writes its own) → its index."""
+    records = next((rs for t, rs in side.data.items() if side.normalise_text(t) == SIGNAL_TOPIC), [])
+    out: dict[str, int] = {}
+    for k, rec in enumerate(records):
+        value = rec.value_json()
+        payload = value.get("payload", value) if isinstance(value, dict) else None
+        source = payload.get("source") if isinstance(payload, dict) else None
+        if isinstance(source, dict) and source.get("gtid"):
+            out.setdefault(str(source["gtid"]), k)
+    return out
+
+
+def _unplaced(offset: Mapping[str, Any]) -> str:
+    """An offset without its binlog coordinates (``event``/``row`` kept)."""
+    drop = ("ts_sec", "file", "pos", "gtids")
+    return json.dumps({k: _text(v) for k, v in offset.items() if k not in drop}, sort_keys=True)
 
 
 def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every offset each worker committed must be one Debezium's records carried: before streaming by its
-    field set (and ``snapshot`` value), while streaming by its value (``ts_sec`` aside)."""
+    field set (and ``snapshot`` value), while streaming by its value (``ts_sec`` aside). An offset of a
+    record of the side's own signal table (its GTID) must be the offset Debezium's record of the same place
+    in its signal table carried, binlog coordinates aside (each side writes its own table)."""
     carried = dbz.record_offsets or []
     if not carried:
         return [Difference("offsets", "<offsets>", "log", "<record offsets>", "none in the worker's log", "")]
     completed = next((i for i, o in enumerate(carried) if not _flagged(o)), len(carried) - 1)
     snapshot_shapes = {_shape(o) for o in carried[: completed + 1]}
     streaming = {_streaming_value(o) for o in carried[completed + 1 :]}
+    dbz_signals = _signal_gtids(dbz)
+    at_signal: dict[int, set[str]] = {}
+    for o in carried[completed + 1 :]:
+        if o.get("gtids") in dbz_signals:
+            at_signal.setdefault(dbz_signals[o["gtids"]], set()).add(_unplaced(o))
     diffs: list[Difference] = []
     for side, tag in ((dbz, "dbz"), (ours, "cdc")):
         done = side.completed.value_json() if side.completed is not None else None
+        signals = _signal_gtids(side)
         for i, rec in enumerate(side.offsets):
             value = rec.value_json()
             if not isinstance(value, dict):
                 continue
             if i < side.snapshot_commits:
                 found, shown = _shape(value) in snapshot_shapes, _shape(value)
+            elif value.get("gtids") in signals:
+                k = signals[value["gtids"]]
+                found, shown = (
+                    _unplaced(value) in at_signal.get(k, set()),
+                    f"signal record #{k}: {_unplaced(value)}",
+                )
             else:
                 # a commit of the completed offset again (no new record since) is no streaming offset
                 again = isinstance(done, dict) and _streaming_value(value) == _streaming_value(done)
@@ -488,11 +534,40 @@ def _compare_offsets(dbz: Captured, ours: Captured) -> list[Difference]:
     return diffs
 
 
+SIGNAL_TOPIC = "<db>.<signal>"
+"""Each side's own signal table's topic, once names are normalised."""
+_SOURCE_POSITION = ("file", "pos", "gtid", "row", "thread", "server_id", *_WALL_CLOCK)
+
+
+def _signal_record(rec: Record) -> Record:
+    """A record of a side's own signal table with what differs by side blanked: the binlog coordinates
+    (each side writes its own table), and in a watermark row (``snapshot-window-open``/``-close``) the
+    UUID of its id and the window's timestamp."""
+    key = _UUID.sub(b"<uuid>", rec.key) if rec.key is not None else None
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) and "schema" in value else value
+    if isinstance(payload, dict):
+        for image in (payload.get("before"), payload.get("after")):
+            if isinstance(image, dict) and str(image.get("type", "")).startswith("snapshot-window-"):
+                image["id"] = _UUID.sub(b"<uuid>", str(image.get("id", "")).encode()).decode()
+                image["data"] = "<window timestamp>"
+        source = payload.get("source")
+        if isinstance(source, dict):
+            for k in _SOURCE_POSITION:
+                if k in source:
+                    source[k] = f"<{k}>"
+    raw = json.dumps(value).encode() if rec.value is not None else None
+    return Record(key, raw, rec.headers)
+
+
 def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every difference between Debezium's records (``dbz``) and ours, in topic order."""
     diffs: list[Difference] = []
     by_a = {dbz.normalise_text(t): records for t, records in dbz.data.items()}
     by_b = {ours.normalise_text(t): records for t, records in ours.data.items()}
+    for by in (by_a, by_b):
+        if SIGNAL_TOPIC in by:
+            by[SIGNAL_TOPIC] = [_signal_record(r) for r in by[SIGNAL_TOPIC]]
     for topic in sorted(set(by_a) | set(by_b)):
         diffs.extend(_compare_lists("data", topic, by_a.get(topic, []), by_b.get(topic, []), dbz, ours))
     diffs.extend(

@@ -215,6 +215,25 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
     return got
 
 
+def _signal_names(side: Side) -> dict[str, str]:
+    """Each side's own signal table is ``<signal>``, the other one's ``<other signal>``."""
+    return {t: "<signal>" if n == side.name else "<other signal>" for n, t in workload.SIGNAL_TABLES.items()}
+
+
+def _incremental_reads(stack: Stack, side: Side, db: str) -> dict[str, int]:
+    """How many ``op=r`` records of an incremental snapshot each table's topic has."""
+    out = {}
+    for table in workload.INCREMENTAL_TABLES:
+        out[table] = sum(
+            1
+            for p in _payloads(stack, side, f"{db}.{table}")
+            if isinstance(p, dict)
+            and p.get("op") == "r"
+            and p.get("source", {}).get("snapshot") == "incremental"
+        )
+    return out
+
+
 def _payloads(stack: Stack, side: Side, suffix: str) -> list[Any]:
     out = []
     for rec in read_topic(stack.bootstrap, f"{side.prefix}.{suffix}"):
@@ -325,6 +344,17 @@ def run_compat(args: argparse.Namespace) -> int:
             extra_config=engine_config(args.engine, workdir),
         ),
     ]
+    for side in sides:  # each its own signal table; the other side's is not captured
+        own, foreign = (
+            t for n, t in sorted(workload.SIGNAL_TABLES.items(), key=lambda kv: kv[0] != side.name)
+        )
+        side.extra_config.update(
+            {
+                "signal.data.collection": f"{db}.{own}",
+                "table.exclude.list": f"{db}.{foreign},{db}.{workload.EXCLUDED_TABLE}",
+                "incremental.snapshot.chunk.size": "2",
+            }
+        )
     print(f"[compat] database {db}; prefixes {sides[0].prefix}, {sides[1].prefix}; workdir {workdir}")
     stack.sql(workload.snapshot_sql(db))
     jars.connect_libs(cache)
@@ -351,12 +381,30 @@ def run_compat(args: argparse.Namespace) -> int:
         stack.sql(workload.streaming_sql(db, other))
         end = f"{db}.{workload.END_TABLE}"
         wait_for("the last streamed insert", lambda: all(_payloads(stack, s, end) for s in sides), sides, 300)
+        # An incremental snapshot by a signal (Debezium's JSON, each side's signal table), chunks of two
+        # rows, nothing else written meanwhile; then one more insert, which both stream after it.
+        rows = {
+            t: int(stack.sql(f"SELECT COUNT(*) FROM `{db}`.{t};").strip())
+            for t in workload.INCREMENTAL_TABLES
+        }
+        print(f"[compat] incremental snapshot of {rows} by a signal")
+        stack.sql(workload.incremental_sql(db))
+        wait_for(
+            "both incremental snapshots",
+            lambda: all(_incremental_reads(stack, s, db) == rows for s in sides),
+            sides,
+            300,
+        )
+        stack.sql(f"INSERT INTO `{db}`.{workload.END_TABLE} VALUES (2);")
+        wait_for(
+            "the insert after it", lambda: all(len(_payloads(stack, s, end)) == 2 for s in sides), sides, 300
+        )
         time.sleep(3)
     finally:
         for side in sides:
             if side.worker is not None:
                 side.worker.stop()
-    got = {side.name: capture(side, stack, names) for side in sides}
+    got = {side.name: capture(side, stack, {**names, **_signal_names(side)}) for side in sides}
     versions = {
         "Kafka Connect": jars.CONNECT_VERSION,
         "Debezium": f"debezium-connector-mariadb {jars.DEBEZIUM_VERSION}",

@@ -8,9 +8,26 @@ the run's two database names. The statements run as root through the ``mariadb``
 
 from __future__ import annotations
 
-__all__ = ["END_TABLE", "snapshot_sql", "streaming_sql"]
+__all__ = [
+    "END_TABLE",
+    "EXCLUDED_TABLE",
+    "INCREMENTAL_TABLES",
+    "SIGNAL_TABLES",
+    "incremental_sql",
+    "snapshot_sql",
+    "streaming_sql",
+]
 
 END_TABLE = "zz_end"  # the streaming phase's last insert: when both sides have it, they have everything
+SIGNAL_TABLES = {"debezium": "sig_dbz", "cdc": "sig_cdc"}
+"""Each side's ``signal.data.collection`` in the run's database (the other side's is excluded)."""
+EXCLUDED_TABLE = "t_excl"
+"""In ``table.exclude.list`` on both sides: its DDL (snapshot and streaming) and rows are written."""
+INCREMENTAL_TABLES = ("t_types", "t_composite", "t_many")
+"""What the incremental phase's ``execute-snapshot`` signal names (``t_many``: enough chunks of two rows that
+each worker commits offsets in the middle of the incremental snapshot)."""
+MANY_ROWS = 3000
+SIGNAL_ID = "compat-incremental"
 
 _TYPES_COLUMNS = """
   id INT NOT NULL PRIMARY KEY,
@@ -117,7 +134,18 @@ CREATE TABLE t_defaults (
 INSERT INTO t_defaults (id) VALUES (1);
 """
 
-_OTHER_TABLES = """
+_MANY = (
+    "CREATE TABLE t_many (id INT PRIMARY KEY, v VARCHAR(10));\n"
+    + "INSERT INTO t_many VALUES "
+    + ", ".join(f"({i}, 'v{i}')" for i in range(1, MANY_ROWS + 1))
+    + ";\n"
+)
+
+_OTHER_TABLES = (
+    _MANY
+    + """
+CREATE TABLE t_excl (id INT PRIMARY KEY, v INT);
+INSERT INTO t_excl VALUES (1, 1);
 CREATE TABLE t_composite (a INT NOT NULL, b VARCHAR(10) NOT NULL, c DATE NOT NULL, v INT,
   PRIMARY KEY (a, b, c));
 INSERT INTO t_composite VALUES (1, 'x', '2020-01-01', 1), (1, 'y', '2020-01-02', 2),
@@ -134,6 +162,7 @@ CREATE TABLE t_ucs (id INT PRIMARY KEY, u VARCHAR(10) CHARACTER SET ucs2, u16 VA
   l2 VARCHAR(10) CHARACTER SET latin2, cp CHAR(4) CHARACTER SET cp1251) DEFAULT CHARSET=utf8mb4;
 INSERT INTO t_ucs VALUES (1, 'ÄÖÜ', '😀x', 'ŁĄ', 'Жж');
 """
+)
 
 
 def snapshot_sql(db: str) -> str:
@@ -143,7 +172,26 @@ def snapshot_sql(db: str) -> str:
         f"DROP DATABASE IF EXISTS `{db}`;\n"
         f"CREATE DATABASE `{db}` CHARACTER SET utf8mb4;\n"
         f"USE `{db}`;\n"
-        f"CREATE TABLE t_types ({_TYPES_COLUMNS});\n" + _types_rows(0) + _DEFAULTS + _OTHER_TABLES
+        f"CREATE TABLE t_types ({_TYPES_COLUMNS});\n"
+        + _types_rows(0)
+        + _DEFAULTS
+        + _OTHER_TABLES
+        + "".join(
+            f"CREATE TABLE {t} (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, "
+            "data VARCHAR(2048) NULL);\n"
+            for t in SIGNAL_TABLES.values()
+        )
+    )
+
+
+def incremental_sql(db: str) -> str:
+    """The signal a Debezium user sends, the same row into each side's signal table: an incremental
+    snapshot of :data:`INCREMENTAL_TABLES` (after the streaming phase, nothing else written meanwhile)."""
+    collections = ", ".join(f'"{db}.{t}"' for t in INCREMENTAL_TABLES)
+    data = f'{{"data-collections": [{collections}], "type": "incremental"}}'
+    return f"USE `{db}`;\n" + "".join(
+        f"INSERT INTO {t} VALUES ('{SIGNAL_ID}', 'execute-snapshot', '{data}');\n"
+        for t in SIGNAL_TABLES.values()
     )
 
 
@@ -184,6 +232,8 @@ ALTER TABLE t_ddl DROP COLUMN c3;
 INSERT INTO t_ddl (id) VALUES (5);
 ALTER TABLE t_ddl ADD COLUMN t6 TIME(6) DEFAULT '-00:00:00.25', ADD COLUMN b3 BIT(3) DEFAULT b'101';
 INSERT INTO t_ddl (id) VALUES (6);
+ALTER TABLE t_excl ADD COLUMN w INT DEFAULT 3;
+INSERT INTO t_excl VALUES (2, 2, 2);
 CREATE TABLE t_new (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, s VARCHAR(10) DEFAULT 'd');
 INSERT INTO t_new (s) VALUES ('one'), ('two');
 RENAME TABLE t_new TO t_renamed;

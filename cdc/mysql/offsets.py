@@ -77,7 +77,7 @@ class BinlogOffset:
         return self.to_dict()
 
 
-_SNAPSHOT_VALUES = (True, False, "true", "false", "INITIAL", "BLOCKING", "last", "LAST")
+_SNAPSHOT_VALUES = (True, False, "true", "false", "INITIAL", "BLOCKING", "INCREMENTAL", "last", "LAST")
 
 
 def check_offset(prefix: str, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
@@ -102,7 +102,7 @@ def check_offset(prefix: str, partition: Mapping[str, Any], offset: Mapping[str,
             raise InvalidOffsetError("gtids", f"is not a GTID set: {exc}") from None
     if "snapshot" in offset and offset["snapshot"] not in _SNAPSHOT_VALUES:
         raise InvalidOffsetError(
-            "snapshot", f"must be true, false, INITIAL or BLOCKING, not {offset['snapshot']!r}"
+            "snapshot", f"must be true, false, INITIAL, BLOCKING or INCREMENTAL, not {offset['snapshot']!r}"
         )
     transaction = offset.get("transaction_id")
     if transaction is not None and not isinstance(transaction, str):

@@ -84,7 +84,13 @@ class SchemaChangeEvents:
             database = ddl_database(ddl)  # e.g. DROP TABLE IF EXISTS other.t run without a default database
         if database and not self.events.filters.database(database):
             return []
-        captured = [c for c in changes if self.events.filters.table(_id(c))]
+        # Debezium's EventDispatcher drops the schema change event of a table the filters exclude only when
+        # schema.history.internal.store.only.captured.tables.ddl is on: otherwise the event (snapshot and
+        # streaming alike) is written as the history records it (seen side by side, `make compat`).
+        if self.settings.history_store_only_captured_tables_ddl:
+            captured = [c for c in changes if self.events.filters.table(_id(c))]
+        else:
+            captured = list(changes)
         if changes and not captured:
             return []
         ts_ms = pos.ts_sec * 1000 if pos.ts_sec else int(time.time() * 1000)

@@ -249,3 +249,36 @@ def test_two_run_ids_on_one_side_are_found() -> None:
     assert [(d.kind, d.debezium, d.cdc) for d in diffs] == [
         (f"data <all topics> header.{run} distinct", "1", "2")
     ]
+
+
+def test_incremental_snapshot_offsets_are_compared_without_their_binlog_coordinates() -> None:
+    """An incremental snapshot's row offsets hold JSON (braces inside the logged map) and sit at each side's
+    own watermark: compared with file/pos/gtids aside, every other field (the flag included) must match."""
+    collections = (
+        '[{"incremental_snapshot_collections_id":"db_1.t",'
+        '"incremental_snapshot_collections_additional_condition":null}]'
+    )
+    row = {
+        "ts_sec": 6,
+        "file": "binlog.000001",
+        "pos": 950,
+        "gtids": "0-1-503",
+        "event": 2,
+        "row": 1,
+        "server_id": 1,
+        "incremental_snapshot_collections": collections,
+        "incremental_snapshot_primary_key": "aced0005",
+        "incremental_snapshot_correlation_id": "s1",
+        "snapshot": "INCREMENTAL",
+    }
+    dbz = _side("debezium", "dbz_x", "db_1")
+    log = "\n".join(_trace_line("dbz_x", o) for o in [*_snapshot(100), *_STREAMING, row])
+    dbz.record_offsets = cmp.record_offsets_from_log(log, "dbz_x")
+    assert dbz.record_offsets[-1]["incremental_snapshot_collections"] == collections
+    ours = _side("cdc", "cdc_x", "db_1")
+    at_own_watermark = {**row, "pos": 990, "gtids": "0-1-504"}
+    ours.offsets.insert(2, _offset("cdc_x", at_own_watermark))
+    assert cmp.compare(dbz, ours) == []
+    unflagged = {k: v for k, v in at_own_watermark.items() if k != "snapshot"}
+    ours.offsets[2] = _offset("cdc_x", unflagged)
+    assert _kinds(dbz, ours) == {("offsets <offsets> <not among debezium's offsets>", "cdc#2")}

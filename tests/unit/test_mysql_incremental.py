@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from cdc.api.errors import ConnectError
 from cdc.history.model import TableId
 from cdc.mysql.incremental import IncrementalSnapshot
 from cdc.mysql.incremental.chunks import greater_than
@@ -65,6 +66,30 @@ def test_writes_what_java_writes() -> None:
         JavaLong(8),
     ]
     assert decode_object_array(encode_object_array(values)) == values
+
+
+# The incremental_snapshot_primary_key the real Debezium 3.5 MariaDB connector committed for the composite
+# key (a INT, b VARCHAR, c DATE) = (1, 'x', 2020-01-01) of `make compat`'s t_composite (27 November 2026):
+# the DATE is a java.time.LocalDate (java.time.Ser, externalizable).
+DEBEZIUM_DATE_KEY = (
+    "aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c020000787000000003737200116a"
+    "6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c7565787200106a6176612e6c616e672e"
+    "4e756d62657286ac951d0b94e08b020000787000000001740001787372000d6a6176612e74696d652e536572955d84ba1b"
+    "2248b20c00007870770703000007e4010178"
+)
+
+
+def test_a_date_key_is_a_local_date_as_debezium_writes_it() -> None:
+    import datetime
+
+    values = [1, "x", datetime.date(2020, 1, 1)]
+    assert decode_object_array(DEBEZIUM_DATE_KEY) == values
+    assert encode_object_array(values) == DEBEZIUM_DATE_KEY
+    # two dates in one key: the second refers to the first's class descriptor
+    two = [datetime.date(1, 12, 31), datetime.date(9999, 1, 2)]
+    assert decode_object_array(encode_object_array(two)) == two
+    with pytest.raises(ConnectError, match="datetime"):
+        encode_object_array([datetime.datetime(2020, 1, 1)])
 
 
 def test_keys_of_one_shape_are_written_from_a_template_as_the_writer_writes_them() -> None:
@@ -136,6 +161,14 @@ def test_context_round_trips_through_debezium_keys() -> None:
         },
     ]
     assert offset["incremental_snapshot_correlation_id"] == "sig-1"
+    assert "snapshot" not in offset  # a window's (watermark's) offset is not flagged; its rows' are
+    row = context.store_row(offset, [JavaLong(401)])
+    assert (
+        row["snapshot"] == "INCREMENTAL"
+        and row["incremental_snapshot_primary_key"] != (offset["incremental_snapshot_primary_key"])
+    )
+    assert "snapshot" not in offset and context.last_sent == [401]
+    context.last_sent = [JavaLong(400)]
     back = IncrementalContext.from_offset(offset)
     assert back.chunk_end == [400] and back.maximum_key == [900]
     assert [c.table for c in back.collections] == [TableId("db", "a"), TableId("db", "b")]
@@ -305,3 +338,20 @@ def test_an_unknown_incremental_engine_is_refused() -> None:
                 "incremental.snapshot.engine": "flink",
             }
         )
+
+
+def test_an_offset_debezium_flagged_incremental_is_accepted_over_rest() -> None:
+    """PATCH …/offsets with the offset of an incremental snapshot's row, as Debezium 3.x writes it."""
+    from cdc.api.offsets import InvalidOffsetError
+    from cdc.mysql.offsets import BinlogOffset, check_offset
+
+    offset = {
+        "file": "binlog.000002",
+        "pos": 4,
+        "snapshot": "INCREMENTAL",
+        "incremental_snapshot_primary_key": None,
+    }
+    check_offset("p", {"server": "p"}, offset)
+    assert not BinlogOffset.from_dict(offset).snapshot  # no initial snapshot to redo on a restart
+    with pytest.raises(InvalidOffsetError, match="INCREMENTAL"):
+        check_offset("p", {"server": "p"}, {**offset, "snapshot": "SOMETIMES"})

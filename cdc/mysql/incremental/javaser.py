@@ -4,7 +4,10 @@ Debezium writes ``incremental_snapshot_primary_key`` and ``incremental_snapshot_
 ``ObjectOutputStream.writeObject(Object[])`` holding the JDBC values of the key columns. Reading such an
 offset (Debezium's, or ours) and writing one Debezium can read back needs that stream format for the values
 a MySQL key column yields through Connector/J: ``Integer``, ``Long``, ``Short``, ``Byte``, ``String``,
-``Boolean``, ``Double``, ``Float`` and ``BigInteger``/``BigDecimal`` (their fields written as the JDK does).
+``Boolean``, ``Double``, ``Float`` and ``BigInteger``/``BigDecimal`` (their fields written as the JDK does),
+and ``java.time.LocalDate``, what Debezium's MySQL/MariaDB connectors read a ``DATE`` key column as (an
+externalizable ``java.time.Ser``: type 3, the year as an int, month and day as bytes; seen in the offsets the
+real Debezium 3.5 wrote for a composite key with a ``DATE``, ``make compat``).
 Only that subset is written and read here (the stream grammar of the Java Object Serialization
 Specification, chapter 6); anything else is refused with a clear error rather than written in a form Java
 could not read.
@@ -12,6 +15,7 @@ could not read.
 
 from __future__ import annotations
 
+import datetime
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
@@ -33,7 +37,8 @@ TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING, TC_ARRAY, TC_ENDBLOCK
 )
 TC_BLOCKDATA, TC_LONGSTRING = 0x77, 0x7C
 _BASE_HANDLE = 0x7E0000
-SC_SERIALIZABLE, SC_WRITE_METHOD = 0x02, 0x01
+SC_SERIALIZABLE, SC_WRITE_METHOD, SC_EXTERNALIZABLE, SC_BLOCK_DATA = 0x02, 0x01, 0x04, 0x08
+_LOCAL_DATE = 3  # java.time.Ser's type byte for LocalDate
 
 # name → (serialVersionUID, flags, fields [(typecode, name, class name for objects)], superclass)
 _CLASSES: dict[str, tuple[int, int, list[tuple[str, str, str | None]], str | None]] = {
@@ -59,6 +64,7 @@ _CLASSES: dict[str, tuple[int, int, list[tuple[str, str, str | None]], str | Non
         ],
         "java.lang.Number",
     ),
+    "java.time.Ser": (-7683839454370182990, SC_EXTERNALIZABLE | SC_BLOCK_DATA, [], None),
     "java.math.BigDecimal": (
         6108874887143696463,
         SC_SERIALIZABLE,
@@ -144,6 +150,16 @@ class _Writer:
         self.out += struct.pack(">i", len(magnitude)) + magnitude
         self.out.append(TC_ENDBLOCKDATA)
 
+    def local_date(self, value: datetime.date) -> None:
+        """``java.time.LocalDate`` as it serializes itself: ``java.time.Ser`` with its external data."""
+        self.out.append(TC_OBJECT)
+        self.classdesc("java.time.Ser")
+        self._new_handle()
+        self.out += bytes([TC_BLOCKDATA, 7]) + struct.pack(
+            ">BiBB", _LOCAL_DATE, value.year, value.month, value.day
+        )
+        self.out.append(TC_ENDBLOCKDATA)
+
     def classdesc_bytes(self) -> None:
         if "[B" in self.handles:
             self.out.append(TC_REFERENCE)
@@ -174,6 +190,8 @@ class _Writer:
             self.boxed("java.lang.Double", "D", value)
         elif isinstance(value, str):
             self.string(value)
+        elif isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+            self.local_date(value)
         elif isinstance(value, Decimal):
             sign, digits, exponent = value.as_tuple()
             assert isinstance(exponent, int)
@@ -186,7 +204,7 @@ class _Writer:
         else:
             raise ConnectError(
                 f"An incremental snapshot key value of type {type(value).__name__} cannot be stored in the "
-                "offsets in Debezium's format; use a surrogate-key of a numeric or character column"
+                "offsets in Debezium's format; use a surrogate-key of a numeric, character or DATE column"
             )
 
 
@@ -387,6 +405,10 @@ class _Reader:
         while d is not None:
             chain.append(d)
             d = d["super"]
+        if desc["flags"] & SC_EXTERNALIZABLE:
+            result = self.external(desc["name"])
+            self.handles[slot] = result
+            return result
         values: dict[str, Any] = {}
         for d in reversed(chain):
             for code, name in d["fields"]:
@@ -413,6 +435,19 @@ class _Reader:
             raise ValueError(f"objects of class {name} are not supported")
         self.handles[slot] = result
         return result
+
+    def external(self, name: str) -> Any:
+        """An externalizable object's block data (only ``java.time.Ser``'s LocalDate is known)."""
+        data = b""
+        while self.data[self.i] != TC_ENDBLOCKDATA:
+            if self.unpack(">B") != TC_BLOCKDATA:
+                raise ValueError(f"objects of class {name} are not supported")
+            data += self.take(self.unpack(">B"))
+        self.i += 1
+        if name != "java.time.Ser" or len(data) != 7 or data[0] != _LOCAL_DATE:
+            raise ValueError(f"objects of class {name} (type {data[:1].hex()}) are not supported")
+        _, year, month, day = struct.unpack(">BiBB", data)
+        return datetime.date(year, month, day)
 
 
 def decode_object_array(hex_text: str) -> list[Any] | None:

@@ -333,6 +333,7 @@ class SparkBackfill:
         for present, row in self.window.values():
             offset = self.context.store(dict(close_record.source_offset or {}))
             if present:
+                offset["snapshot"] = "INCREMENTAL"  # as the chunk path's rows (IncrementalContext.store_row)
                 out.append(self.events.read(ts, row, source, offset))
                 self.found += 1
             else:
