@@ -69,6 +69,8 @@ IGNORED = (
     "in each side's own signal table's topic (<signal>): the binlog coordinates and, in watermark rows, the "
     "UUID of the id and the window's timestamp; in offsets written during the incremental snapshot: the "
     "binlog coordinates (each side writes its own watermarks)",
+    "with --engine spark: the order of a table's initial-snapshot records (cdc's Spark engine reads a "
+    "table's chunks in parallel): they are compared in key order",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
@@ -109,6 +111,9 @@ class Captured:
     """How many of ``offsets`` were committed before streaming began, the snapshot's completed offset last."""
     record_offsets: list[dict[str, str]] | None = None
     """Every record's source offset in order, values as text (Debezium's, read from its worker's log)."""
+    parallel_snapshot: bool = False
+    """The initial snapshot read a table's chunks in parallel (cdc's Spark engine): its records of a table
+    are compared in key order."""
 
     @property
     def completed(self) -> Record | None:
@@ -560,6 +565,22 @@ def _signal_record(rec: Record) -> Record:
     return Record(key, raw, rec.headers)
 
 
+_INITIAL = ("true", "first", "last", "first_in_data_collection", "last_in_data_collection")
+
+
+def _snapshot_in_key_order(records: list[Record]) -> list[Record]:
+    """The topic's initial-snapshot records (its first ones) sorted by key bytes, the rest as they came."""
+    n = 0
+    for rec in records:
+        value = rec.value_json()
+        payload = value.get("payload", value) if isinstance(value, dict) else None
+        source = payload.get("source") if isinstance(payload, dict) else None
+        if not (isinstance(source, dict) and source.get("snapshot") in _INITIAL):
+            break
+        n += 1
+    return sorted(records[:n], key=lambda r: r.key or b"") + records[n:]
+
+
 def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every difference between Debezium's records (``dbz``) and ours, in topic order."""
     diffs: list[Difference] = []
@@ -568,6 +589,9 @@ def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     for by in (by_a, by_b):
         if SIGNAL_TOPIC in by:
             by[SIGNAL_TOPIC] = [_signal_record(r) for r in by[SIGNAL_TOPIC]]
+        if dbz.parallel_snapshot or ours.parallel_snapshot:
+            for topic in by:
+                by[topic] = _snapshot_in_key_order(by[topic])
     for topic in sorted(set(by_a) | set(by_b)):
         diffs.extend(_compare_lists("data", topic, by_a.get(topic, []), by_b.get(topic, []), dbz, ours))
     diffs.extend(

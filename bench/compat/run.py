@@ -122,7 +122,7 @@ def engine_config(engine: str, workdir: Path) -> dict[str, str]:
         "snapshot.engine": "spark",
         "snapshot.spark.master": "local[2]",
         "snapshot.spark.partitions": "2",
-        "snapshot.spark.chunk.rows": "3",
+        "snapshot.spark.chunk.rows": "40",
         "snapshot.spark.state.dir": str(workdir / "spark-state"),
     }
 
@@ -405,6 +405,7 @@ def run_compat(args: argparse.Namespace) -> int:
             if side.worker is not None:
                 side.worker.stop()
     got = {side.name: capture(side, stack, {**names, **_signal_names(side)}) for side in sides}
+    got["cdc"].parallel_snapshot = args.engine == "spark"
     versions = {
         "Kafka Connect": jars.CONNECT_VERSION,
         "Debezium": f"debezium-connector-mariadb {jars.DEBEZIUM_VERSION}",

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def test_cdc_writes_what_debezium_writes(
     stack: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
 ) -> None:
-    """``spark``: cdc's snapshot is the parallel Spark read (JVM encoders, chunks of three rows, records
+    """``spark``: cdc's snapshot is the parallel Spark read (JVM encoders, chunks of 40 rows, records
     written by Spark's tasks), compared with Debezium's as the single reader's is."""
     if engine == "spark":
         pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")

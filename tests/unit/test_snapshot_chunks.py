@@ -18,6 +18,7 @@ from cdc.mysql.spark.executor import ChunkResult, ChunkTask, _marker
 from cdc.mysql.spark.reconcile import after, binlog_seq
 from cdc.snapshot.chunks import (
     Chunk,
+    TablePlan,
     boundary_ranks,
     chunk_count,
     format_plan,
@@ -229,3 +230,14 @@ def test_drive_stops_submitting_after_a_failure() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         _drive(submit, _tasks(20), 1, lambda r: done.append(r.chunk_id), threading.Event())
     assert done == ["db.t#0"]  # reported chunks are the ones a resumed run skips
+
+
+def test_the_snapshot_markers_skip_empty_tables_at_either_end() -> None:
+    from cdc.mysql.spark.engine import marker_tables
+
+    def plan(name: str, rows: int) -> TablePlan:
+        return plan_table(TableId("db", name), ["id"], rows, [])
+
+    assert marker_tables([plan("sig", 0), plan("a", 5), plan("b", 0), plan("c", 7), plan("z", 0)]) == (1, 3)
+    assert marker_tables([plan("a", 5)]) == (0, 0)
+    assert marker_tables([plan("e", 0), plan("f", 0)]) == (0, 1)  # nothing is sent: no marker either

@@ -406,9 +406,9 @@ class _Reader:
             chain.append(d)
             d = d["super"]
         if desc["flags"] & SC_EXTERNALIZABLE:
-            result = self.external(desc["name"])
-            self.handles[slot] = result
-            return result
+            external = self.external(desc["name"])
+            self.handles[slot] = external
+            return external
         values: dict[str, Any] = {}
         for d in reversed(chain):
             for code, name in d["fields"]:

@@ -214,6 +214,15 @@ def capture_start(
     return result.offset, list(result.tables)
 
 
+def marker_tables(plans: Sequence[TablePlan]) -> tuple[int, int]:
+    """The plans whose first and last rows are the snapshot's ``first`` and ``last``. The single reader
+    marks the first row it sends and the last: an empty table at either end sends none (its plan counted no
+    rows), so the markers go to the first and the last table with rows, as Debezium's do (seen side by
+    side, ``make compat --engine spark``)."""
+    with_rows = [i for i, plan in enumerate(plans) if plan.rows > 0] or [0, len(plans) - 1]
+    return with_rows[0], with_rows[-1]
+
+
 class SnapshotRun:
     """One parallel snapshot of a connector's tables (the CLI's and the connector's engine)."""
 
@@ -469,13 +478,14 @@ class SnapshotRun:
         snapshot: str | None = None,
     ) -> list[ChunkTask]:
         tasks: list[ChunkTask] = []
+        first, last = marker_tables(plans)
         for t_index, plan in enumerate(plans):
             model = models[plan.table]
             assert model is not None
             for chunk in plan.chunks:
                 if chunk.id in done:
                     continue
-                tasks.append(ChunkTask(chunk, model, t_index == 0, t_index == len(plans) - 1, snapshot))
+                tasks.append(ChunkTask(chunk, model, t_index == first, t_index == last, snapshot))
         # Largest first: the long ones start early, so the tail of the run stays short.
         tasks.sort(key=lambda t: -t.chunk.estimated_rows)
         return tasks
