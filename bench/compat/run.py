@@ -345,9 +345,8 @@ def run_compat(args: argparse.Namespace) -> int:
         ),
     ]
     for side in sides:  # each its own signal table; the other side's is not captured
-        own, foreign = (
-            t for n, t in sorted(workload.SIGNAL_TABLES.items(), key=lambda kv: kv[0] != side.name)
-        )
+        own = workload.SIGNAL_TABLES[side.name]
+        foreign = next(t for n, t in workload.SIGNAL_TABLES.items() if n != side.name)
         side.extra_config.update(
             {
                 "signal.data.collection": f"{db}.{own}",
