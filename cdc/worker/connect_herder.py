@@ -93,6 +93,7 @@ class ConnectHerder(Herder):
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        self.status_store.set_update_listener(self._status_read)
         self.status_store.start()
         self.offset_store.start()
         self.config_store.set_update_listener(self)
@@ -136,6 +137,19 @@ class ConnectHerder(Herder):
 
     def wake(self) -> None:
         self._wake.set()
+
+    def _status_read(self, status: ConnectorStatus | TaskStatus) -> None:
+        """The status store took in ``status`` (its reader thread). Another worker that gives up a connector
+        or task writes UNASSIGNED for it, as it stops (before it leaves the group) or after a revocation
+        (before it rejoins): a rebalance is about to begin, which the membership then looks for at once.
+        The records replayed while the store starts are history, not news."""
+        if (
+            status.state is State.UNASSIGNED
+            and status.worker_id
+            and status.worker_id != self.worker_id
+            and self._started.is_set()
+        ):
+            self.membership.rebalance_expected()
 
     # -- config store listener ---------------------------------------------------------------------------
     def _config_updated(self) -> None:
