@@ -109,6 +109,13 @@ class ConnectHerder(Herder):
         self._wake.set()
         self._thread.join(60)
         self.worker.stop()
+        # The UNASSIGNED statuses just written are in the status topic before the group rebalances (Connect
+        # flushes them before a rebalance too): none can land after the next owner's RUNNING, and the others
+        # read them before the coordinator tells them of the departure (Membership.rebalance_expected).
+        try:
+            self.status_store.flush()
+        except Exception:
+            log.warning("Could not flush the statuses before leaving the group", exc_info=True)
         self.membership.stop()
         for store in (self.config_store, self.status_store, self.offset_store):
             try:
