@@ -162,6 +162,7 @@ class WorkerProcess:
         # with taskset in front, the worker is taskset's exec'd image: the same pid
         self.monitor = TreeMonitor(self.proc.pid).start()
         self.last: ProcSnapshot | None = None
+        self.signalled: float | None = None  # time.monotonic() when stop() sent SIGTERM
 
     @property
     def pid(self) -> int:
@@ -251,6 +252,7 @@ class WorkerProcess:
         if self.proc.poll() is None:
             self.snap()
             self.monitor.stop()
+            self.signalled = time.monotonic()
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(grace)

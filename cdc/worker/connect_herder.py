@@ -93,6 +93,7 @@ class ConnectHerder(Herder):
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        self.status_store.set_update_listener(self._status_read)
         self.status_store.start()
         self.offset_store.start()
         self.config_store.set_update_listener(self)
@@ -108,6 +109,13 @@ class ConnectHerder(Herder):
         self._wake.set()
         self._thread.join(60)
         self.worker.stop()
+        # The UNASSIGNED statuses just written are in the status topic before the group rebalances (Connect
+        # flushes them before a rebalance too): none can land after the next owner's RUNNING, and the others
+        # read them before the coordinator tells them of the departure (Membership.rebalance_expected).
+        try:
+            self.status_store.flush()
+        except Exception:
+            log.warning("Could not flush the statuses before leaving the group", exc_info=True)
         self.membership.stop()
         for store in (self.config_store, self.status_store, self.offset_store):
             try:
@@ -136,6 +144,19 @@ class ConnectHerder(Herder):
 
     def wake(self) -> None:
         self._wake.set()
+
+    def _status_read(self, status: ConnectorStatus | TaskStatus) -> None:
+        """The status store took in ``status`` (its reader thread). Another worker that gives up a connector
+        or task writes UNASSIGNED for it, as it stops (before it leaves the group) or after a revocation
+        (before it rejoins): a rebalance is about to begin, which the membership then looks for at once.
+        The records replayed while the store starts are history, not news."""
+        if (
+            status.state is State.UNASSIGNED
+            and status.worker_id
+            and status.worker_id != self.worker_id
+            and self._started.is_set()
+        ):
+            self.membership.rebalance_expected()
 
     # -- config store listener ---------------------------------------------------------------------------
     def _config_updated(self) -> None:

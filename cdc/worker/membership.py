@@ -49,6 +49,13 @@ class Membership(Protocol):
         """A config record changed the configured connectors or tasks (the herder's config listener)."""
         ...
 
+    def rebalance_expected(self) -> None:
+        """Another worker of the group gave up a connector or task (it wrote UNASSIGNED for it): it is
+        stopping and about to leave the group, or gives up revoked work and rejoins. A group member looks
+        for the rebalance to come sooner than its next heartbeat would; nothing in a cluster of one.
+        Called from the status store's reader thread: must not block."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -87,6 +94,9 @@ class SoloMembership:
         pass
 
     def config_updated(self) -> None:
+        pass
+
+    def rebalance_expected(self) -> None:
         pass
 
     def stop(self) -> None:

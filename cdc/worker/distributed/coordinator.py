@@ -15,17 +15,25 @@ the leader's assignment. What we had to know about kafka-python 3.0.12 (read fro
   heartbeat is ever sent.
 * ``close()`` leaves the group (LeaveGroup); :meth:`WorkerCoordinator.crash` closes the sockets without it,
   for tests that simulate a dead worker.
+* The heartbeat coroutine asks ``self.heartbeat`` (a ``kafka.coordinator.heartbeat.Heartbeat``) how long to
+  sleep (``time_to_next_heartbeat``) and sleeps on ``self._heartbeat_wakeup``, which any thread may
+  ``notify()``. :meth:`WorkerCoordinator.hurry_heartbeats` relies on both: our ``Heartbeat`` subclass
+  (:class:`_HurriableHeartbeat`, installed in ``__init__``) shortens the sleep while a
+  :class:`HeartbeatHurry` window is open, and the notify wakes a loop already asleep for up to
+  ``heartbeat.interval.ms``. These are the only kafka-python internals the hurry touches.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kafka.coordinator.base import BaseCoordinator
+from kafka.coordinator.heartbeat import Heartbeat
 from kafka.net.compat import KafkaNetClient
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
@@ -43,6 +51,7 @@ from cdc.worker.distributed.protocol import (
 )
 
 __all__ = [
+    "HeartbeatHurry",
     "JoinResult",
     "UnsecuredTokenProvider",
     "WorkerCoordinator",
@@ -243,6 +252,58 @@ class UnsecuredTokenProvider(AbstractTokenProvider):
         return {k[len(prefix) :]: v for k, v in self.options.items() if k.startswith(prefix)}
 
 
+class HeartbeatHurry:
+    """A window during which heartbeats go out every ``interval`` seconds rather than every
+    ``heartbeat.interval.ms``: a heartbeat sent at any time is legal in the group protocol, and its answer
+    (``REBALANCE_IN_PROGRESS``) is how a member learns that a rebalance began. Outside a window nothing
+    changes. Thread-safe: opened from one thread, read by kafka-python's I/O thread."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._until = float("-inf")
+        self._interval = float("inf")
+
+    def hurry(self, interval: float, duration: float) -> None:
+        """Heartbeat every ``interval`` seconds for the next ``duration`` seconds (a window already open is
+        extended, and keeps the shorter interval)."""
+        now = self._clock()
+        with self._lock:
+            if now >= self._until:
+                self._interval = interval
+            else:
+                self._interval = min(self._interval, interval)
+            self._until = max(self._until, now + duration)
+
+    def active(self) -> bool:
+        with self._lock:
+            return self._clock() < self._until
+
+    def wait(self, since_last: float, regular: float) -> float:
+        """Seconds until the next heartbeat is due, given the seconds since the last one was sent and the
+        ``regular`` wait (kafka-python's, from ``heartbeat.interval.ms``)."""
+        with self._lock:
+            if self._clock() >= self._until:
+                return regular
+            return min(regular, max(0.0, self._interval - since_last))
+
+
+class _HurriableHeartbeat(Heartbeat):
+    """kafka-python's heartbeat timer, shortened while ``hurry`` has a window open (not after a failed
+    heartbeat: then kafka-python's own ``retry.backoff.ms`` applies)."""
+
+    def __init__(self, hurry: HeartbeatHurry, **configs: Any) -> None:
+        super().__init__(**configs)
+        self.hurry = hurry
+
+    def time_to_next_heartbeat(self) -> float:
+        regular = float(super().time_to_next_heartbeat())
+        if self.heartbeat_failed:
+            return regular
+        since_last = time.monotonic() - max(self.last_send, self.last_reset)
+        return self.hurry.wait(since_last, regular)
+
+
 class WorkerCoordinator(BaseCoordinator):
     """One worker's membership in the Connect group."""
 
@@ -265,6 +326,12 @@ class WorkerCoordinator(BaseCoordinator):
         self._results_lock = threading.Lock()
         self._last_round: AssignmentRound | None = None
         self._last_completed_generation = -1
+        # Replaces the Heartbeat BaseCoordinator made, before the heartbeat loop first runs (it starts with
+        # the first ensure_active_group).
+        self._hurry = HeartbeatHurry()
+        self.heartbeat = _HurriableHeartbeat(self._hurry, **self.config)
+        if self._sensors is not None:
+            self._sensors.heartbeat = self.heartbeat
 
     # -- BaseCoordinator's abstract methods -----------------------------------------------------------------
     def protocol_type(self) -> str:
@@ -349,6 +416,12 @@ class WorkerCoordinator(BaseCoordinator):
 
     def member_id(self) -> str:
         return str(self._generation.member_id)
+
+    def hurry_heartbeats(self, interval: float, duration: float) -> None:
+        """Heartbeat every ``interval`` seconds for the next ``duration`` seconds, so that a rebalance that
+        begins meanwhile is learnt within ``interval`` (see :class:`HeartbeatHurry`). Any thread."""
+        self._hurry.hurry(interval, duration)
+        self._heartbeat_wakeup.notify()  # the loop may be asleep for up to heartbeat.interval.ms
 
     def crash(self) -> None:
         """Drop off the network without LeaveGroup, as a killed worker does (tests)."""

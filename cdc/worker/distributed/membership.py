@@ -21,6 +21,23 @@ config record through :meth:`GroupMembership.config_updated`, which the herder c
 offset past the assignment's is not in it, even if it landed while that assignment was being computed or
 sent, and asks for another rebalance (Connect's ``needsReconfigRebalance``).
 
+A departure is learnt sooner than a heartbeat. The group coordinator tells the others that a member left
+(LeaveGroup) only in its answer to their next heartbeat (``REBALANCE_IN_PROGRESS``), up to
+``heartbeat.interval.ms`` (3 s, Connect's default) later: in a rolling restart that wait was most of each
+step. But a worker that stops writes UNASSIGNED for each of its tasks and connectors to the status topic
+as it stops them, *before* it leaves the group (Connect's ``AbstractHerder.onShutdown`` /
+``onConnectorShutdown`` do the same, so a Connect worker is noticed as well), and every worker reads
+that topic. So when the herder reads such a record from another worker it calls
+:meth:`GroupMembership.rebalance_expected`, and the member heartbeats every ``_HURRY_INTERVAL`` for one
+``heartbeat.interval.ms`` after the last such record (:meth:`WorkerCoordinator.hurry_heartbeats`): the
+first heartbeat after the coordinator has the LeaveGroup brings ``REBALANCE_IN_PROGRESS``. Should the
+records come after the LeaveGroup instead, the first hurried heartbeat finds the rebalance. Nothing new
+is written and nothing on the wire changes (a heartbeat may be sent at any time), and the defaults stay
+Connect's. The same records come from a worker that gives up revoked work in a cooperative rebalance and
+is about to rejoin, which the others then also learn sooner. Lowering ``heartbeat.interval.ms`` instead
+would cost heartbeats all the time and depart from Connect's defaults; the broker pushes nothing to a
+classic group member, so some request must ask.
+
 The leader of a ``sessioned`` group keeps a session key in the config topic (created when missing, rotated
 after ``inter.worker.key.ttl.ms``); :meth:`GroupMembership.session_key` is what requests are signed with.
 """
@@ -92,6 +109,9 @@ class GroupSettings:
 
 _KEY_BYTES = {"HmacSHA256": 32, "HmacSHA1": 20, "HmacSHA512": 64}
 _TICK = 0.1  # seconds between two turns of the membership thread when nothing happens
+# Seconds between heartbeats while a rebalance is expected: a heartbeat is a ~1 ms round trip to the group
+# coordinator, so ten a second for one heartbeat.interval.ms (30 at Connect's 3 s) per departure is cheap.
+_HURRY_INTERVAL = 0.1
 
 
 class GroupMembership:
@@ -256,6 +276,16 @@ class GroupMembership:
         """A config record changed a connector or its tasks (the herder's config listener calls this, on the
         thread that applied the record): note the offset at which the configured work changed."""
         self._note_config()
+
+    def rebalance_expected(self) -> None:
+        """Another worker gave up work (UNASSIGNED in the status topic): heartbeat every
+        ``_HURRY_INTERVAL`` for the next ``heartbeat.interval.ms``, so that its LeaveGroup (or rejoin) is
+        learnt within that interval instead of at the next regular heartbeat. Any thread; never blocks."""
+        coordinator = self._coordinator
+        if coordinator is None or self._stopping.is_set() or self._draining.is_set():
+            return  # not in the group yet, or leaving it
+        interval_s = self.settings.heartbeat_interval_ms / 1000.0
+        coordinator.hurry_heartbeats(min(_HURRY_INTERVAL, interval_s), interval_s)
 
     # -- for the coordinator (WorkerState) -----------------------------------------------------------------
     def config_offset(self) -> int:

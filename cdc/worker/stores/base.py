@@ -3,7 +3,8 @@
 * :class:`OffsetBackingStore` — source offsets as raw key/value bytes (keys ``["conn",{partition}]``).
 * :class:`ConfigBackingStore` — connector configs, task configs, target states, restart requests,
   the session key; read as a :class:`ClusterConfigState` snapshot, changes announced to a listener.
-* :class:`StatusBackingStore` — connector/task states and the topics each connector used.
+* :class:`StatusBackingStore` — connector/task states and the topics each connector used; each status
+  the store takes in (read back from the status topic, or written, in memory) is announced to a listener.
 
 Each has a memory implementation (``memory.py``, standalone mode and unit tests), and Kafka
 implementations over the internal topics in Connect's exact formats (``kafka.py``); offsets also have a
@@ -13,6 +14,7 @@ standalone worker keeps.
 
 from __future__ import annotations
 
+import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -30,11 +32,14 @@ __all__ = [
     "SessionKey",
     "State",
     "StatusBackingStore",
+    "StatusListener",
     "TargetState",
     "TaskId",
     "TaskStatus",
     "TopicStatus",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 class TargetState(str, Enum):
@@ -224,7 +229,13 @@ class TopicStatus:
     discover_timestamp: int = field(default_factory=lambda: int(time.time() * 1000))
 
 
+StatusListener = Callable[[ConnectorStatus | TaskStatus], None]
+"""Told of each connector or task status a :class:`StatusBackingStore` takes in (not of tombstones)."""
+
+
 class StatusBackingStore(ABC):
+    _status_listener: StatusListener | None = None
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -261,3 +272,19 @@ class StatusBackingStore(ABC):
     def delete_topic(self, connector: str, topic: str) -> None: ...
 
     def flush(self) -> None: ...
+
+    def set_update_listener(self, listener: StatusListener) -> None:
+        """Tell ``listener`` of every connector or task status this store takes in from now on: each one
+        read from the status topic (any worker's, this one's included, on the store's reader thread, so
+        the listener must be quick and must not block), or each one written (memory). Call before
+        :meth:`start` to be told of the statuses already stored as well."""
+        self._status_listener = listener
+
+    def _announce(self, status: ConnectorStatus | TaskStatus) -> None:
+        listener = self._status_listener
+        if listener is None:
+            return
+        try:
+            listener(status)
+        except Exception:  # a listener's bug must not stop the store from reading
+            _log.exception("Status listener failed on %s", status)

@@ -11,7 +11,8 @@ Records (compact JSON, UTF-8 keys), as Kafka's ``KafkaStatusBackingStore`` write
 ``put`` is asynchronous: the producer has ``retries=0`` and the store re-sends on a retriable error unless
 the status was deleted, the worker's generation moved on, or (for ``put_safe``) a newer write superseded
 it. The cache changes only when a record is read back from the topic, as in Connect; :meth:`refresh`
-reads to the end when a caller needs its own writes.
+reads to the end when a caller needs its own writes. Each connector or task status read is announced
+to the store's update listener (on the reader thread), every worker's alike.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
         status = r.decode_connector_status(connector, r.decode_json(raw))
         with self._lock:
             self._connectors.setdefault(connector, _Entry()).value = status
+        self._announce(status)
 
     def _read_task(self, key: str, raw: bytes | None) -> None:
         task = r.parse_task_status_key(key)
@@ -188,6 +190,7 @@ class KafkaStatusBackingStore(StatusBackingStore):
         status = r.decode_task_status(task, r.decode_json(raw))
         with self._lock:
             self._tasks.setdefault(task.connector, {}).setdefault(task.task, _Entry()).value = status
+        self._announce(status)
 
     def _read_topic(self, key: str, raw: bytes | None) -> None:
         parsed = r.parse_topic_status_key(key)

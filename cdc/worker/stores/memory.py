@@ -208,10 +208,15 @@ class MemoryStatusBackingStore(StatusBackingStore):
         self._write(status, safe=True)
 
     def _write(self, status: ConnectorStatus | TaskStatus, safe: bool) -> None:
+        if self._store(status, safe) and status.state is not State.DESTROYED:
+            self._announce(status)
+
+    def _store(self, status: ConnectorStatus | TaskStatus, safe: bool) -> bool:
+        """Keep ``status``; False if a safe write lost to a newer one."""
         with self._lock:
             if isinstance(status, ConnectorStatus):
                 if safe and not can_write_safely(self._connectors.get(status.connector), status):
-                    return
+                    return False
                 if status.state is State.DESTROYED:
                     # As the Kafka store reads a connector tombstone: the connector's tasks go too.
                     self._connectors.pop(status.connector, None)
@@ -221,11 +226,12 @@ class MemoryStatusBackingStore(StatusBackingStore):
             else:
                 tasks = self._tasks.setdefault(status.id.connector, {})
                 if safe and not can_write_safely(tasks.get(status.id.task), status):
-                    return
+                    return False
                 if status.state is State.DESTROYED:
                     tasks.pop(status.id.task, None)
                 else:
                     tasks[status.id.task] = status
+        return True
 
     def get(self, connector: str) -> ConnectorStatus | None:
         with self._lock:
