@@ -26,13 +26,16 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.mysql.incremental.javaser import decode_object_array, encode_object_array
 
-__all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext"]
+__all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext", "flag_row"]
 
 PRIMARY_KEY = "incremental_snapshot_primary_key"
 MAXIMUM_KEY = "incremental_snapshot_maximum_key"
 COLLECTIONS_KEY = "incremental_snapshot_collections"
 CORRELATION_KEY = "incremental_snapshot_correlation_id"
 SPARK_KEY = "incremental_snapshot_spark_start"
+ROW_SNAPSHOT = "INCREMENTAL"
+"""The ``snapshot`` value Debezium 3.x gives an incremental snapshot row's offset (its watermark records'
+offsets have none; seen side by side, ``make compat``)."""
 _ID = COLLECTIONS_KEY + "_id"
 _CONDITION = COLLECTIONS_KEY + "_additional_condition"
 _SURROGATE = COLLECTIONS_KEY + "_surrogate_key"
@@ -148,13 +151,11 @@ class IncrementalContext:
     def store_row(self, window_offset: dict[str, Any], sent: list[Any]) -> dict[str, Any]:
         """The offset of the snapshot row whose key is ``sent``, which becomes the last row sent: a copy
         of ``window_offset`` (the offset :meth:`store` gave for its window) naming that key, flagged
-        ``snapshot: INCREMENTAL`` as Debezium 3.x flags its incremental snapshot's rows (its watermark
-        records' offsets are not flagged; seen side by side, ``make compat``)."""
+        as a row's (:func:`flag_row`)."""
         self.last_sent = sent
         offset = window_offset.copy()
         offset[PRIMARY_KEY] = encode_object_array(sent)
-        offset["snapshot"] = "INCREMENTAL"
-        return offset
+        return flag_row(offset)
 
     def collections_json(self) -> str:
         if self._json is None:
@@ -198,3 +199,10 @@ class IncrementalContext:
             if data.get("table") == str(context.current.table) and isinstance(data.get("start"), dict):
                 context.spark_start = dict(data["start"])
         return context
+
+
+def flag_row(offset: dict[str, Any]) -> dict[str, Any]:
+    """``offset`` (an incremental snapshot window's, from :meth:`IncrementalContext.store`) marked as the
+    offset of one of its ``op=r`` rows: ``snapshot`` = :data:`ROW_SNAPSHOT`."""
+    offset["snapshot"] = ROW_SNAPSHOT
+    return offset

@@ -55,7 +55,7 @@ from cdc.history.model import Table, TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.events import TableSchema
 from cdc.mysql.incremental.chunks import ChunkReader
-from cdc.mysql.incremental.context import DataCollection, IncrementalContext
+from cdc.mysql.incremental.context import DataCollection, IncrementalContext, flag_row
 from cdc.mysql.incremental.spark_job import BackfillJob, BackfillSpec, Images
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
@@ -333,8 +333,7 @@ class SparkBackfill:
         for present, row in self.window.values():
             offset = self.context.store(dict(close_record.source_offset or {}))
             if present:
-                offset["snapshot"] = "INCREMENTAL"  # as the chunk path's rows (IncrementalContext.store_row)
-                out.append(self.events.read(ts, row, source, offset))
+                out.append(self.events.read(ts, row, source, flag_row(offset)))
                 self.found += 1
             else:
                 out.extend(self.events.delete(ts, row, source, offset))
