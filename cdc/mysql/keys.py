@@ -135,11 +135,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(
         r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
     ),
-    Refusal(
-        r"extended\.headers\.enabled",
-        "whether the __debezium.context.* headers are written follows docs/debezium-compatibility.md",
-        ("true", "false"),
-    ),
     Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",

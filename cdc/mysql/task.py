@@ -86,7 +86,9 @@ class MySqlSourceTask(SourceTask):
         self.settings = settings
         self.props = dict(props)
         self._last_poll = time.monotonic()
-        self._context_headers = context_headers(settings.prefix, self.CONNECTOR, "0")
+        self._context_headers = (
+            context_headers(settings.prefix, self.CONNECTOR, "0") if settings.extended_headers_enabled else []
+        )
         self.poll_timeout = settings.poll_interval_ms / 1000
         self.queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
         conn = connect(settings)

@@ -378,6 +378,25 @@ def _context_headers(message: Any) -> dict[str, str]:
     }
 
 
+def test_extended_headers_off_writes_no_context_headers(
+    mysql_db: Any, kafka: Any, worker: ConnectRuntime
+) -> None:
+    """``extended.headers.enabled=false`` (Debezium's key): neither snapshot nor streamed records carry the
+    ``__debezium.context.*`` headers; the key change's own headers stay."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE plain (id INT NOT NULL PRIMARY KEY, v INT)")
+        cur.execute("INSERT INTO plain VALUES (1, 1)")
+    prefix = kafka.topic("nohdr")
+    _start_connector(worker, "nohdr", mysql_db, prefix, **{"extended.headers.enabled": "false"})
+    topic = f"{prefix}.{mysql_db.name}.plain"
+    _wait_for(kafka, topic, 1)
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("UPDATE plain SET id = 2 WHERE id = 1")  # d, tombstone, c: the key change's headers
+    messages = _wait_for(kafka, topic, 4)
+    assert [_context_headers(m) for m in messages] == [{}, {}, {}, {}]
+    assert any("__debezium.newkey" in _headers(m) for m in messages)
+
+
 def test_update_delete_key_change_truncate_and_schema_changes(
     mysql_db: Any, kafka: Any, worker: ConnectRuntime
 ) -> None:

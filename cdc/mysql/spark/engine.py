@@ -235,7 +235,8 @@ class SnapshotRun:
         headers: Sequence[Header] | None = None,
     ) -> None:
         """``headers``: Debezium's context headers of every record (the connector task's own, with its run
-        id); None: a run id of this run's own (``cdc snapshot``)."""
+        id); None: a run id of this run's own (``cdc snapshot``), unless ``extended.headers.enabled`` is
+        off."""
         from cdc.mysql.context_headers import context_headers
         from cdc.mysql.validation import require_valid
 
@@ -245,9 +246,9 @@ class SnapshotRun:
         self.settings = require_valid(self.config)
         self.name = connector_name(self.config)
         self.connector = _connector_kind(self.config)
-        self.headers = tuple(
-            headers if headers is not None else context_headers(self.settings.prefix, self.connector, "0")
-        )
+        if headers is None and self.settings.extended_headers_enabled:
+            headers = context_headers(self.settings.prefix, self.connector, "0")
+        self.headers = tuple(headers or ())
         self.runner = runner
         self.stopping = threading.Event()
         self.state_dir = options.state_dir or default_state_dir()
