@@ -81,6 +81,40 @@ def _worker_def() -> ConfigDef:
         LO,
         "Largest REST request body; a larger one is refused with 413 before it is read.",
     )
+    d.define(
+        "rest.request.header.timeout.ms",
+        INT,
+        20000,
+        v.at_least(1),
+        LO,
+        "Time a client has to send a request's line and headers, from the connection (or the previous "
+        "response); a slower client is disconnected.",
+    )
+    d.define(
+        "rest.idle.timeout.ms",
+        INT,
+        30000,
+        v.at_least(1),
+        LO,
+        "Time a kept-alive connection may stay idle between requests (Jetty's idle timeout, 30 s).",
+    )
+    d.define(
+        "connectors.max",
+        INT,
+        1000,
+        v.at_least(0),
+        LO,
+        "Most connectors the worker (its group) holds; creating one more answers 400 (0: no limit).",
+    )
+    d.define(
+        "connector.config.max.bytes",
+        INT,
+        524288,
+        v.at_least(1),
+        LO,
+        "Largest connector config (its keys and values in UTF-8); a larger one answers 400, well before the "
+        "config topic's record limit (max.request.size) would fail the write.",
+    )
     d.define("offset.flush.interval.ms", L, 60000, v.at_least(0), LO, "How often source offsets are flushed.")
     d.define(
         "offset.flush.timeout.ms", L, 5000, v.at_least(0), LO, "How long a flush may take before it fails."

@@ -483,7 +483,8 @@ class ConnectHerder(Herder):
             raise BadRequestError(f"Connector name {printable(name)} is invalid: {problem}")
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
-        infos = validation.validate(config, self.worker_props)
+        self._check_config_size(config)
+        infos = validation.validate(config, self.worker_props, self.worker.settings.resolve)
         if infos["error_count"]:
             raise BadRequestError(validation.invalid_config_message(infos))
         self._require_leader()
@@ -491,10 +492,35 @@ class ConnectHerder(Herder):
             exists = self._snapshot().contains(name)
             if exists and not allow_replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
+            if not exists:
+                self._check_connector_count()
             self.config_store.put_connector_config(name, config, None if exists else initial_state)
             self._refresh()
         self.wake()
         return PutResult(not exists, self._info(name, self._snapshot()))
+
+    def _check_config_size(self, config: Mapping[str, str]) -> None:
+        """``connector.config.max.bytes``: a config the config topic could not take is a 400 here, not a
+        failed write (a 500) after validation has connected to the database."""
+        limit = int(self.worker_props.get("connector.config.max.bytes") or 524288)
+        size = sum(
+            len(k.encode("utf-8", "surrogatepass")) + len(v.encode("utf-8", "surrogatepass"))
+            for k, v in config.items()
+        )
+        if size > limit:
+            raise BadRequestError(
+                f"Connector configuration is {size} bytes, more than the {limit} this worker accepts "
+                "(connector.config.max.bytes)"
+            )
+
+    def _check_connector_count(self) -> None:
+        """``connectors.max``: the cap on connectors a REST user can create (0: none)."""
+        limit = int(self.worker_props.get("connectors.max") or 0)
+        if limit and len(self._snapshot().connector_configs) >= limit:
+            raise BadRequestError(
+                f"This worker group holds {limit} connectors, its limit (connectors.max); "
+                "delete one or raise the limit in the worker file"
+            )
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> JSON:
         current = self.connector_config(name)
@@ -777,7 +803,9 @@ class ConnectHerder(Herder):
         return validation.plugin_config(plugin)
 
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
-        return validation.validate({k: str(v) for k, v in config.items()}, self.worker_props)
+        return validation.validate(
+            {k: str(v) for k, v in config.items()}, self.worker_props, self.worker.settings.resolve
+        )
 
     # -- waiting helpers for tests and the CLI -----------------------------------------------------------
     def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:

@@ -9,7 +9,7 @@ ConfigInfos.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cdc.api.connector import Connector, SinkConnector, SourceConnector
@@ -18,6 +18,7 @@ from cdc.api.plugins import Converter, HeaderConverter, Predicate, Transformatio
 from cdc.config import ConfigDef, ConfigType, ConfigValue, mask_secrets
 from cdc.plugins import registry
 from cdc.worker.config import connector_def
+from cdc.worker.config_providers import is_from_provider
 from cdc.worker.errors import BadRequestError
 
 __all__ = ["invalid_config_message", "plugin_config", "plugins", "validate"]
@@ -88,12 +89,46 @@ def _runtime_def(kind: str, props: Mapping[str, str]) -> ConfigDef:
         return base
 
 
-def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) -> dict[str, Any]:
+Resolver = Callable[[dict[str, str]], dict[str, str]]
+
+
+def _resolve(props: Mapping[str, str], resolve: Resolver | None) -> tuple[dict[str, str], dict[str, str]]:
+    """``(props with provider placeholders resolved, error by key)``, as Connect's herder transforms a config
+    before validating it: ``database.password=${file:…}`` is checked with the provider's value. A key whose
+    placeholder cannot be resolved (a path outside ``allowed.paths``, a missing file) keeps its raw value
+    and gets the provider's message as its error."""
+    if resolve is None:
+        return dict(props), {}
+    try:
+        return resolve(dict(props)), {}
+    except (ConfigError, ConnectError, OSError) as whole:
+        resolved, errors = dict(props), {}
+        for key, raw in props.items():
+            if not is_from_provider(raw):
+                continue
+            try:
+                resolved[key] = resolve({key: raw})[key]
+            except (ConfigError, ConnectError, OSError) as exc:
+                errors[key] = str(exc) or type(exc).__name__
+        if not errors:  # not one key alone: report the whole failure on the first placeholder
+            first = next((k for k, v in props.items() if is_from_provider(v)), "connector.class")
+            errors[first] = str(whole) or type(whole).__name__
+        return resolved, errors
+
+
+def validate(
+    props: Mapping[str, str],
+    worker: Mapping[str, Any] | None = None,
+    resolve: Resolver | None = None,
+) -> dict[str, Any]:
     """ConfigInfos for a connector config (raises BadRequestError without a usable class).
 
     ``worker`` (the worker's config) adds the exactly-once preflight checks that depend on it
-    (:func:`cdc.worker.exactly_once.validate_exactly_once`).
+    (:func:`cdc.worker.exactly_once.validate_exactly_once`). ``resolve`` (the worker's config provider
+    transform) resolves placeholders first, as Connect does; the answer shows each placeholder as written.
     """
+    raw = props
+    props, provider_errors = _resolve(props, resolve)
     class_name = props.get("connector.class")
     if not class_name:
         # Connect prints the whole config here; its secrets stay out of the answer.
@@ -122,6 +157,15 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
     except Exception as exc:
         own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
     seen = {k.name for k, _ in results}
+    own_values = list(own_values)
+    for key_name, message in provider_errors.items():
+        value = next((v for _, v in results if v.name == key_name), None) or next(
+            (v for v in own_values if v.name == key_name), None
+        )
+        if value is None:
+            value = ConfigValue(key_name, raw.get(key_name))
+            own_values.append(value)
+        value.add_error(message)
     for value in own_values:
         if value.name in seen:
             continue
@@ -155,7 +199,10 @@ def validate(props: Mapping[str, str], worker: Mapping[str, Any] | None = None) 
         )
         # An undeclared key whose name looks secret (producer.override.sasl.jaas.config …) shows [hidden].
         shown = key.type if key is not None else ConfigType.PASSWORD if _secret_name(value.name) else None
-        configs.append({"definition": definition, "value": value.to_info(shown)})
+        info = value.to_info(shown)
+        if is_from_provider(raw.get(value.name)) and info.get("value") != "[hidden]":
+            info["value"] = raw[value.name]  # the placeholder, never what it resolved to
+        configs.append({"definition": definition, "value": info})
     return {
         "name": f"{cls.__module__}.{cls.__qualname__}" if "." not in class_name else class_name,
         "error_count": error_count,

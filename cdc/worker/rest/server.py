@@ -29,6 +29,7 @@ from cdc.worker.rest.app import create_app
 from cdc.worker.rest.client import set_peer_client
 from cdc.worker.rest.exposure import check_exposure
 from cdc.worker.rest.loggers import Loggers
+from cdc.worker.rest.protocol import header_timeout_protocol
 from cdc.worker.rest.settings import Listener, RestSettings
 from cdc.worker.rest.tls import server_context
 
@@ -127,7 +128,14 @@ class RestServer:
         self._ports = [sock.getsockname()[1] for sock in sockets]
         self.app.state.admin_ports = set(self._ports[len(self.settings.listeners) :])
         for context in contexts:
-            config = uvicorn.Config(self.app, lifespan="off", log_config=None, access_log=False)
+            config = uvicorn.Config(
+                self.app,
+                lifespan="off",
+                log_config=None,
+                access_log=False,
+                http=header_timeout_protocol(self.settings.header_timeout_s),
+                timeout_keep_alive=max(1, round(self.settings.idle_timeout_s)),
+            )
             config.load()
             config.ssl = context
             self._servers.append(_Server(config))

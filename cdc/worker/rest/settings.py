@@ -194,6 +194,8 @@ class RestSettings:
     allow_unauthenticated_all_interfaces: bool = False
     client_override_policy: str = "All"  # connector.client.config.override.policy, checked on create/update
     request_body_max_bytes: int = DEFAULT_REQUEST_BODY_MAX_BYTES  # rest.request.body.max.bytes
+    header_timeout_s: float = 20.0  # rest.request.header.timeout.ms
+    idle_timeout_s: float = 30.0  # rest.idle.timeout.ms
 
     @classmethod
     def from_properties(
@@ -243,6 +245,8 @@ class RestSettings:
             request_body_max_bytes=_positive_int(
                 props, REQUEST_BODY_MAX_BYTES_CONFIG, DEFAULT_REQUEST_BODY_MAX_BYTES
             ),
+            header_timeout_s=_positive_int(props, "rest.request.header.timeout.ms", 20000) / 1000,
+            idle_timeout_s=_positive_int(props, "rest.idle.timeout.ms", 30000) / 1000,
         )
 
     @property
