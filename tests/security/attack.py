@@ -50,6 +50,22 @@ def standalone_worker(
     return worker.start()
 
 
+def provider_worker(tmp_path: Path, kafka: Any, workers: list[WorkerProcess]) -> WorkerProcess:
+    """A standalone worker with a ``file`` config provider allowed to read ``tmp_path/secrets`` only."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir(exist_ok=True)
+    return standalone_worker(
+        tmp_path,
+        kafka,
+        workers,
+        {
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+            "config.providers.file.param.allowed.paths": str(secrets),
+        },
+    )
+
+
 def distributed_props(kafka: Any, tmp_path: Path, port: int, group: str) -> dict[str, str]:
     """A distributed worker of ``group`` (the group tests' properties, internal topics of the test's own),
     basic auth on, and the FileStream connectors as a distributed worker has them by default: off."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attack import call, standalone_worker
+from attack import call, provider_worker
 from worker_process import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
@@ -23,21 +23,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 def test_resolved_values_never_come_back_and_allowed_paths_hold(
     tmp_path: Path, kafka: Any, workers: list[WorkerProcess]
 ) -> None:
+    worker = provider_worker(tmp_path, kafka, workers)
     secrets = tmp_path / "secrets"
-    secrets.mkdir()
     topic = kafka.create_topic("hidden-topic-name")
     missing = tmp_path / "no-such-directory" / "secret-file-name.txt"
     (secrets / "app.properties").write_text(f"topic={topic}\nfile={missing}\n", encoding="utf-8")
-    worker = standalone_worker(
-        tmp_path,
-        kafka,
-        workers,
-        {
-            "config.providers": "file",
-            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-            "config.providers.file.param.allowed.paths": str(secrets),
-        },
-    )
     (tmp_path / "in.txt").write_text("a line\n", encoding="utf-8")
     placeholder = f"${{file:{secrets}/app.properties:topic}}"
     config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": placeholder}

@@ -20,26 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from attack import MB, call, distributed_worker, standalone_worker
+from attack import MB, call, distributed_worker, provider_worker, standalone_worker
 from worker_process import WorkerProcess, mysql_source, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
-
-
-def _provider_worker(tmp_path: Path, kafka: Any, workers: list[WorkerProcess], **add: str) -> WorkerProcess:
-    secrets = tmp_path / "secrets"
-    secrets.mkdir(exist_ok=True)
-    return standalone_worker(
-        tmp_path,
-        kafka,
-        workers,
-        {
-            "config.providers": "file",
-            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-            "config.providers.file.param.allowed.paths": str(secrets),
-            **add,
-        },
-    )
 
 
 def _sql(mysql_db: Any, statement: str) -> None:
@@ -50,7 +34,7 @@ def _sql(mysql_db: Any, statement: str) -> None:
 def test_a_provider_password_passes_validate_and_runs(
     tmp_path: Path, kafka: Any, mysql_db: Any, workers: list[WorkerProcess]
 ) -> None:
-    worker = _provider_worker(tmp_path, kafka, workers)
+    worker = provider_worker(tmp_path, kafka, workers)
     (tmp_path / "secrets" / "db.properties").write_text(f"password={mysql_db.password}\n", encoding="utf-8")
     _sql(mysql_db, "CREATE TABLE t (id INT PRIMARY KEY)")
     prefix = kafka.topic("prov")
@@ -84,7 +68,7 @@ def test_a_provider_password_passes_validate_and_runs(
 def test_a_provider_path_outside_allowed_paths_is_400_naming_the_key(
     tmp_path: Path, kafka: Any, mysql_db: Any, workers: list[WorkerProcess]
 ) -> None:
-    worker = _provider_worker(tmp_path, kafka, workers)
+    worker = provider_worker(tmp_path, kafka, workers)
     config = mysql_source(
         mysql_db,
         kafka.topic("steal"),
