@@ -7,19 +7,86 @@ spaces, keys in insertion order); the same text identifies a partition inside th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cdc.api.errors import DataError, InvalidOffsetError
 
 __all__ = [
+    "JavaHashMapOrder",
     "check_offset_map",
+    "java_hash_map_order",
     "offset_int",
     "offset_key",
     "offset_str",
     "parse_offset_key",
     "partition_key",
 ]
+
+
+def _java_string_hash(text: str) -> int:
+    """``String.hashCode()``: over UTF-16 code units, in 32-bit arithmetic."""
+    h = 0
+    units = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(keys: Iterable[str], capacity: int = 16) -> list[str]:
+    """The order in which a ``java.util.HashMap`` created with ``capacity`` and given ``keys`` (in this
+    order) iterates them: by bucket (the hash's high bits folded into the low ones, masked by the table
+    size, which doubles whenever the map grows past 3/4 of it), then by insertion within a bucket.
+
+    Connect writes a source offset map as Jackson iterates it, so the bytes of a committed offset follow
+    this order when the connector builds its offsets in a ``HashMap`` (Debezium: ``new HashMap<>()``), and a
+    drop-in connector writes the same bytes only if it orders its keys the same way.
+    """
+    keys = list(keys)
+    size = 1
+    while size < capacity:
+        size *= 2
+    while len(keys) > size * 3 // 4:
+        size *= 2
+    buckets: dict[int, list[str]] = {}
+    for key in keys:
+        h = _java_string_hash(key)
+        buckets.setdefault((h ^ (h >> 16)) & (size - 1), []).append(key)
+    return [key for index in sorted(buckets) for key in buckets[index]]
+
+
+class JavaHashMapOrder:
+    """Orders offset maps as a Java connector's ``HashMap`` iterates them.
+
+    ``insertion``: the order in which the Java connector puts its keys (it decides the order of keys that
+    share a bucket); keys not named come after them, as given. Orders are computed once per key set.
+    """
+
+    def __init__(self, insertion: Sequence[str] = (), capacity: int = 16) -> None:
+        self._rank = {key: i for i, key in enumerate(insertion)}
+        self._capacity = capacity
+        self._orders: dict[tuple[str, ...], list[str] | None] = {}
+
+    def order(self, keys: Iterable[str]) -> list[str]:
+        keys = list(keys)
+        inserted = sorted(keys, key=lambda k: self._rank.get(k, len(self._rank)))  # stable: unknown as given
+        return java_hash_map_order(inserted, self._capacity)
+
+    def apply(self, offset: dict[str, Any]) -> dict[str, Any]:
+        """``offset`` reordered in place; returns it."""
+        keys = tuple(offset)
+        if keys not in self._orders:
+            order = self.order(keys)
+            # None: already in order; the cache is bounded (offsets have a handful of key sets)
+            if len(self._orders) < 1024:
+                self._orders[keys] = None if list(keys) == order else order
+        else:
+            order = self._orders[keys]  # type: ignore[assignment]
+        if order is not None and list(keys) != order:
+            items = [(key, offset[key]) for key in order]
+            offset.clear()
+            offset.update(items)
+        return offset
 
 
 def _dumps(value: Any) -> str:

@@ -529,8 +529,10 @@ class Streamer:
         out: list[SourceRecord] = []
         for i in range(first_row, n):
             # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
-            counts = {"event": event_index, "row": i + 1} if event_index else {"row": i + 1}
-            offset = {**base, **counts, **tail}
+            # in Debezium's order (DEBEZIUM_OFFSET_ORDER: row, then server_id before event)
+            offset = {**base, "row": i + 1, **tail}
+            if event_index:
+                offset["event"] = event_index
             values = template.copy()
             values[row_field] = i
             source = Struct(source_schema, values)

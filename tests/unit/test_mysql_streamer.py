@@ -27,7 +27,7 @@ from cdc.mysql.binlog import FastQuery, FastXid
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.metrics import REGISTRY, StreamingMetrics
-from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.offsets import DEBEZIUM_OFFSET_ORDER, BinlogOffset
 from cdc.mysql.streaming import Streamer
 
 FILE = "bin.000001"
@@ -193,6 +193,8 @@ def test_offsets_resume_inside_and_after_transactions(
         (200, 2, 2),
     ]
     assert all(o["file"] == FILE and o["server_id"] == SERVER for o in offsets)
+    # each in Debezium's key order (its HashMap's), so connect-offsets holds Debezium's bytes
+    assert all(list(o) == DEBEZIUM_OFFSET_ORDER.order(o) for o in offsets)
     assert streamer.checkpoint() == BinlogOffset(FILE, 851, None, 0, 0, SERVER, TS)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from cdc.history.model import TableId
 from cdc.mysql.incremental.javaser import decode_object_array, encode_object_array
+from cdc.mysql.offsets import DEBEZIUM_OFFSET_ORDER
 
 __all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext", "flag_row"]
 
@@ -146,7 +147,7 @@ class IncrementalContext:
         offset[MAXIMUM_KEY] = self._maximum_hex
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
-        return offset
+        return DEBEZIUM_OFFSET_ORDER.apply(offset)
 
     def store_row(self, window_offset: dict[str, Any], sent: list[Any]) -> dict[str, Any]:
         """The offset of the snapshot row whose key is ``sent``, which becomes the last row sent: a copy
@@ -205,4 +206,4 @@ def flag_row(offset: dict[str, Any]) -> dict[str, Any]:
     """``offset`` (an incremental snapshot window's, from :meth:`IncrementalContext.store`) marked as the
     offset of one of its ``op=r`` rows: ``snapshot`` = :data:`ROW_SNAPSHOT`."""
     offset["snapshot"] = ROW_SNAPSHOT
-    return offset
+    return DEBEZIUM_OFFSET_ORDER.apply(offset)
