@@ -386,6 +386,14 @@ class TypeMapper:
         if default is not None:
             builder.default_value(default)
         schema = builder.build()
+        if (
+            default is not None
+            and not column.optional
+            and column.base_type in ("DATE", "DATETIME", "TIMESTAMP")
+        ):
+            # A snapshot reads a zero date as NULL (Debezium: JDBC's zeroDateTimeBehavior=CONVERT_TO_NULL),
+            # and a NULL in a NOT NULL column becomes the schema default, not the type's fallback.
+            _, convert, _ = self._temporal(column, column.base_type, column.length, True, zero_as=default)
         if isinstance(convert, _GeometryConverter):
             convert.bind(schema)
         null = None if column.optional else (default if default is not None else fallback)
@@ -502,17 +510,20 @@ class TypeMapper:
         return self._temporal(c, base, length, required)
 
     def _temporal(
-        self, c: Column, base: str, length: int | None, required: bool
+        self, c: Column, base: str, length: int | None, required: bool, zero_as: Any = None
     ) -> tuple[SchemaBuilder, Converter, Any]:
+        """``zero_as``: what a snapshot's zero date ('0000-00-00…' text) becomes instead of the type's
+        fallback: the NOT NULL column's schema default (see :meth:`map`)."""
         connect = self.time_mode == "connect"
         fsp = length or 0
         if base == "DATE":
             if connect:
                 zero = _EPOCH_DATE if required else None
                 b = SchemaBuilder.int32().name("org.apache.kafka.connect.data.Date").version(1)
-                return b, _connect_date(zero), zero
+                return b, _connect_date(zero if zero_as is None else zero_as), zero
             zero_days = 0 if required else None
-            return SchemaBuilder.int32().name("io.debezium.time.Date").version(1), _days(zero_days), zero_days
+            converter = _days(zero_days if zero_as is None else zero_as)
+            return SchemaBuilder.int32().name("io.debezium.time.Date").version(1), converter, zero_days
         if base == "TIME":
             if connect:
                 b = SchemaBuilder.int32().name("org.apache.kafka.connect.data.Time").version(1)
@@ -524,17 +535,21 @@ class TypeMapper:
             if connect:
                 zero_ts = dt.datetime(1970, 1, 1, tzinfo=_UTC) if required else None
                 b = SchemaBuilder.int64().name("org.apache.kafka.connect.data.Timestamp").version(1)
-                return b, _connect_timestamp(zero_ts), zero_ts
+                return b, _connect_timestamp(zero_ts if zero_as is None else zero_as), zero_ts
             zero_epoch = 0 if required else None
+            zero = zero_epoch if zero_as is None else zero_as
             if fsp <= 3:
                 b = SchemaBuilder.int64().name("io.debezium.time.Timestamp").version(1)
-                return b, _epoch_millis(zero_epoch), zero_epoch
+                return b, _epoch_millis(zero), zero_epoch
             b = SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").version(1)
-            return b, _epoch_micros(zero_epoch), zero_epoch
+            return b, _epoch_micros(zero), zero_epoch
         if base == "TIMESTAMP":
+            # the binlog carries a zero TIMESTAMP as epoch second 0 (a datetime): only a SELECT's text
+            # reaches ``zero``, which Debezium's snapshot reads as NULL (Connector/J's
+            # zeroDateTimeBehavior=CONVERT_TO_NULL) and so as the NOT NULL column's default
             zero_text = "1970-01-01T00:00:00Z" if required else None
             b = SchemaBuilder.string().name("io.debezium.time.ZonedTimestamp").version(1)
-            return b, _zoned(fsp, zero_text), zero_text
+            return b, _zoned(fsp, zero_text if zero_as is None else zero_as), zero_text
         if base in _GEOMETRY_TYPES:
             return self._geometry(base == "POINT")
         b = SchemaBuilder.bytes()

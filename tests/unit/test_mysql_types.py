@@ -154,6 +154,22 @@ def test_zero_dates_are_null_or_epoch() -> None:
     assert convert(mapper().map(column("DATETIME")), "0000-00-00 00:00:00") is None
 
 
+def test_a_snapshot_zero_date_in_a_not_null_column_is_its_default() -> None:
+    """Debezium's snapshot reads a zero date as NULL (Connector/J's zeroDateTimeBehavior=CONVERT_TO_NULL), so
+    a NOT NULL column with a default gets the default, where streaming writes what the binlog holds (issue
+    #27, seen side by side with the real Debezium)."""
+    stamp = mapper().map(column("TIMESTAMP", optional=False, default="'2001-02-03 04:05:06'"))
+    assert stamp.schema.default == "2001-02-03T04:05:06Z"
+    assert convert(stamp, "0000-00-00 00:00:00") == "2001-02-03T04:05:06Z"  # a SELECT's zero
+    assert convert(stamp, dt.datetime(1970, 1, 1)) == "1970-01-01T00:00:00Z"  # the binlog's zero: epoch 0
+    date = mapper().map(column("DATE", optional=False, default="'2001-02-03'"))
+    assert convert(date, "0000-00-00") == convert(date, dt.date(2001, 2, 3)) == 11356
+    when = mapper().map(column("DATETIME", 6, optional=False, default="'2001-02-03 00:00:00'"))
+    assert convert(when, "0000-00-00 00:00:00") == 981158400000000
+    # no default: the type's fallback, as before
+    assert convert(mapper().map(column("DATE", optional=False)), "0000-00-00") == 0
+
+
 def test_temporal_values() -> None:
     m = mapper()
     assert convert(m.map(column("TIME")), -dt.timedelta(hours=838, minutes=59, seconds=59)) == -3020399000000
