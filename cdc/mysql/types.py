@@ -537,12 +537,12 @@ class TypeMapper:
                 b = SchemaBuilder.int64().name("org.apache.kafka.connect.data.Timestamp").version(1)
                 return b, _connect_timestamp(zero_ts if zero_as is None else zero_as), zero_ts
             zero_epoch = 0 if required else None
-            zero = zero_epoch if zero_as is None else zero_as
+            zero_value: Any = zero_epoch if zero_as is None else zero_as
             if fsp <= 3:
                 b = SchemaBuilder.int64().name("io.debezium.time.Timestamp").version(1)
-                return b, _epoch_millis(zero), zero_epoch
+                return b, _epoch_millis(zero_value), zero_epoch
             b = SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").version(1)
-            return b, _epoch_micros(zero), zero_epoch
+            return b, _epoch_micros(zero_value), zero_epoch
         if base == "TIMESTAMP":
             # the binlog carries a zero TIMESTAMP as epoch second 0 (a datetime): only a SELECT's text
             # reaches ``zero``, which Debezium's snapshot reads as NULL (Connector/J's
