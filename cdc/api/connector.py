@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
     "ExactlyOnceSupport",
+    "FileUse",
     "OffsetStorageReader",
     "SinkConnector",
     "SinkTask",
@@ -78,6 +80,15 @@ class ConnectorTransactionBoundaries(str, Enum):
     UNSUPPORTED = "UNSUPPORTED"
 
 
+@dataclass(frozen=True)
+class FileUse:
+    """A file or directory a connector config makes the worker open, create or write: ``path`` as the
+    config gives it (relative paths are the worker's working directory's), named by ``key``."""
+
+    key: str
+    path: str
+
+
 class Task(ABC):
     """Common to source and sink tasks."""
 
@@ -131,6 +142,14 @@ class Connector(ABC):
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Per-key validation; connectors add cross-key checks by extending the result."""
         return self.config().validate(props)
+
+    def files(self, props: Mapping[str, str]) -> list[FileUse]:
+        """The files and directories ``props`` make the connector or its tasks open, create or write on the
+        worker's file system (a signal file, a file-based schema history, an SQLite database). The worker
+        confines them to ``connector.file.allowed.paths`` at validate, create and start
+        (:mod:`cdc.worker.file_paths`), so a connector that names none here must open none. Called on
+        configs that may not validate: never raises for a bad value, leaves such a key out."""
+        return []
 
 
 class SourceConnector(Connector):

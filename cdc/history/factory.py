@@ -13,13 +13,15 @@ from typing import Any
 from cdc.history.config import (
     FILE_HISTORY_CLASSES,
     KAFKA_HISTORY_CLASSES,
+    LEGACY_PREFIX,
     MEMORY_HISTORY_CLASSES,
+    PREFIX,
     HistorySettings,
 )
 from cdc.history.errors import SchemaHistoryError
 from cdc.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 
-__all__ = ["history_from_config"]
+__all__ = ["history_file", "history_from_config"]
 
 
 def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
@@ -30,10 +32,28 @@ def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
         from cdc.history.kafka_store import KafkaSchemaHistory
 
         return KafkaSchemaHistory(settings)
-    if cls in FILE_HISTORY_CLASSES or cls.endswith("FileSchemaHistory"):
+    if _is_file_history(cls):
         if not settings.file_filename:
             raise SchemaHistoryError("schema.history.internal.file.filename is required for the file history")
         return FileSchemaHistory(settings.file_filename, settings)
     if cls in MEMORY_HISTORY_CLASSES or cls.endswith("MemorySchemaHistory"):
         return MemorySchemaHistory(settings)
     raise SchemaHistoryError(f"Unsupported schema history implementation: {cls}")
+
+
+def _is_file_history(cls: str) -> bool:
+    return cls in FILE_HISTORY_CLASSES or cls.endswith("FileSchemaHistory")
+
+
+def history_file(props: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the key naming it, the path) of the file a config's file-based history writes, else None; read
+    from the raw config (``schema.history.internal.*`` winning over 1.x ``database.history.*``), so that
+    it never raises (:meth:`cdc.api.connector.Connector.files`)."""
+    cls = str(props.get(PREFIX) or props.get(LEGACY_PREFIX) or KAFKA_HISTORY_CLASSES[0]).strip()
+    if not _is_file_history(cls):
+        return None
+    for key in (f"{PREFIX}.file.filename", f"{LEGACY_PREFIX}.file.filename"):
+        path = str(props.get(key) or "")
+        if path.strip():
+            return key, path  # as the store opens it (STRING values keep their spaces)
+    return None

@@ -9,8 +9,10 @@ recovery unless ``skip.unparseable.ddl`` is set.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import stat
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
@@ -152,41 +154,104 @@ class MemorySchemaHistory(SchemaHistory):
 
 
 class FileSchemaHistory(SchemaHistory):
-    """One JSON document per line, appended and flushed per record (Debezium's ``FileSchemaHistory``)."""
+    """One JSON document per line, appended and flushed per record (Debezium's ``FileSchemaHistory``).
+
+    The path comes from a connector config, so the file may be anything the worker can write (the REST
+    credentials file, say). Before it is read or appended to, an existing file must be a schema history:
+    every non-blank line a JSON object with ``source`` and ``position`` objects (what this store writes).
+    Anything else is refused without a byte of it written or shown. Checked once per file (device, inode,
+    size and modification time), again when another writer changed it.
+    """
 
     def __init__(self, path: str | os.PathLike[str], settings: HistorySettings | None = None) -> None:
         super().__init__(settings)
         self.path = os.fspath(path)
         self._lock = threading.Lock()
+        self._checked: tuple[int, int, int, int] | None = None
 
     def initialize_storage(self) -> None:
         with self._lock:
             if not os.path.exists(self.path):
+                # as Debezium's: the directories too (connector.file.allowed.paths bounds where)
                 parent = os.path.dirname(self.path)
                 if parent:
                     os.makedirs(parent, exist_ok=True)
-                open(self.path, "a", encoding="utf-8").close()
+                try:
+                    fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:
+                    pass
+                else:
+                    os.close(fd)
+            self._check()
 
     def storage_exists(self) -> bool:
         return os.path.exists(self.path)
 
     def exists(self) -> bool:
-        return os.path.exists(self.path) and os.path.getsize(self.path) > 0
+        with self._lock:
+            if not os.path.exists(self.path):
+                return False
+            self._check()
+        return os.path.getsize(self.path) > 0
+
+    def _check(self) -> None:
+        """SchemaHistoryError unless the file is missing, empty or a schema history (lock held)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(st.st_mode):
+            raise SchemaHistoryError(f"The schema history file {self.path} is not a regular file")
+        seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if seen == self._checked:
+            return
+        with open(self.path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip() and not _is_history_line(line):
+                    raise SchemaHistoryError(
+                        f"The file {self.path} is not a schema history (line {number} is not a history "
+                        "record); refusing to read or write it: choose another "
+                        "schema.history.internal.file.filename"
+                    )
+            seen = _stamp(os.fstat(f.fileno()))
+        self._checked = seen
 
     def _store(self, record: HistoryRecord) -> None:
         line = record.to_text() + "\n"
         with self._lock:
             try:
+                self._check()
                 with open(self.path, "a", encoding="utf-8") as f:
                     f.write(line)
                     f.flush()
                     os.fsync(f.fileno())
+                    fresh = _stamp(os.fstat(f.fileno()))
             except OSError as e:
                 raise SchemaHistoryError(f"Unable to write the schema history file {self.path}: {e}") from e
+            if self._checked is not None and fresh[:2] == self._checked[:2]:
+                self._checked = fresh  # our own line: no need to read the file again
 
     def _records(self) -> Iterator[HistoryRecord]:
-        if not os.path.exists(self.path):
-            return iter(())
-        with self._lock, open(self.path, encoding="utf-8") as f:
-            lines = [line for line in f.read().splitlines() if line.strip()]
+        with self._lock:
+            if not os.path.exists(self.path):
+                return iter(())
+            self._check()
+            with open(self.path, encoding="utf-8") as f:
+                lines = [line for line in f.read().splitlines() if line.strip()]
         return (HistoryRecord.from_text(line) for line in lines)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _is_history_line(line: bytes) -> bool:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return False
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("source"), dict)
+        and isinstance(doc.get("position"), dict)
+    )

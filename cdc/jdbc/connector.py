@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from cdc.api.connector import SourceConnector, Task
+from cdc.api.connector import FileUse, SourceConnector, Task
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.config import ConfigDef, ConfigValue
 from cdc.jdbc.config import JDBC_SOURCE_DEF, TABLES_CONFIG, JdbcSourceSettings, validate_jdbc
@@ -23,6 +23,9 @@ from cdc.jdbc.dialects import Dialect
 from cdc.jdbc.offsets import check_offset
 from cdc.jdbc.tables import TableFilter, TableId, group_partitions
 from cdc.jdbc.task import JdbcSourceTask, make_dialect
+from cdc.jdbc.url import parse_jdbc_url, sqlite_file
+
+CONNECTION_URL_CONFIG = "connection.url"
 
 __all__ = ["JdbcSourceConnector", "TableMonitor"]
 
@@ -166,6 +169,15 @@ class JdbcSourceConnector(SourceConnector):
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         return validate_jdbc(props)
+
+    def files(self, props: Mapping[str, str]) -> list[FileUse]:
+        """A ``jdbc:sqlite:`` database's file (sqlite3 creates it, and its journal beside it)."""
+        try:
+            url = parse_jdbc_url(str(props.get(CONNECTION_URL_CONFIG) or ""))
+        except ConfigError:
+            return []
+        path = sqlite_file(url.database) if url.flavour == "sqlite" else None
+        return [] if path is None else [FileUse(CONNECTION_URL_CONFIG, path)]
 
     def validate_offset(
         self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]

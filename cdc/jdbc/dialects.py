@@ -518,6 +518,13 @@ class PostgresDialect(Dialect):
         return out
 
 
+def _no_attach(action: int, *_: object) -> int:
+    """sqlite3 authorizer: no ``ATTACH`` (nor ``VACUUM INTO``, which SQLite authorizes as one), so a
+    ``query`` cannot open or create a file besides the database ``connection.url`` names, the one the
+    worker's ``connector.file.allowed.paths`` checked."""
+    return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_ATTACH else sqlite3.SQLITE_OK
+
+
 class SqliteDialect(Dialect):
     """SQLite through the standard library's sqlite3 (date-times are text, compared canonically)."""
 
@@ -529,8 +536,10 @@ class SqliteDialect(Dialect):
         if path == ":memory:":  # one database per dialect instance, shared by the task and reflection
             if self._memory is None:
                 self._memory = sqlite3.connect(path, check_same_thread=False)
+                self._memory.set_authorizer(_no_attach)
             return self._memory
         conn = sqlite3.connect(path, uri=path.startswith("file:"), check_same_thread=False, timeout=30)
+        conn.set_authorizer(_no_attach)
         if self.isolation == "READ_UNCOMMITTED":
             conn.execute("PRAGMA read_uncommitted = 1")
         return conn

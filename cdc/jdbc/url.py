@@ -8,11 +8,11 @@ Only what a Python driver needs is kept: host, port, database, user, password (`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qs, parse_qsl, unquote
 
 from cdc.api.errors import ConfigError
 
-__all__ = ["JdbcUrl", "parse_jdbc_url"]
+__all__ = ["JdbcUrl", "parse_jdbc_url", "sqlite_file"]
 
 _DEFAULT_PORTS = {"mysql": 3306, "mariadb": 3306, "postgresql": 5432}
 
@@ -95,3 +95,24 @@ def parse_jdbc_url(url: str) -> JdbcUrl:
         props.get("password", password),
         props,
     )
+
+
+def sqlite_file(database: str) -> str | None:
+    """The file :mod:`sqlite3` opens (and creates) for a ``jdbc:sqlite:`` URL's database, None for an
+    in-memory or temporary one. ``file:`` URIs as SQLite reads them (``dialects.SqliteDialect`` opens
+    them with ``uri=True``): an authority of ``localhost`` or none, the path percent-decoded,
+    ``mode=memory`` and ``:memory:`` in memory; SQLite refuses other authorities itself."""
+    if database in ("", ":memory:"):
+        return None
+    if not database.startswith("file:"):
+        return database
+    rest, _, query = database[len("file:") :].partition("?")
+    rest = rest.partition("#")[0]
+    if rest.startswith("//"):
+        _authority, slash, rest = rest[2:].partition("/")
+        rest = slash + rest
+    path = unquote(rest)
+    modes = parse_qs(query).get("mode", [])
+    if not path or path == ":memory:" or "memory" in modes:
+        return None
+    return path

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from cdc.api.connector import ExactlyOnceSupport, SourceConnector, Task
+from cdc.api.connector import ExactlyOnceSupport, FileUse, SourceConnector, Task
 from cdc.config import ConfigDef, ConfigValue
 from cdc.config.settings import settings_from
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
@@ -54,6 +55,25 @@ class MySqlConnector(SourceConnector):
             for message in messages:
                 by_name[key].add_error(message)
         return values
+
+    def files(self, props: Mapping[str, str]) -> list[FileUse]:
+        """The file channel's ``signal.file`` (read; :class:`cdc.mysql.signals.channels.FileChannel` keeps its
+        position beside it), the file-based schema history's file (appended, its directories created) and
+        ``snapshot.spark.state.dir`` (created, written)."""
+        from cdc.history.factory import history_file
+
+        out = []
+        enabled = str(props.get("signal.enabled.channels") or "source")
+        channels = {c.strip().lower() for c in enabled.split(",")}
+        if "file" in channels:
+            out.append(FileUse("signal.file", str(props.get("signal.file") or "file-signals.txt")))
+        history = history_file(props)
+        if history is not None:
+            out.append(FileUse(*history))
+        state = str(props.get("snapshot.spark.state.dir") or "").strip()
+        if state:
+            out.append(FileUse("snapshot.spark.state.dir", os.path.expanduser(state)))
+        return out
 
     def validate_offset(
         self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]

@@ -213,6 +213,15 @@ def _distributed_def() -> ConfigDef:
     d.define("inter.worker.signature.algorithm", S, "HmacSHA256", None, LO, "Request signature algorithm.")
     d.define("inter.worker.verification.algorithms", LST, "HmacSHA256", None, LO, "Accepted signatures.")
     d.define("inter.worker.key.ttl.ms", INT, 3600000, None, LO, "Session key lifetime.")
+    d.define(
+        "connector.file.allowed.paths",
+        LST,
+        "",
+        None,
+        M,
+        "Directories where connector configs may name files the worker opens or creates (signal.file, a "
+        "file schema history, jdbc:sqlite: databases, snapshot.spark.state.dir); none by default.",
+    )
     return d
 
 
@@ -222,6 +231,15 @@ DISTRIBUTED_DEF = _distributed_def()
 def _standalone_def() -> ConfigDef:
     d = ConfigDef(WORKER_DEF.keys())
     d.define("offset.storage.file.filename", S, NO_DEFAULT, None, H, "File of source offsets.")
+    d.define(
+        "connector.file.allowed.paths",
+        LST,
+        None,
+        None,
+        M,
+        "Directories where connector configs may name files the worker opens or creates (signal.file, a "
+        "file schema history, jdbc:sqlite: databases, snapshot.spark.state.dir); any path when not set.",
+    )
     return d
 
 

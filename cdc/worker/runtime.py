@@ -127,6 +127,7 @@ def _assemble(
 ) -> ConnectRuntime:
     from cdc.plugins import registry
     from cdc.worker.connect_metrics import ConnectMetrics
+    from cdc.worker.file_paths import FilePolicy
     from cdc.worker.plugin_path import PluginSettings, apply_plugin_settings
     from cdc.worker.rest import RestServer
 
@@ -137,6 +138,8 @@ def _assemble(
     # log.format, log.pattern, log.file, for the logging the cdc command set up (not an embedding program's)
     configure_logging(None, LogSettings.from_worker(parsed), install=False)
     apply_plugin_settings(PluginSettings.from_properties(props, mode), registry)
+    # a relative or missing connector.file.allowed.paths entry stops the start, as allowed.paths does
+    FilePolicy.from_worker(parsed, strict=True)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores

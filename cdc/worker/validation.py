@@ -171,6 +171,7 @@ def validate(
             continue
         key = own[value.name] if value.name in own else None  # noqa: SIM401 - ConfigDef has no .get
         results.append((key, value))
+    _check_files(connector, props, worker, results)
     groups: list[str] = []
     for key, _ in results:
         group = getattr(key, "group", None)
@@ -237,6 +238,25 @@ def _check_exactly_once(
             continue
         for message in messages:
             value.add_error(message)
+
+
+def _check_files(
+    connector: Connector,
+    props: Mapping[str, str],
+    worker: Mapping[str, Any] | None,
+    results: list[tuple[Any, ConfigValue]],
+) -> None:
+    """An error on each key naming a file outside the worker's ``connector.file.allowed.paths``."""
+    from cdc.worker.file_paths import FilePolicy, file_violations
+
+    violations = file_violations(connector, props, FilePolicy.from_worker(worker))
+    by_name = {v.name: v for _, v in results}
+    for name, message in violations:
+        value = by_name.get(name)
+        if value is None:
+            value = by_name[name] = ConfigValue(name, props.get(name))
+            results.append((None, value))
+        value.add_error(message)
 
 
 def _secret_name(name: str) -> bool:

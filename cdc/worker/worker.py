@@ -44,6 +44,7 @@ from cdc.worker.exactly_once import (
     exactly_once_producer,
     transactional_id,
 )
+from cdc.worker.file_paths import check_connector_files
 from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
@@ -177,7 +178,9 @@ class Worker:
             if target is TargetState.STOPPED:
                 self.connector_listener.on_connector_stop(name)
                 return True
-            connector.start(self.settings.resolve(dict(config)))
+            resolved = self.settings.resolve(dict(config))
+            check_connector_files(connector, [resolved], self.settings.parsed)
+            connector.start(resolved)
             rc.started = True
             if target is TargetState.PAUSED:
                 self.connector_listener.on_connector_pause(name)
@@ -390,6 +393,8 @@ class Worker:
         connector_cls = registry.load(connector_config["connector.class"])
         kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
         parsed = connector_def(kind).parse(connector_config)
+        # a config stored under another worker file (or before the key) opens nothing outside it either
+        check_connector_files(connector_cls(), [connector_config, task_config], self.settings.parsed)
         task = connector_cls().task_class()()
         key_conv: Converter = self._converter("key.converter", connector_config)
         value_conv: Converter = self._converter("value.converter", connector_config)

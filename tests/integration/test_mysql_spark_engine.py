@@ -25,6 +25,7 @@ import contextlib
 import json
 import random
 import socket
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -98,6 +99,8 @@ def worker(kafka: Any) -> Iterator[ConnectRuntime]:
             "producer.sasl.jaas.config": JAAS,
             "offset.flush.interval.ms": "500",
             "task.shutdown.graceful.timeout.ms": "15000",
+            # the connectors' snapshot.spark.state.dir is under the tests' temporary directory
+            "connector.file.allowed.paths": tempfile.gettempdir(),
             "listeners": f"http://127.0.0.1:{port}",
             "rest.advertised.host.name": "127.0.0.1",
             "rest.advertised.port": str(port),
