@@ -3,7 +3,8 @@
 Each connector task owns one :class:`SnapshotMetrics` and one :class:`StreamingMetrics`; they register
 in :data:`REGISTRY`, which the worker's ``/metrics`` endpoint renders in Prometheus' text format as
 ``debezium_mysql_<context>_<Attribute>{server="<prefix>"}`` (the MBean
-``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened).
+``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened). :class:`SignalMetrics` is cdc's own:
+the signals received and skipped (``cdc_mysql_signals_*_total{server}``).
 """
 
 from __future__ import annotations
