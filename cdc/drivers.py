@@ -6,6 +6,11 @@ convert and produce. Both give the same Python values: :func:`mysqldb_conversion
 converters where PyMySQL's values differ. Shared by the JDBC source (:mod:`cdc.jdbc.dialects`) and the
 MySQL connector's snapshot reads (:mod:`cdc.mysql.connection`); ``CDC_JDBC_MYSQL_DRIVER=pymysql`` (or
 ``mysqlclient``) forces one for both.
+
+Every connection either driver opens for cdc has multi-statements off (:func:`mysqldb_connect`,
+:func:`pymysql_connect`): mysqlclient turns the ``CLIENT_MULTI_STATEMENTS`` flag on unless told not to,
+and a statement that carries text from outside (a signal's filter) must never become two, whatever that
+text holds (:mod:`cdc.mysql.incremental.filters`). ``SELECT 1; SELECT 2`` is a syntax error on them.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ __all__ = [
     "mysql_driver",
     "mysqldb_connect",
     "mysqldb_conversions",
+    "pymysql_connect",
     "pymysql_conversions",
+    "statement_refused",
     "timestamp_from_text",
 ]
 
@@ -138,7 +145,54 @@ def mysqldb_connect(
         "connect_timeout": connect_timeout,
         "conv": mysqldb_conversions(),
         **extra,
+        # mysqlclient sets CLIENT_MULTI_STATEMENTS by default: one statement per execute, always
+        "multi_statements": False,
+        "client_flag": _without_multi_statements(int(extra.get("client_flag", 0))),
     }
     if database:
         kwargs["database"] = database
     return MySQLdb.connect(**kwargs)
+
+
+def statement_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (PyMySQL's or MySQLdb's) is the server refusing a statement (a syntax error, an
+    unknown column, a statement time limit) rather than the connection failing (client errors 2000-2999,
+    a server going away, a lock wait): the first fails again however often it is retried."""
+    import pymysql
+
+    errors: tuple[type[BaseException], ...] = (pymysql.MySQLError,)
+    try:
+        import MySQLdb
+
+        errors += (MySQLdb.MySQLError,)
+    except ImportError:
+        pass
+    if not isinstance(exc, errors) or not exc.args or not isinstance(exc.args[0], int):
+        return False
+    code = exc.args[0]
+    return code >= 1000 and not 2000 <= code < 3000 and code not in _TRANSIENT_SERVER_ERRORS
+
+
+_TRANSIENT_SERVER_ERRORS = frozenset({1040, 1053, 1205, 1213, 1317, 1927})
+"""Too many connections, server shutdown, lock wait timeout, deadlock, query interrupted (KILL QUERY),
+connection killed: the statement may pass when tried again."""
+
+
+def _without_multi_statements(flags: int) -> int:
+    from pymysql.constants import CLIENT  # the protocol's flag values, the same for both drivers
+
+    return flags & ~CLIENT.MULTI_STATEMENTS
+
+
+def pymysql_connect(**kwargs: Any) -> Any:
+    """``pymysql.connect(**kwargs)`` with multi-statements off: the flag is masked out of ``client_flag``
+    and checked on the connection made (PyMySQL 1.x leaves it off by default; 0.x turned it on)."""
+    import pymysql
+    from pymysql.constants import CLIENT
+
+    kwargs["client_flag"] = _without_multi_statements(int(kwargs.get("client_flag", 0)))
+    conn = pymysql.connect(**kwargs)
+    if conn.client_flag & CLIENT.MULTI_STATEMENTS:
+        conn.close()
+        raise ConnectError("PyMySQL turned multi-statements on; cdc needs them off (upgrade PyMySQL)")
+    return conn

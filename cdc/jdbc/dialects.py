@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_connect, pymysql_conversions
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.types import ColumnInfo
 from cdc.jdbc.url import JdbcUrl
@@ -295,7 +295,7 @@ class MySqlDialect(Dialect):
         import pymysql
 
         try:
-            return pymysql.connect(
+            return pymysql_connect(
                 host=self.url.host,
                 port=self.url.port,
                 user=self.url.user or "",

@@ -15,7 +15,7 @@ import pymysql
 import pymysql.cursors
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_connect, pymysql_conversions
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
@@ -47,7 +47,7 @@ _PYMYSQL_CONV = pymysql_conversions()
 
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
-        return pymysql.connect(
+        return pymysql_connect(
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
@@ -180,7 +180,7 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
     import pymysql
 
     try:
-        conn = pymysql.connect(
+        conn = pymysql_connect(
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,

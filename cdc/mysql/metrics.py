@@ -3,11 +3,13 @@
 Each connector task owns one :class:`SnapshotMetrics` and one :class:`StreamingMetrics`; they register
 in :data:`REGISTRY`, which the worker's ``/metrics`` endpoint renders in Prometheus' text format as
 ``debezium_mysql_<context>_<Attribute>{server="<prefix>"}`` (the MBean
-``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened).
+``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened). :class:`SignalMetrics` is cdc's own:
+the signals received and skipped (``cdc_mysql_signals_*_total{server}``).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.metrics import REGISTRY, MetricsRegistry, Reading
 
-__all__ = ["REGISTRY", "MetricsRegistry", "SnapshotMetrics", "StreamingMetrics"]
+__all__ = ["REGISTRY", "MetricsRegistry", "SignalMetrics", "SnapshotMetrics", "StreamingMetrics"]
 
 
 class SnapshotMetrics:
@@ -184,3 +186,49 @@ class StreamingMetrics:
             "MilliSecondsBehindSource": self.millis_behind_source,
             "MilliSecondsSinceLastEvent": since,
         }
+
+
+class SignalMetrics:
+    """The signals a task received and the ones it skipped (``cdc_mysql_signals_received_total`` and
+    ``cdc_mysql_signals_skipped_total{server}``, cdc's own: Debezium only logs a skipped signal), and the
+    last one skipped, for the task's REST status. A signal is skipped when it cannot be acted on (bad JSON,
+    an unsafe filter, a pattern past its time budget, a query the server refuses): it is logged, counted,
+    and the stream goes on past it, so it is never acted on again."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.received = 0
+        self.skipped = 0
+        self.last_skipped: dict[str, str] | None = None
+        self._lock = threading.Lock()
+
+    def register(self) -> None:
+        REGISTRY.add(("signals", self.server), self)
+
+    def unregister(self) -> None:
+        REGISTRY.remove(("signals", self.server))
+
+    def skip(self, signal_id: str, kind: str, channel: str, reason: str) -> None:
+        with self._lock:
+            self.skipped += 1
+            self.last_skipped = {"id": signal_id, "type": kind, "channel": channel, "reason": reason}
+
+    def status(self) -> dict[str, Any] | None:
+        """``{"skipped": n, "last_skipped": {id, type, channel, reason}}`` once one was skipped."""
+        with self._lock:
+            if not self.skipped:
+                return None
+            return {"skipped": self.skipped, "last_skipped": dict(self.last_skipped or {})}
+
+    def readings(self) -> Iterator[Reading]:
+        labels = {"server": self.server}
+        yield Reading(
+            "cdc_mysql_signals_received", self.received, labels, "Signals the task received", counter=True
+        )
+        yield Reading(
+            "cdc_mysql_signals_skipped",
+            self.skipped,
+            labels,
+            "Signals the task could not act on, logged and skipped",
+            counter=True,
+        )

@@ -36,7 +36,7 @@ from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
 from cdc.mysql.history import open_history
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
-from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
+from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.schema import SchemaState
@@ -73,6 +73,7 @@ class MySqlSourceTask(SourceTask):
         self.streamer: Streamer | None = None
         self.snapshotter: Snapshotter | None = None
         self.incremental: IncrementalSnapshot | None = None
+        self.signal_metrics: SignalMetrics | None = None
         self._metrics_prefix: str | None = None  # the server name its metrics are registered under
         self.history: Any = None
         self.poll_timeout = 0.5
@@ -140,7 +141,9 @@ class MySqlSourceTask(SourceTask):
         context = IncrementalContext.from_offset(stored)
         if context.running:
             log.info("The offsets hold an unfinished incremental snapshot of %s", context.collections_json())
-        incremental = self.incremental = IncrementalSnapshot(ctx, metrics, context)
+        signal_metrics = self.signal_metrics = SignalMetrics(settings.prefix)
+        signal_metrics.register()
+        incremental = self.incremental = IncrementalSnapshot(ctx, metrics, context, signal_metrics)
         blocking = BlockingSnapshotter(ctx, incremental.expand)
         channels: list[SignalChannel] = []
         enabled = {c.strip().lower() for c in settings.signal_enabled_channels}
@@ -149,7 +152,7 @@ class MySqlSourceTask(SourceTask):
         if "kafka" in enabled:
             channels.append(KafkaChannel(settings))
         poller = ChannelPoller(channels, settings.signal_poll_interval_ms / 1000, self.stopping)
-        actions = SignalActions(incremental, blocking, settings.prefix)
+        actions = SignalActions(incremental, blocking, settings.prefix, signal_metrics)
         processor = SignalProcessor(
             incremental, actions, poller, ctx.filters.signal_table, "source" in enabled
         )
@@ -379,9 +382,16 @@ class MySqlSourceTask(SourceTask):
         return batch
 
     def progress(self) -> Mapping[str, Any]:
-        """A running incremental snapshot (:meth:`IncrementalSnapshot.progress`) for the REST status."""
+        """A running incremental snapshot (:meth:`IncrementalSnapshot.progress`) and the signals skipped
+        (:meth:`SignalMetrics.status`), for the REST status."""
         running = self.incremental.progress() if self.incremental is not None else None
-        return {"incremental_snapshot": running} if running is not None else {}
+        signals = self.signal_metrics.status() if self.signal_metrics is not None else None
+        out: dict[str, Any] = {}
+        if running is not None:
+            out["incremental_snapshot"] = running
+        if signals is not None:
+            out["signals"] = signals
+        return out
 
     def stop(self) -> None:
         self.stopping.set()
@@ -400,6 +410,8 @@ class MySqlSourceTask(SourceTask):
         if self._metrics_prefix is not None:
             REGISTRY.unregister("snapshot", self._metrics_prefix)
             REGISTRY.unregister("streaming", self._metrics_prefix)
+        if self.signal_metrics is not None:
+            self.signal_metrics.unregister()
 
 
 class MariaDbSourceTask(MySqlSourceTask):

@@ -112,7 +112,7 @@ def _task_progress(worker: ConnectRuntime, name: str) -> dict[str, Any] | None:
     entry = connector.json()["tasks"][0]
     assert entry == {"id": 0, **task.json()}
     assert entry["state"] == "RUNNING" and entry["worker_id"]
-    assert set(entry) <= {"id", "state", "worker_id", "trace", "incremental_snapshot"}
+    assert set(entry) <= {"id", "state", "worker_id", "trace", "incremental_snapshot", "signals"}
     progress: dict[str, Any] | None = entry.get("incremental_snapshot")
     return progress
 

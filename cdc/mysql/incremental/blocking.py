@@ -17,10 +17,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from cdc.api.errors import ConnectError
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.incremental.filters import check_filter, where_clause
+from cdc.mysql.incremental.patterns import SignalPatterns
 
 __all__ = ["BlockingSnapshotter"]
 
@@ -30,7 +33,9 @@ FETCH_ROWS = 2000
 
 
 class BlockingSnapshotter:
-    def __init__(self, ctx: CaptureContext, expand: Callable[[list[str]], list[TableId]]) -> None:
+    def __init__(
+        self, ctx: CaptureContext, expand: Callable[[list[str], SignalPatterns], list[TableId]]
+    ) -> None:
         self.settings = ctx.settings
         self.schema = ctx.schema
         self.events = ctx.events
@@ -41,12 +46,21 @@ class BlockingSnapshotter:
         self.position: Callable[[], dict[str, Any]] = dict
 
     def __call__(self, patterns: list[str], conditions: list[tuple[str, str]]) -> None:
-        import re
-
-        tables = [t for t in self.expand(patterns) if self.captured(t) and self.schema.table(t) is not None]
+        matching = SignalPatterns()
+        tables = [
+            t
+            for t in self.expand(patterns, matching)
+            if self.captured(t) and self.schema.table(t) is not None
+        ]
         if not tables:
-            log.warning("Blocking snapshot of %s: no captured table matches", patterns)
-            return
+            raise ConnectError(f"blocking snapshot of {patterns}: no captured table matches")
+        # Which filter each table gets is decided (and the filters checked) before streaming pauses.
+        filters = {
+            table_id: check_filter(
+                next((f for p, f in conditions if matching.fullmatch(p, str(table_id), True)), "")
+            )
+            for table_id in tables
+        }
         offset = self.position()
         log.info("Blocking snapshot of %s: streaming paused at %s", ", ".join(map(str, tables)), offset)
         conn = connect(self.settings, streaming=True)
@@ -63,10 +77,9 @@ class BlockingSnapshotter:
                 table = self.schema.table(table_id)
                 assert table is not None
                 ts = self.events.schema_for(table)
-                condition = next(
-                    (f for p, f in conditions if re.fullmatch(p, str(table_id), re.IGNORECASE)), ""
-                )
-                cur.execute(f"SELECT * FROM {table_id.sql()}" + (f" WHERE {condition}" if condition else ""))
+                # bytes and no arguments: the driver formats nothing of the filter (filters.py)
+                where = where_clause(conn, "", (), filters[table_id])
+                cur.execute(f"SELECT * FROM {table_id.sql()}".encode() + where)
                 source = self.events.snapshot_sources(pos, table_id)
                 while True:
                     if self.stopping.is_set():

@@ -31,6 +31,7 @@ from cdc.logs import in_context
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
 from cdc.mysql.incremental.context import DataCollection
+from cdc.mysql.incremental.filters import where_clause
 from cdc.mysql.incremental.javaser import JavaLong
 from cdc.mysql.incremental.readonly import Watermark, read_watermark
 
@@ -116,10 +117,14 @@ class ChunkReader:
 
     def maximum_key(self, table: Table, collection: DataCollection, columns: list[Column]) -> Keys | None:
         order = ", ".join(f"{_quote(c.name)} DESC" for c in columns)
-        where = f" WHERE {collection.condition}" if collection.condition else ""
         select = ", ".join(_quote(c.name) for c in columns)
-        with self.connection().cursor() as cur:
-            cur.execute(f"SELECT {select} FROM {table.id.sql()}{where} ORDER BY {order} LIMIT 1")
+        conn = self.connection()
+        where = where_clause(conn, "", (), collection.condition)
+        query = (
+            f"SELECT {select} FROM {table.id.sql()}".encode() + where + f" ORDER BY {order} LIMIT 1".encode()
+        )
+        with conn.cursor() as cur:
+            cur.execute(query)  # bytes, no arguments: nothing in the filter is formatted
             row = cur.fetchone()
         if row is None:
             return None
@@ -172,11 +177,13 @@ class ChunkReader:
         maximum: Keys | None,
     ) -> list[Keys]:
         """The last key of each of the next ``parallelism`` chunks (fewer at the table's end)."""
-        where, params = _bounds_sql(columns, (lower, None, maximum), collection.condition)
+        conn = self._reader_connections(1)[0]
+        where = _where(conn, columns, (lower, None, maximum), collection.condition)
         keys = ", ".join(_quote(c.name) for c in columns)
         limit = self.chunk_size * self.parallelism
-        with self._reader_connections(1)[0].cursor() as cur:
-            cur.execute(f"SELECT {keys} FROM {table.id.sql()}{where} ORDER BY {keys} LIMIT {limit}", params)
+        head, tail = f"SELECT {keys} FROM {table.id.sql()}", f" ORDER BY {keys} LIMIT {limit}"
+        with conn.cursor() as cur:
+            cur.execute(head.encode() + where + tail.encode())
             rows = cur.fetchall()
         if not rows:
             return []
@@ -194,20 +201,20 @@ class ChunkReader:
         limit: int | None,
         conn: Any,
     ) -> list[Sequence[Any]]:
-        where, params = _bounds_sql(columns, bounds, collection.condition)
+        where = _where(conn, columns, bounds, collection.condition)
         order = ", ".join(_quote(c.name) for c in columns)
-        sql = f"SELECT * FROM {table.id.sql()}{where} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {limit}"
+        tail = f" ORDER BY {order}" + (f" LIMIT {limit}" if limit is not None else "")
         with conn.cursor() as cur:
-            cur.execute(sql, params)
+            cur.execute(f"SELECT * FROM {table.id.sql()}".encode() + where + tail.encode())
             return list(cur.fetchall())
 
 
-def _bounds_sql(
-    columns: list[Column], bounds: tuple[Keys | None, Keys | None, Keys | None], condition: str
-) -> tuple[str, list[Any]]:
-    """``WHERE`` after ``lower`` (exclusive), up to ``upper`` and ``maximum`` (inclusive), and the filter."""
+def _where(
+    conn: Any, columns: list[Column], bounds: tuple[Keys | None, Keys | None, Keys | None], condition: str
+) -> bytes:
+    """``WHERE`` after ``lower`` (exclusive), up to ``upper`` and ``maximum`` (inclusive), and the filter,
+    as the statement's bytes (:func:`~cdc.mysql.incremental.filters.where_clause`: the key values escaped
+    by ``conn``, the filter checked and never formatted)."""
     lower, upper, maximum = bounds
     parts: list[str] = []
     params: list[Any] = []
@@ -221,17 +228,18 @@ def _bounds_sql(
             sql, p = greater_than(names, bound)
             parts.append(f"NOT {sql}")
             params += p
-    if condition:
-        parts.append(f"({condition})")
-    return (" WHERE " + " AND ".join(parts) if parts else ""), params
+    return where_clause(conn, " AND ".join(parts), params, condition)
 
 
 def greater_than(names: list[str], values: Sequence[Any]) -> tuple[str, list[Any]]:
-    """``(k1 > ?) OR (k1 = ? AND k2 > ?) …``: key order over several columns, as Debezium writes it."""
+    """``(k1 > ?) OR (k1 = ? AND k2 > ?) …``: key order over several columns, as Debezium writes it,
+    with ``%s`` placeholders (a ``%`` in a column name doubled, for
+    :func:`~cdc.mysql.incremental.filters.bind`)."""
     terms: list[str] = []
     params: list[Any] = []
+    quoted = [_quote(name).replace("%", "%%") for name in names]
     for i in range(len(names)):
-        parts = [f"{_quote(names[j])} = %s" for j in range(i)] + [f"{_quote(names[i])} > %s"]
+        parts = [f"{quoted[j]} = %s" for j in range(i)] + [f"{quoted[i]} > %s"]
         terms.append("(" + " AND ".join(parts) + ")")
         params += [_plain(v) for v in values[: i + 1]]
     return "(" + " OR ".join(terms) + ")", params

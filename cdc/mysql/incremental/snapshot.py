@@ -24,24 +24,24 @@ With the Spark engine for incremental snapshots, large tables are back-filled by
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import pymysql
-
 from cdc.api.errors import ConnectError
 from cdc.api.records import Header, SourceRecord
 from cdc.api.struct import Struct
+from cdc.drivers import statement_refused
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.events import SourcePosition, TableSchema
 from cdc.mysql.incremental.chunks import ChunkReader, java_converter, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
+from cdc.mysql.incremental.filters import UnsafeFilterError, check_filter
+from cdc.mysql.incremental.patterns import PatternError, SignalPatterns
 from cdc.mysql.incremental.readonly import Watermark
-from cdc.mysql.metrics import SnapshotMetrics
+from cdc.mysql.metrics import SignalMetrics, SnapshotMetrics
 
 if TYPE_CHECKING:
     from cdc.mysql.incremental.spark_backfill import SparkBackfill
@@ -57,8 +57,16 @@ CLOSE_WINDOW = "snapshot-window-close"
 class IncrementalSnapshot:
     """Reads chunks when told (signals, window closes) and keeps the window the streamer de-duplicates."""
 
-    def __init__(self, ctx: CaptureContext, metrics: SnapshotMetrics, context: IncrementalContext) -> None:
+    def __init__(
+        self,
+        ctx: CaptureContext,
+        metrics: SnapshotMetrics,
+        context: IncrementalContext,
+        signals: SignalMetrics | None = None,
+    ) -> None:
         settings = ctx.settings
+        self.signals = signals if signals is not None else SignalMetrics(settings.prefix)
+        """Where a table whose chunk query the server refuses is reported (as a skipped signal)."""
         self.settings = settings
         self.schema = ctx.schema
         self.events = ctx.events
@@ -138,9 +146,11 @@ class IncrementalSnapshot:
         conditions: list[tuple[str, str]],
         surrogate_key: str,
     ) -> None:
-        """``execute-snapshot`` (incremental): queue the tables; start reading unless a snapshot runs."""
+        """``execute-snapshot`` (incremental): queue the tables; start reading unless a snapshot runs.
+        A pattern past its time budget, an unsafe filter or no table at all: raises, nothing is queued."""
+        matching = SignalPatterns()
         tables = []
-        for table in self.expand(patterns):
+        for table in self.expand(patterns, matching):
             if self.captured(table):
                 tables.append(table)
             else:
@@ -150,14 +160,11 @@ class IncrementalSnapshot:
         collections = []
         for table in tables:
             condition = next(
-                (f for pattern, f in conditions if re.fullmatch(pattern, str(table), re.IGNORECASE)), ""
+                (f for pattern, f in conditions if matching.fullmatch(pattern, str(table), True)), ""
             )
-            collections.append(DataCollection(table, condition, surrogate_key))
+            collections.append(DataCollection(table, check_filter(condition), surrogate_key))
         if not collections:
-            log.warning(
-                "Incremental snapshot signal '%s': no captured table matches %s", correlation_id, patterns
-            )
-            return
+            raise ConnectError(f"incremental snapshot: no captured table matches {patterns}")
         was_running = self.context.running
         self.context.add(collections, correlation_id)
         log.info(
@@ -186,12 +193,13 @@ class IncrementalSnapshot:
             self.metrics.abort()
             return
         current = self.context.current
-        for table in self.expand(patterns):
+        named = self.expand(patterns, SignalPatterns())
+        for table in named:
             if current is not None and table == current.table:
                 continue
             if self.context.remove(table):
                 log.info("Removed '%s' from the incremental snapshot", table)
-        if current is not None and any(t == current.table for t in self.expand(patterns)):
+        if current is not None and any(t == current.table for t in named):
             log.info("Removed '%s' (being read) from the incremental snapshot", current.table)
             if self.spark is not None:
                 self.spark.cancel()
@@ -214,15 +222,20 @@ class IncrementalSnapshot:
             self.metrics.paused = False
             self.read_chunk()
 
-    def expand(self, patterns: list[str]) -> list[TableId]:
-        """Names or regexes against the known tables (a name matching none is kept, as Debezium does)."""
+    def expand(self, patterns: list[str], matching: SignalPatterns | None = None) -> list[TableId]:
+        """Names or regexes against the known tables (a name matching none is kept, as Debezium does),
+        within ``matching``'s time budget (:mod:`~cdc.mysql.incremental.patterns`: ``PatternError``
+        past it)."""
+        matching = matching if matching is not None else SignalPatterns()
         known = sorted(self.schema.tables.tables, key=str)
         out: list[TableId] = []
         for pattern in patterns:
             try:
-                matched = [t for t in known if re.fullmatch(pattern, str(t))]
-            except re.error:
-                matched = []
+                matching.compile(pattern)
+            except PatternError:
+                matched = []  # not a regex: a table name, as Debezium takes it
+            else:
+                matched = [t for t in known if matching.fullmatch(pattern, str(t))]
             for table in matched or [TableId.parse(pattern)]:
                 if table not in out:
                     out.append(table)
@@ -373,14 +386,9 @@ class IncrementalSnapshot:
             if self.context.maximum_key is None:
                 try:
                     self.context.maximum_key = self.chunks.maximum_key(table, current, columns)
-                except pymysql.MySQLError as exc:
+                except Exception as exc:
                     # A bad additional condition, a dropped table: this table is skipped, as Debezium does.
-                    log.error(
-                        "Incremental snapshot of '%s' skipped: its maximum key query failed: %s",
-                        current.table,
-                        exc,
-                    )
-                    self._next_collection(current.table)
+                    self._table_failed(current.table, "maximum key", exc)
                     continue
                 if self.context.maximum_key is None:
                     log.info("Incremental snapshot of table '%s' finished: it is empty", current.table)
@@ -392,7 +400,15 @@ class IncrementalSnapshot:
                     self.context.maximum_key,
                 )
             ts = self.events.schema_for(table)
-            rows = self.chunks.read(table, current, columns, self.context.chunk_end, self.context.maximum_key)
+            try:
+                rows = self.chunks.read(
+                    table, current, columns, self.context.chunk_end, self.context.maximum_key
+                )
+            except Exception as exc:
+                # The filter errs on some row only, the server's statement time limit: the next chunk, and
+                # the chunk after a restart, would fail the same way; the table is skipped.
+                self._table_failed(current.table, "chunk", exc)
+                continue
             if not rows:
                 log.info(
                     "Incremental snapshot of table '%s' finished: %d rows",
@@ -452,6 +468,19 @@ class IncrementalSnapshot:
                 source = self.events.source(pos, current.table, int(time.time() * 1000), "incremental")
                 self._send(position, source)
             self.read_chunk()
+
+    def _table_failed(self, table: TableId, query: str, exc: Exception) -> None:
+        """``table``'s ``query`` failed: skipped and reported when the server refused the statement (it
+        would fail again, after any restart, since the offsets carry the filter); else ``exc`` is raised
+        (a lost connection: the task retries)."""
+        if not (isinstance(exc, UnsafeFilterError) or statement_refused(exc)):
+            raise exc
+        signal_id = self.context.correlation_id or ""
+        log.error(
+            "Incremental snapshot '%s' of '%s' skipped: its %s query failed: %s", signal_id, table, query, exc
+        )
+        self.signals.skip(signal_id, "execute-snapshot", "incremental", f"{table}: {exc}")
+        self._next_collection(table)
 
     def _next_collection(self, table: TableId) -> None:
         self.metrics.table_done(table)

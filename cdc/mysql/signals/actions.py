@@ -8,18 +8,27 @@
 - ``log``: ``{"message": "..."}``, ``{}`` replaced by the offset;
 - ``snapshot-window-open`` / ``snapshot-window-close``: the watermarks (signal table only).
 
-A signal that cannot be acted on is logged with its id and skipped; the stream never stops for it.
+A signal that cannot be acted on is logged with its id, counted (:class:`~cdc.mysql.metrics.SignalMetrics`:
+``cdc_mysql_signals_skipped_total`` and the task's REST status) and skipped; the stream never stops for it.
+That covers any failure of its action, as Debezium's ``SignalProcessor`` logs "Action … failed" and goes
+on: bad JSON, an ``additional-conditions`` filter that is not one SQL expression
+(:mod:`~cdc.mysql.incremental.filters`), a pattern past its time budget
+(:mod:`~cdc.mysql.incremental.patterns`), a blocking snapshot's query the server refuses. Since the stream
+goes on, its offset moves past the signal and a restarted task never meets it again. Only a stopping
+task's ``InterruptedError`` goes through.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.mysql.incremental import CLOSE_WINDOW, OPEN_WINDOW, IncrementalSnapshot
+from cdc.mysql.incremental.filters import UnsafeFilterError, check_filter
+from cdc.mysql.incremental.patterns import PatternError, SignalPatterns
+from cdc.mysql.metrics import SignalMetrics
 from cdc.mysql.signals.record import SignalError, SignalRecord
 
 __all__ = ["BlockingSnapshot", "SignalActions"]
@@ -31,25 +40,41 @@ BlockingSnapshot = Callable[[list[str], list[tuple[str, str]]], None]
 
 
 class SignalActions:
-    def __init__(self, incremental: IncrementalSnapshot, blocking: BlockingSnapshot, prefix: str) -> None:
+    def __init__(
+        self,
+        incremental: IncrementalSnapshot,
+        blocking: BlockingSnapshot,
+        prefix: str,
+        metrics: SignalMetrics | None = None,
+    ) -> None:
         self.incremental = incremental
         self.blocking = blocking
         self.prefix = prefix
+        self.metrics = metrics if metrics is not None else SignalMetrics(prefix)
         self.position: Callable[[], dict[str, Any]] = dict
         """The streamer's current offset (for ``log`` signals of the file and kafka channels)."""
 
     def dispatch(self, signal: SignalRecord, record: SourceRecord | None = None) -> None:
-        """Act on ``signal``; ``record`` is the signal row's change record (source channel)."""
+        """Act on ``signal``; ``record`` is the signal row's change record (source channel). Whatever its
+        action raises (but a stopping task's ``InterruptedError``) is logged and counted, and the signal
+        skipped."""
+        if not signal.type.startswith("snapshot-window-"):
+            self.metrics.received += 1
         try:
             self._dispatch(signal, record)
-        except SignalError as exc:
+        except InterruptedError:
+            raise
+        except Exception as exc:
+            expected = isinstance(exc, (SignalError, UnsafeFilterError, PatternError))
             log.warning(
                 "Signal '%s' of type '%s' from the %s channel skipped: %s",
                 signal.id,
                 signal.type,
                 signal.channel,
                 exc,
+                exc_info=not expected,  # the trace of an unexpected failure, to tell what went wrong
             )
+            self.metrics.skip(signal.id, signal.type, signal.channel, str(exc))
 
     def _dispatch(self, signal: SignalRecord, record: SourceRecord | None) -> None:
         kind = signal.type.strip().lower()
@@ -114,16 +139,18 @@ def _collections(data: dict[str, Any], required: bool) -> list[str]:
 
 
 def _conditions(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(pattern, filter) pairs, each filter checked to be one SQL expression before anything is read."""
     legacy = data.get("additional-condition")
     if isinstance(legacy, str) and legacy.strip():
-        return [(".*", legacy.strip())]
+        return [(".*", check_filter(legacy))]
     out: list[tuple[str, str]] = []
-    for item in data.get("additional-conditions") or []:
+    items = data.get("additional-conditions") or []
+    if not isinstance(items, list):
+        raise SignalError("'additional-conditions' must be a list")
+    patterns = SignalPatterns()
+    for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("data-collection"), str):
             raise SignalError("each additional condition needs 'data-collection' and 'filter'")
-        try:
-            re.compile(item["data-collection"])
-        except re.error as exc:
-            raise SignalError(f"'{item['data-collection']}' is not a regular expression: {exc}") from exc
-        out.append((item["data-collection"], str(item.get("filter") or "")))
+        patterns.compile(item["data-collection"], ignore_case=True)
+        out.append((item["data-collection"], check_filter(str(item.get("filter") or ""))))
     return out
