@@ -87,6 +87,13 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
             )
         tls.check_encrypted(conn, f"{settings.database_hostname}:{settings.database_port}")
     except MySQLdb.OperationalError as exc:
+        if "validation of ssl server certificate failed" in str(exc).lower():
+            # libmariadb does not say which check failed (the Python path does)
+            exc.args = (
+                exc.args[0],
+                f"{exc.args[1]}: it must be signed by a CA of database.ssl.truststore (else the system's) "
+                f"and, under verify_identity, name database.hostname '{settings.database_hostname}'",
+            )
         raise _connect_error(settings, exc) from exc
     except TlsDowngradeError as exc:
         raise ConnectError(str(exc)) from exc

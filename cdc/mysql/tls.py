@@ -158,7 +158,7 @@ def tls_error_key(message: str, tls: MySqlTls) -> str:
     """The key whose value a TLS failure concerns, for validate: a host name mismatch is the host's, an
     untrusted certificate the trust store's (or the mode's, when there is none), anything else the mode's."""
     lowered = message.lower()
-    if "hostname mismatch" in lowered or "doesn't match" in lowered or "does not match" in lowered:
+    if "mismatch, certificate is not valid" in lowered or "doesn't match" in lowered:
         return "database.hostname"
     if "certificate verify failed" in lowered or "self-signed" in lowered or "unable to get" in lowered:
         return TRUSTSTORE.location if tls.truststore_given else "database.ssl.mode"
@@ -167,7 +167,7 @@ def tls_error_key(message: str, tls: MySqlTls) -> str:
     return "database.ssl.mode"
 
 
-_TLS_FAILURE = re.compile(r"\bssl\b|\btls\b|\[ssl|certificate|hostname mismatch", re.IGNORECASE)
+_TLS_FAILURE = re.compile(r"\bssl\b|\btls\b|\[ssl|certificate", re.IGNORECASE)
 
 
 def is_tls_failure(message: str) -> bool:

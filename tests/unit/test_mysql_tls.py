@@ -172,10 +172,9 @@ def test_jdbc_options() -> None:
 
 def test_tls_error_key() -> None:
     with_store = MySqlTls("verify_identity", truststore_given=True)
-    mismatch = (
-        "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: Hostname mismatch, certificate is not"
-    )
-    assert tls_error_key(mismatch, with_store) == "database.hostname"
+    for what in ("Hostname", "IP address"):
+        mismatch = f"certificate verify failed: {what} mismatch, certificate is not valid for 'x'"
+        assert tls_error_key(mismatch, with_store) == "database.hostname"
     untrusted = "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in chain"
     assert tls_error_key(untrusted, with_store) == "database.ssl.truststore"
     assert tls_error_key(untrusted, MySqlTls("verify_ca")) == "database.ssl.mode"
