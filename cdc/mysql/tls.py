@@ -263,17 +263,19 @@ class MySqlTls:
         if self.mode == "disabled":
             yield {"ssl_mode": "DISABLED"}
             return
+        options: dict[str, Any] = {"ssl_mode": "VERIFY_IDENTITY" if self.verifies else "REQUIRED"}
+        ca = self.cadata if self.verifies else None  # libmariadb would check a CA it is given
+        if ca is None and self.keypair is None:
+            yield options
+            return
         with PemFiles(prefix="cdc-mysql-tls-") as files:
             ssl_files: dict[str, str] = {}
-            if self.verifies and self.cadata is not None:
-                ssl_files["ca"] = files.write("ca.pem", self.cadata)
+            if ca is not None:
+                ssl_files["ca"] = files.write("ca.pem", ca)
             if self.keypair is not None:
                 ssl_files["cert"] = files.write("cert.pem", self.keypair.certificate_chain)
                 ssl_files["key"] = files.write("key.pem", self.keypair.private_key)
-            options: dict[str, Any] = {"ssl_mode": "VERIFY_IDENTITY" if self.verifies else "REQUIRED"}
-            if ssl_files:
-                options["ssl"] = ssl_files
-            yield options
+            yield {**options, "ssl": ssl_files}
 
     def check_encrypted(self, conn: Any, where: str) -> None:
         """For ``required`` over mysqlclient: the session must be encrypted (libmariadb falls back to

@@ -555,3 +555,57 @@ def test_seed_config_with_verify_identity_captures_from_the_tls_only_user(
         consumer.close()
         admin.close()
         runtime.stop()
+
+
+# ------------------------------------------------------------------------- the Spark snapshot (JDBC)
+
+
+def test_spark_snapshot_reads_over_tls_through_connector_j(
+    stack: Stack, stack_tls: StackTls, kafka: Any, mysql_db: Any, tmp_path: Path
+) -> None:
+    """The Spark snapshot's JVM path (MariaDB Connector/J, ``snapshot.spark.encoder=sql``: no Python
+    fallback) as the REQUIRE SSL user with verify_identity: the server admits its JDBC connections only
+    encrypted, and Connector/J's verify-full succeeds only with the trust store handed to it (the JVM's
+    own CAs do not include the stack's)."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark` (CI installs it)")
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.mysql.spark.runners import MySqlSparkRunner
+
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20) NOT NULL)")
+        cur.execute("INSERT INTO t VALUES " + ",".join(f"({i}, 'v{i}')" for i in range(1, 301)))
+    prefix = kafka.prefix + "spk"
+    config = {
+        **_props(
+            host="127.0.0.1",
+            port=stack.mysql_port,
+            user=stack_tls.user,
+            password=stack_tls.password,
+            database_ssl_mode="verify_identity",
+            database_ssl_truststore=stack_tls.path("truststore.p12"),
+            database_ssl_truststore_password=stack_tls.store_password,
+        ),
+        "name": "tls-spark",
+        "topic.prefix": prefix,
+        "database.include.list": mysql_db.name,
+        "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory",
+        "schema.history.internal.kafka.topic": prefix + ".history",
+        "schema.history.internal.kafka.bootstrap.servers": kafka.bootstrap_servers,
+        "include.schema.changes": "false",
+        "snapshot.spark.encoder": "sql",
+    }
+    worker = {
+        "bootstrap.servers": kafka.bootstrap_servers,
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+    }
+    runner = MySqlSparkRunner("local[1]", 1, app_name="test-mysql-tls")
+    try:
+        options = SnapshotOptions(chunk_rows=100, state_dir=tmp_path / "state", progress=False)
+        summary = SnapshotRun(config, worker, options, runner=runner).run()
+        assert summary.rows == 300 and summary.chunks >= 3
+        topic = f"{prefix}.{mysql_db.name}.t"
+        assert len(list(kafka.read_to_end(topic, timeout=60))) == 300
+    finally:
+        runner.close()
