@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 import pytest
@@ -37,9 +37,11 @@ from cdc.mysql.connection import connect
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.streaming import binlog_reader_factory
 from cdc.worker.runtime import ConnectRuntime
-from tests.conftest import Stack, StackTls
 from tests.integration.inprocess import standalone
 from tests.integration.private_mariadb import PrivateMariaDb
+
+if TYPE_CHECKING:  # the fixtures' types; conftest is no module to import at run time
+    from tests.conftest import Stack, StackTls
 
 CLASS = "io.debezium.connector.mysql.MySqlConnector"
 REPO = Path(__file__).resolve().parents[2]
