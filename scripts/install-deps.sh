@@ -2,12 +2,13 @@
 # The Debian packages `make install` needs beyond Python: the C client headers, pkg-config and a compiler
 # to build mysqlclient (MySQLdb), the JDBC source's fast MySQL/MariaDB driver; iproute2 and socat for the
 # tests across hosts (network namespaces, tests/integration/netlab.py); promtool (Debian's prometheus
-# package: checks GET /metrics) and headless Chromium with its driver (the status page's browser test).
+# package: checks GET /metrics), headless Chromium with its driver (the status page's browser test), and
+# openssl (the stack's throwaway CA and certificates for TLS to the databases).
 # Installs only what is missing; runs `apt-get update` only if the install fails without it. Elsewhere
 # (no dpkg/apt-get, not root and no sudo) it says what to install and leaves it: cdc then falls back to
 # PyMySQL.
 set -uo pipefail
-PACKAGES=(libmariadb-dev pkg-config build-essential iproute2 socat prometheus chromium chromium-driver)
+PACKAGES=(libmariadb-dev pkg-config build-essential iproute2 socat prometheus chromium chromium-driver openssl)
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 || {
     echo "install-deps: no apt-get here; for mysqlclient install the MariaDB/MySQL client headers," \

@@ -10,7 +10,7 @@ import pymysql
 import pytest
 
 if TYPE_CHECKING:  # the fixtures' types; conftest is no module to import at run time
-    from tests.conftest import KafkaHelper, MySqlDb, Stack
+    from tests.conftest import KafkaHelper, MySqlDb, Stack, StackTls
 
 # Debezium's grants; MariaDB 10.5+ shows REPLICATION CLIENT as BINLOG MONITOR, MySQL 8 may say REPLICA.
 DEBEZIUM_GRANTS = {
@@ -151,3 +151,18 @@ def test_a_compacted_topic_compacts(kafka: KafkaHelper) -> None:
         time.sleep(0.5)
         write(f"filler-{filler}".encode(), b"x")
         filler += 1
+
+
+def test_postgres_admits_cdc_tls_only_over_verified_tls(stack_tls: StackTls) -> None:
+    """The stack's PostgreSQL serves TLS with the stack's CA, and pg_hba admits cdc_tls over hostssl only."""
+    import os
+
+    import psycopg
+
+    port = int(os.environ.get("CDC_POSTGRES_PORT", "5432"))
+    base = f"host=127.0.0.1 port={port} dbname=cdc user=cdc_tls password=cdc_tls"
+    with psycopg.connect(f"{base} sslmode=verify-full sslrootcert={stack_tls.ca}") as conn:
+        row = conn.execute("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    assert row is not None and row[0] is True and str(row[1]).startswith("TLS"), row
+    with pytest.raises(psycopg.OperationalError, match=r"pg_hba\.conf rejects connection"):
+        psycopg.connect(f"{base} sslmode=disable")

@@ -121,3 +121,44 @@ def test_down_stops_the_stack_and_up_keeps_the_data(private_stack: PrivateStack)
     private_stack.make("down")
     assert not _alive(second)
     assert _processes_mentioning(str(private_stack.dir)) == []
+
+
+def _tls_login(stack: PrivateStack, **kwargs: object) -> str:
+    """cdc_tls's session cipher (the user is refused in plain text), with the stack's CA and host check."""
+    ca = stack.dir / "tls" / "ca.pem"
+    with (
+        pymysql.connect(
+            host="127.0.0.1",
+            port=stack.port,
+            user="cdc_tls",
+            password="cdc_tls",
+            ssl_ca=str(ca),
+            ssl_verify_identity=True,
+            **kwargs,  # type: ignore[arg-type]
+        ) as conn,
+        conn.cursor() as cur,
+    ):
+        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        return str(cur.fetchone()[1])
+
+
+def test_up_serves_tls_and_upgrades_a_stack_made_before_tls(private_stack: PrivateStack) -> None:
+    private_stack.make("up")
+    tls = private_stack.dir / "tls"
+    assert {"ca.pem", "server.pem", "wronghost.pem", "client.pem", "truststore.jks", "keystore.p12"} <= {
+        p.name for p in tls.iterdir()
+    }
+    assert _tls_login(private_stack).startswith("TLS_")
+    with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
+        pymysql.connect(
+            host="127.0.0.1", port=private_stack.port, user="cdc_tls", password="cdc_tls", ssl_disabled=True
+        )
+    # a stack dir from before TLS: no certificates, a my.cnf without them, a server started from it
+    private_stack.make("down")
+    shutil.rmtree(tls)
+    cnf = private_stack.dir / "mariadb" / "my.cnf"
+    cnf.write_text("".join(line for line in cnf.read_text().splitlines(True) if not line.startswith("ssl_")))
+    private_stack.make("up")  # the configuration is rewritten and the certificates made again
+    assert (tls / "ca.pem").is_file()
+    assert _tls_login(private_stack).startswith("TLS_")
+    private_stack.make("down")
