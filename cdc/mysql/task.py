@@ -34,8 +34,8 @@ from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
 from cdc.mysql.history import open_history
-from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.include_lists import warn_unmatched
+from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset

@@ -67,7 +67,9 @@ def _validate(worker: ConnectRuntime, config: dict[str, str]) -> dict[str, list[
     return {c["value"]["name"]: c["value"]["errors"] for c in body["configs"] if c["value"]["errors"]}
 
 
-def test_lists_matching_nothing_are_refused_at_validate_and_create(worker: ConnectRuntime, mysql_db: Any) -> None:
+def test_lists_matching_nothing_are_refused_at_validate_and_create(
+    worker: ConnectRuntime, mysql_db: Any
+) -> None:
     db = mysql_db.name
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE orders (id INT PRIMARY KEY)")
