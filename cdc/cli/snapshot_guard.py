@@ -85,6 +85,14 @@ class RunningConnector:
         )
 
 
+def _active(state: str, tasks: Mapping[int, str]) -> bool:
+    """RUNNING or PAUSED, or a task that is. A STOPPED connector has shut its tasks down, whatever their
+    last status says (a task's last status can lag behind the stop on the status topic)."""
+    if state == "STOPPED":
+        return False
+    return state in ACTIVE or bool(ACTIVE & set(tasks.values()))
+
+
 def running_connector(worker: Mapping[str, Any], name: str, timeout: float = 15.0) -> RunningConnector | None:
     """The connector ``name`` when it is active in the worker group of ``worker`` (a worker file's
     properties); None when it is not, or when no worker of that file is there to run it."""
@@ -184,7 +192,7 @@ def _from_status_topic(worker: Mapping[str, Any], name: str, timeout: float) -> 
     finally:
         consumer.close()
     state = connector[0] if connector else "UNASSIGNED"
-    if state not in ACTIVE and not (ACTIVE & set(tasks.values())):
+    if not _active(state, tasks):
         return None
     return RunningConnector(
         name,
@@ -225,7 +233,7 @@ def _from_standalone_rest(worker: Mapping[str, Any], name: str, timeout: float) 
             "The worker at %s answered an unexpected status: %s", url, json.dumps(response.text[:200])
         )
         return None
-    if state not in ACTIVE and not (ACTIVE & set(tasks.values())):
+    if not _active(state, tasks):
         return None
     return RunningConnector(name, state, tasks, worker_id, f"the standalone worker at {url}", url)
 
