@@ -106,9 +106,14 @@ def include_list_errors(settings: MySqlSettings) -> dict[str, list[str]]:
 
 
 def warn_unmatched(conn: Any, settings: MySqlSettings) -> bool:
-    """At task start: a WARN for each include list that matches nothing; True when one did."""
-    with conn.cursor() as cur:
-        unmatched = unmatched_include_lists(cur, settings)
+    """At task start: a WARN for each include list that matches nothing; True when one did. A failure to
+    look (a user that may not list databases) is logged at DEBUG: the task goes on as before."""
+    try:
+        with conn.cursor() as cur:
+            unmatched = unmatched_include_lists(cur, settings)
+    except Exception as exc:
+        log.debug("Include lists not checked: %s", exc)
+        return False
     for message in unmatched.values():
         log.warning("Nothing is captured: %s", message)
     return bool(unmatched)
