@@ -83,6 +83,11 @@ class Registry:
     def _hidden(self, target: str | None) -> bool:
         return target is not None and target.partition(":")[0] in self._hidden_modules
 
+    def is_hidden(self, name: str) -> bool:
+        """Whether ``name`` is a plugin this worker has but does not offer (see :meth:`hide_modules`)."""
+        self._discover()
+        return self._hidden(self._targets.get(name.strip()))
+
     def names(self) -> list[str]:
         self._discover()
         return sorted(n for n, t in self._targets.items() if not self._hidden(t))

@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     from cdc.cli.snapshot import add_parser as add_snapshot_parser
 
     add_snapshot_parser(sub)  # cdc snapshot: the parallel snapshot on Spark
+    from cdc.cli.consume import add_parser as add_consume_parser
+
+    add_consume_parser(sub)  # cdc consume: print a topic, as kafka-console-consumer
     ve = sub.add_parser("version", help="print the version")
     ve.set_defaults(func=lambda _args: print(f"cdc {__version__}") or 0)
     return parser

@@ -8,6 +8,11 @@ snapshot's data ends. ``--dry-run`` prints the chunk plan and touches nothing.
 Spark is configured as spark-submit is (``--master``, ``--conf KEY=VALUE``, ``--properties-file``; see
 docs/snapshots.md "Spark cluster"). A run that stops for want of progress (every executor gone, the
 application lost) exits with status 75 and keeps its state: the same command resumes it.
+
+Before anything is written (:mod:`cdc.cli.snapshot_guard`): a connector RUNNING or PAUSED in the worker
+group of ``--worker-config`` stops the command with status 3 and the command that stops the connector
+(``--force`` skips the check); tables the server estimates too small for Spark to pay off get a word
+saying the connector's own snapshot would be faster.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cdc.mysql.offsets import BinlogOffset
 
-__all__ = ["STALLED", "add_parser", "spark_settings", "write_offsets"]
+__all__ = ["CONNECTOR_RUNNING", "STALLED", "add_parser", "spark_settings", "write_offsets"]
 
 log = logging.getLogger("cdc.snapshot")
 
@@ -95,6 +100,13 @@ def add_parser(sub: Any) -> None:
         "default, or the connector's snapshot.spark.encoder)",
     )
     sn.add_argument("--no-offsets", action="store_true", help="do not write the connector's offsets")
+    sn.add_argument(
+        "--force",
+        action="store_true",
+        help="run even though the connector is RUNNING or PAUSED in its worker group (it then writes "
+        "duplicates beside the running task and overwrites its offsets; for a status left RUNNING by "
+        "workers that were all killed)",
+    )
     sn.add_argument("--quiet", action="store_true", help="no progress lines")
     sn.set_defaults(func=run)
 
@@ -118,6 +130,9 @@ SPARK_MISSING = (
 STALLED = 75
 """The exit status of a run stopped for want of progress (EX_TEMPFAIL: run it again to resume)."""
 
+CONNECTOR_RUNNING = 3
+"""The exit status when the connector runs in its worker group (nothing was written)."""
+
 
 def spark_settings(properties_file: str | None, conf: Sequence[str]) -> dict[str, str]:
     """Spark settings as spark-submit takes them: the properties file, then each ``--conf KEY=VALUE``
@@ -139,19 +154,60 @@ def spark_settings(properties_file: str | None, conf: Sequence[str]) -> dict[str
     return settings
 
 
+def _before_spark(args: argparse.Namespace, config: Mapping[str, Any], worker: Mapping[str, Any]) -> int:
+    """The checks made before anything is written or Spark starts: the connector must not be running
+    (unless ``--force``), and a word when the tables are too small for Spark to pay off. Returns the exit
+    status to stop with, 0 to go on."""
+    from cdc.cli.snapshot_guard import built_in_would_be_faster, estimated_rows, running_connector
+    from cdc.mysql.spark.engine import connector_name
+
+    name = connector_name(dict(config))
+    if not args.force:
+        try:
+            running = running_connector(worker, name)
+        except Exception as exc:
+            print(
+                f"Could not find out whether the connector '{name}' runs in its worker group: {exc}. "
+                "Check that it is stopped, then run again with --force.",
+                file=sys.stderr,
+            )
+            return CONNECTOR_RUNNING
+        if running is not None:
+            print(running.refusal(), file=sys.stderr)
+            return CONNECTOR_RUNNING
+    if not args.quiet:
+        from cdc.mysql.validation import require_valid
+
+        try:
+            rows = estimated_rows(
+                require_valid(dict(config)), [t.strip() for t in args.tables.split(",") if t.strip()]
+            )
+        except Exception as exc:  # the run itself reports what is wrong with the config or the server
+            log.debug("No row estimate: %s", exc)
+        else:
+            advice = built_in_would_be_faster(rows)
+            if advice:
+                print(advice, file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from cdc.snapshot.runners import spark_available
-
-    if not args.dry_run and not spark_available():
-        print(SPARK_MISSING, file=sys.stderr)
-        return 2
-    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
-    from cdc.snapshot.watchdog import SnapshotStalled
     from cdc.worker.config_providers import resolve_worker_config
     from cdc.worker.properties import load_connector_config, load_properties
 
     config = load_connector_config(args.connector_config)
     worker = resolve_worker_config(load_properties(args.worker_config))
+    if not args.dry_run:
+        status = _before_spark(args, config, worker)
+        if status:
+            return status
+    if not args.dry_run and not spark_available():
+        print(SPARK_MISSING, file=sys.stderr)
+        return 2
+    from cdc.mysql.spark.engine import SnapshotOptions, SnapshotRun
+    from cdc.snapshot.watchdog import SnapshotStalled
+
     spark_conf = spark_settings(args.properties_file, args.conf)
     options = SnapshotOptions(
         master=args.master or spark_conf.get("spark.master") or "local[*]",

@@ -83,6 +83,7 @@ SNAPSHOT_MODES = (
     "never",
 )
 LOCKING_MODES = ("minimal", "extended", "none", "minimal_percona")
+UNMATCHED_MODES = ("fail", "warn")
 SIGNAL_CHANNELS = ("source", "file", "kafka")
 SIGNALS = "Signals"
 
@@ -261,6 +262,18 @@ def _def() -> ConfigDef:
         **f,
     )
     d.define("table.ignore.builtin", B, True, None, LO, "Ignore mysql, sys, performance_schema …", **f)
+    d.define(
+        "include.list.unmatched.mode",
+        S,
+        "fail",
+        v.case_insensitive_one_of(*UNMATCHED_MODES),
+        M,
+        "When database.include.list or table.include.list match no existing database or table: "
+        "fail (validate answers an error on that key, so creating the connector answers 400) or warn "
+        "(accepted, as Debezium does; the task logs a WARN at start). Use warn to create a connector "
+        "before its tables exist.",
+        **f,
+    )
     d.define("message.key.columns", S, "", None, LO, "Key columns per table: db.t:c1,c2;db.t2:c.", **f)
     d.define("skipped.operations", LST, "t", None, LO, "Operations not emitted: c, u, d, t or none.", **f)
     d.define("gtid.source.includes", LST, "", v.regex, LO, "GTID source UUIDs to use.", **f)
@@ -754,6 +767,7 @@ class MySqlSettings:
     column_include_list: tuple[str, ...] = setting("column.include.list")
     column_exclude_list: tuple[str, ...] = setting("column.exclude.list")
     table_ignore_builtin: bool = setting("table.ignore.builtin")
+    include_list_unmatched_mode: str = setting("include.list.unmatched.mode")
     message_key_columns: str = setting("message.key.columns")
     skipped_operations: tuple[str, ...] = setting("skipped.operations")
     gtid_source_includes: tuple[str, ...] = setting("gtid.source.includes")

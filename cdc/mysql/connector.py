@@ -53,9 +53,16 @@ class MySqlConnector(SourceConnector):
 
         parsed = {v.name: v.value for v in values if v.name in MYSQL_DEF}
         settings = settings_from(MySqlSettings, parsed, raw=dict(props))
-        for key, messages in validate_connection(settings).items():
+        problems = validate_connection(settings)
+        for key, messages in problems.items():
             for message in messages:
                 by_name[key].add_error(message)
+        if not problems:
+            from cdc.mysql.include_lists import include_list_errors
+
+            for key, messages in include_list_errors(settings).items():
+                for message in messages:
+                    by_name[key].add_error(message)
         return values
 
     def files(self, props: Mapping[str, str]) -> list[FileUse]:

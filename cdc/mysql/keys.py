@@ -255,6 +255,7 @@ DIFFERS: dict[str, str] = {
 """Declared keys that behave differently from Debezium's, and how."""
 
 CDC_ONLY = (
+    "include.list.unmatched.mode",
     "snapshot.engine",
     "snapshot.spark.",
     "incremental.snapshot.engine",

@@ -76,7 +76,13 @@ class Snapshotter:
         cur.execute(f"SET SESSION innodb_lock_wait_timeout = {timeout_s}")
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         table_locks = False
-        if self.locking != "none":
+        locking = self.locking
+        if locking != "none" and not self._anything_to_lock(cur):
+            # The include lists match nothing (the task's start said so): locking every schema would
+            # stall the server's writers for no table at all.
+            log.warning("No table is captured: the snapshot takes no lock")
+            locking = "none"
+        if locking != "none":
             try:
                 self.metrics.holding_global_lock = True
                 cur.execute("FLUSH TABLES WITH READ LOCK")
@@ -93,7 +99,7 @@ class Snapshotter:
             "Snapshot of %d tables in %d databases (locking mode %s%s)",
             len(captured),
             len(databases),
-            self.locking,
+            locking,
             ", table locks" if table_locks else "",
         )
         if table_locks:
@@ -109,7 +115,7 @@ class Snapshotter:
         offset = self._position(cur)
         position = offset.with_(snapshot=True).position()
         self._record_schema(cur, databases, all_tables, position)
-        if self.locking == "minimal" and not table_locks and self.metrics.holding_global_lock:
+        if locking == "minimal" and not table_locks and self.metrics.holding_global_lock:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
             log.info("Released the global read lock after %d tables' schemas", len(all_tables))
@@ -138,6 +144,12 @@ class Snapshotter:
                 conn.close()
         except Exception as exc:
             log.debug("Could not interrupt the snapshot's query: %s", exc)
+
+    def _anything_to_lock(self, cur: Any) -> bool:
+        """Whether any captured table exists now (read before the lock, so it may change by the time
+        the lock is taken: only the case of nothing at all skips the lock)."""
+        _databases, tables = self._discover(cur)
+        return any(self.filters.table(t) for t in tables)
 
     def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
         cur.execute("SHOW DATABASES")

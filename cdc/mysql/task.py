@@ -34,6 +34,7 @@ from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
 from cdc.mysql.history import open_history
+from cdc.mysql.include_lists import warn_unmatched
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
@@ -95,6 +96,7 @@ class MySqlSourceTask(SourceTask):
         conn = connect(settings)
         try:
             server = check_server(conn, settings)
+            warn_unmatched(conn, settings)
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)

@@ -173,7 +173,14 @@ class ProgressState:
 
 
 class Progress:
-    """Rows, rows/s, tables done and ETA, printed every ``interval`` seconds while chunks run."""
+    """Rows, rows/s, tables done and ETA, printed every ``interval`` seconds while chunks run.
+
+    ``written()``: the records in the run's topics now (their end offsets summed). With it the line moves
+    while chunks are being written, not only when a chunk completes (a chunk is 50 000 rows by default:
+    several lines apart on a slow source): the rows shown are those of the finished chunks plus the
+    growth of the topics beyond them, never more than the plan's total. Until the first record is written
+    the line says Spark is starting rather than showing 0 rows/s, and the rate counts from that record.
+    """
 
     def __init__(
         self,
@@ -182,6 +189,7 @@ class Progress:
         out: TextIO | None = None,
         interval: float = 2.0,
         emit: Callable[[str], None] | None = None,
+        written: Callable[[], int] | None = None,
     ) -> None:
         self.total_rows = sum(p.rows for p in plans)
         self.chunks_per_table = {str(p.table): len(p.chunks) for p in plans}
@@ -198,27 +206,62 @@ class Progress:
         """Where progress lines go: ``out`` (the ``cdc snapshot`` terminal), or the log in a worker."""
         self.interval = interval
         self.started = time.monotonic()
+        self._written = written
+        self._written_at_start: int | None = None
+        self._first_record: float | None = None
+        """When the first record of this run was seen (the rate counts from there)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        if written is not None:
+            self._written_at_start = self._probe()
+
+    def _probe(self) -> int | None:
+        if self._written is None:
+            return None
+        try:
+            return int(self._written())
+        except Exception:  # Kafka busy or unreachable: this line goes by the finished chunks
+            return None
 
     def chunk_done(self, chunk_id: str, rows: int) -> None:
         with self._lock:
             self.rows += rows
+            if rows and self._first_record is None:
+                self._first_record = time.monotonic()
             t = chunk_id.rsplit("#", 1)[0]
             self.chunks_done[t] = self.chunks_done.get(t, 0) + 1
 
     def tables_done(self) -> int:
         return sum(1 for t, n in self.chunks_per_table.items() if self.chunks_done.get(t, 0) >= n)
 
-    def line(self) -> str:
+    def _in_flight(self) -> int:
+        """Records of the chunks not finished yet, from the topics' growth (0 without a probe)."""
+        now = self._probe()
+        if now is None or self._written_at_start is None:
+            return 0
         with self._lock:
-            elapsed = max(time.monotonic() - self.started, 1e-6)
-            rate = self.rows / elapsed
-            done = self.done_before + self.rows
+            grown = max(now - self._written_at_start - self.rows, 0)
+            if grown and self._first_record is None:
+                self._first_record = time.monotonic()
+        return grown
+
+    def line(self) -> str:
+        in_flight = self._in_flight()
+        with self._lock:
+            now = time.monotonic()
+            chunks = sum(self.chunks_done.values())
+            if self._first_record is None:
+                return (
+                    f"[snapshot] starting Spark ({now - self.started:,.0f} s): no record written yet  "
+                    f"chunks {chunks}/{self.total_chunks}  tables {self.tables_done()}/{self.tables}"
+                )
+            this_run = self.rows + in_flight
+            done = min(self.done_before + this_run, max(self.total_rows, self.done_before + self.rows))
+            elapsed = max(now - self._first_record, 1e-6)
+            rate = this_run / elapsed
             left = max(self.total_rows - done, 0)
             eta = f"{left / rate:,.0f}s" if rate > 0 else "?"
-            chunks = sum(self.chunks_done.values())
             return (
                 f"[snapshot] {done:,}/{self.total_rows:,} rows  {rate:,.0f} rows/s  "
                 f"chunks {chunks}/{self.total_chunks}  tables {self.tables_done()}/{self.tables}  ETA {eta}"

@@ -30,12 +30,20 @@ from importlib.metadata import distributions
 from cdc.api.errors import ConfigError
 from cdc.plugins import Registry
 
-__all__ = ["FILESTREAM_SWITCH", "PluginSettings", "apply_plugin_settings"]
+__all__ = ["FILESTREAM_HINT", "FILESTREAM_SWITCH", "PluginSettings", "apply_plugin_settings"]
 
 log = logging.getLogger(__name__)
 
 FILESTREAM_SWITCH = "filestream.connectors.enable"
 FILESTREAM_MODULES = ("cdc.file.source", "cdc.file.sink")
+FILESTREAM_HINT = (
+    "The FileStream connectors read and write the worker's files, so this worker does not offer them (a "
+    "distributed worker offers them only when its configuration says so): set "
+    f"{FILESTREAM_SWITCH}=true (or add a plugin.path entry naming Kafka's connect-file jar, e.g. "
+    "plugin.path=/opt/kafka/libs) in every worker's properties file and restart the workers "
+    "(docs/security.md, 'Plugins')"
+)
+"""Said with the 400 of a connector class this worker hides (the only ones it hides are FileStream's)."""
 _CONNECT_FILE = re.compile(r"^connect-file([-.].*)?$")
 
 

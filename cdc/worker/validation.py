@@ -137,9 +137,14 @@ def validate(
         cls = registry.load(class_name)
     except ConnectError as exc:
         available = ", ".join(p["class"] for p in plugins(True))
+        hint = ""
+        if registry.is_hidden(class_name):
+            from cdc.worker.plugin_path import FILESTREAM_HINT
+
+            hint = f". {FILESTREAM_HINT}"
         raise BadRequestError(
             f"Failed to find any class that implements Connector and which name matches {class_name}, "
-            f"available connectors are: {available}"
+            f"available connectors are: {available}{hint}"
         ) from exc
     kind = _kind(cls)
     if kind not in ("source", "sink"):

@@ -121,5 +121,8 @@ def test_filestream_connectors_only_where_enabled(
         assert response.status_code == 201, response.text
     else:
         assert response.status_code == 400
-        assert "Failed to find any class that implements Connector" in response.json()["message"]
+        message = response.json()["message"]
+        assert "Failed to find any class that implements Connector" in message
+        # ... and says how to enable them
+        assert "set filestream.connectors.enable=true" in message and "connect-file jar" in message, message
         assert call(worker, "GET", "/connectors").json() == []

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -329,6 +330,13 @@ class SnapshotRun:
             )
         return self.runner
 
+    def _say(self, line: str) -> None:
+        """A progress line where the progress goes (the terminal, or the worker's log)."""
+        if self.options.progress_to_log:
+            _log_progress(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     # -- the run ---------------------------------------------------------------------------------------
     def dry_run(self) -> str:
         """The plan, read without locks and without writing any history."""
@@ -466,6 +474,8 @@ class SnapshotRun:
             self.headers,
         )
         if tasks:
+            if self.options.progress and self.runner is None:
+                self._say(f"[snapshot] starting Spark (master {self.options.master}) …")
             self._runner()  # the Spark session starts outside the chunks' time
         chunks_started = time.monotonic()
         results = self._run_chunks(tasks, ctx, plans, state, delivery, on_chunk)
@@ -506,7 +516,13 @@ class SnapshotRun:
         if not tasks:
             return results
         emit = _log_progress if self.options.progress_to_log else None
-        progress = Progress(plans, state.done, interval=self.options.progress_interval, emit=emit)
+        progress = Progress(
+            plans,
+            state.done,
+            interval=self.options.progress_interval,
+            emit=emit,
+            written=delivery.written if self.options.progress else None,
+        )
         metrics = _run_metrics(self.settings.prefix, plans, state.done) if on_chunk is None else None
         lock = threading.Lock()
         in_flight: set[str] = set()
