@@ -117,7 +117,7 @@ class StatusView:
     def _rate(self, name: str, now: float, total: float, connect_rate: float | None) -> float | None:
         """Events/s over the last :data:`RATE_WINDOW_S` s of requests; Connect's rate until there are two
         readings at least a second apart (a task restarted from 0 starts over)."""
-        points = self._totals.setdefault(name, deque())
+        points = self._totals.setdefault(name, deque(maxlen=1024))  # bounded however often asked
         if points and total < points[-1][1]:
             points.clear()
         points.append((now, total))
