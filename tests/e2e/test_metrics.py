@@ -249,8 +249,8 @@ def test_debezium_series_carry_the_connector_and_go_with_it(
     worker: WorkerProcess, mysql_db: Any, kafka: Any
 ) -> None:
     """A MySQL connector's Debezium series carry ``connector="<name>"`` (next to the MBean's ``server``),
-    also under the JMX exporter's default-rule names; the process' own metrics are there; after DELETE
-    none of the connector's series is left."""
+    also under the JMX exporter's default-rule names; the process' own metrics are there; once the
+    connector is stopped its Debezium series are gone, and after DELETE none of its series is left."""
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40))")
         cur.executemany("INSERT INTO items (name) VALUES (%s)", [(f"n{i}",) for i in range(5)])
@@ -285,6 +285,16 @@ def test_debezium_series_carry_the_connector_and_go_with_it(
     assert (value(parsed, "process_resident_memory_bytes") or 0) > 0
     assert (value(parsed, "process_open_fds") or 0) > 0
     assert "# TYPE process_cpu_seconds_total counter" in text
+
+    # stopped (Connect's PUT /stop: no task runs), the Debezium series go
+    r = requests.put(f"{worker.url}/connectors/{name}/stop", auth=worker.auth, timeout=30)
+    assert r.status_code == 204, r.text
+
+    def stopped() -> bool:
+        parsed = samples(worker.get("/metrics").text)
+        return not [n for (n, labels) in parsed if dict(labels).get("server") == prefix]
+
+    wait_for(stopped, 30, f"no Debezium series of {name} left once stopped")
 
     r = requests.delete(f"{worker.url}/connectors/{name}", auth=worker.auth, timeout=30)
     assert r.status_code == 204, r.text
