@@ -13,6 +13,13 @@ Debezium's connectors keep their JMX shape: an object with ``attributes() -> {At
 ``debezium.mysql:type=connector-metrics,context=…,server=…`` flattened). A text attribute (the incremental
 snapshot's ``ChunkId``, ``TableFrom``…) is a sample of 1 carrying the text in a ``value`` label, and a list
 (``CapturedTables``) one sample of 1 per item in a ``table`` label; an empty text gives no sample.
+
+The MBean names only the server (``topic.prefix``); dashboards and alerts select by connector, so every
+series of a server also carries ``connector="<name>"`` once the task reporting under it has said whose it is
+(:meth:`MetricsRegistry.set_connector`). Numbers and booleans are given a second time under the name the
+Prometheus JMX exporter's *default* rule (no ``rules:`` in its config) makes of the same MBean:
+``debezium_mysql_connector_metrics_<Attribute>{context="…",server="…"}`` (the domain, the first key's value,
+the attribute; the other keys as labels), so queries written against either spelling read cdc unchanged.
 """
 
 from __future__ import annotations
@@ -47,35 +54,52 @@ class _AttributeSource:
     """A Debezium-style ``attributes()`` object as readings (see the module docstring)."""
 
     def __init__(
-        self, prefix: str, context: str, server: str, source: Any, extra: MetricSource | None = None
+        self,
+        prefix: str,
+        context: str,
+        server: str,
+        source: Any,
+        extra: MetricSource | None,
+        connectors: Mapping[str, str],
     ) -> None:
         self.prefix, self.context, self.server, self.source = prefix, context, server, source
         self.extra = extra
+        self.connectors = connectors
 
     def readings(self) -> Iterator[Reading]:
+        base = {"server": self.server}
+        connector = self.connectors.get(self.server)
+        if connector:
+            base["connector"] = connector
+        default_rule = f"{self.prefix}_connector_metrics_"
         for attribute, value in self.source.attributes().items():
             name = f"{self.prefix}_{self.context}_{attribute}"
             mbean = f"{self.prefix.replace('_', '.')}:type=connector-metrics,context={self.context}"
             doc = f"{attribute} of {mbean}"
             if isinstance(value, Mapping):
                 for table, v in value.items():
-                    yield Reading(name, float(v), {"server": self.server, "table": str(table)}, doc)
+                    yield Reading(name, float(v), {**base, "table": str(table)}, doc)
             elif isinstance(value, (bool, int, float)):
-                yield Reading(name, float(value), {"server": self.server}, doc)
+                yield Reading(name, float(value), base, doc)
+                yield Reading(default_rule + attribute, float(value), {**base, "context": self.context}, doc)
             elif isinstance(value, str):  # ChunkId, TableFrom…: the text as a label, as an info metric is
                 if value:
-                    yield Reading(name, 1.0, {"server": self.server, "value": value}, doc)
+                    yield Reading(name, 1.0, {**base, "value": value}, doc)
             elif isinstance(value, (list, tuple)):  # CapturedTables: one sample per table
                 for item in value:
-                    yield Reading(name, 1.0, {"server": self.server, "table": str(item)}, doc)
+                    yield Reading(name, 1.0, {**base, "table": str(item)}, doc)
         if self.extra is not None:
-            yield from self.extra.readings()
+            for r in self.extra.readings():
+                if connector and "connector" not in r.labels:
+                    r = Reading(r.name, r.value, {**r.labels, "connector": connector}, r.help, r.counter)
+                yield r
 
 
 class MetricsRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sources: dict[Hashable, MetricSource] = {}
+        self._connectors: dict[str, str] = {}
 
     def add(self, key: Hashable, source: MetricSource) -> None:
         """Add (or replace) the source kept under ``key``."""
@@ -96,10 +120,28 @@ class MetricsRegistry:
     ) -> None:
         """Add an ``attributes()`` object (Debezium's MBean shape) for ``context`` and ``server``, with
         ``extra`` readings of cdc's own that come and go with it."""
-        self.add(("attributes", context, server), _AttributeSource(prefix, context, server, source, extra))
+        self.add(
+            ("attributes", context, server),
+            _AttributeSource(prefix, context, server, source, extra, self._connectors),
+        )
 
     def unregister(self, context: str, server: str) -> None:
         self.remove(("attributes", context, server))
+
+    def set_connector(self, server: str, connector: str) -> None:
+        """``server``'s series carry ``connector="<connector>"`` from now on (the task reporting under
+        ``server`` says whose it is as it starts)."""
+        with self._lock:
+            self._connectors[server] = connector
+
+    def forget_server(self, server: str) -> None:
+        """A stopped task's metrics: every context of ``server`` and its connector name go, so that a
+        deleted or stopped connector's series disappear from the next scrape."""
+        with self._lock:
+            for key in [k for k in self._sources if isinstance(k, tuple) and k[0] == "attributes"]:
+                if key[2] == server:
+                    del self._sources[key]
+            self._connectors.pop(server, None)
 
     def readings(self) -> Iterator[Reading]:
         with self._lock:

@@ -2,16 +2,18 @@
 
 :class:`PatternFormatter` reads a log4j ``PatternLayout`` pattern. Connect's
 ``connect-log4j.properties`` uses ``[%d] %p %X{connector.context}%m (%c:%L)%n``; our default drops the
-line number: ``[2026-01-01 10:00:00,123] WARN [name|task-0] message (cdc.jdbc.task)``. Supported
-conversions: ``%d`` / ``%d{ISO8601}`` / ``%d{yyyy-MM-dd HH:mm:ss.SSS}`` (local time), ``%p`` (the
-level as log4j names it: ``WARN``, ``FATAL``, ``TRACE``), ``%m``, ``%c`` and ``%c{N}`` (the last N
-parts of the logger's name), ``%t`` (thread), ``%L`` (line), ``%X{connector.context}`` (``[name|task-N] ``
-or nothing, as Connect's MDC), ``%n`` and ``%%``, each with log4j's padding (``%-5p``). Anything else is
-refused when the worker starts, naming it.
+line number: ``[2026-01-01 10:00:00,123] WARN [name|task-0] message
+(io.confluent.connect.jdbc.source.JdbcSourceTask)``. Supported conversions: ``%d`` / ``%d{ISO8601}`` /
+``%d{yyyy-MM-dd HH:mm:ss.SSS}`` (local time), ``%p`` (the level as log4j names it: ``WARN``, ``FATAL``,
+``TRACE``), ``%m``, ``%c`` and ``%c{N}`` (the logger's name or its last N parts: the Java class whose work
+the module does, :func:`~cdc.logs.java_names.java_name`, else the Python logger's), ``%C`` and ``%C{N}``
+(the Python module: log4j's "caller class"), ``%t`` (thread), ``%L`` (line), ``%X{connector.context}``
+(``[name|task-N] `` or nothing, as Connect's MDC), ``%n`` and ``%%``, each with log4j's padding
+(``%-5p``). Anything else is refused when the worker starts, naming it.
 
 :class:`JsonFormatter` writes one object per line: ``timestamp`` (UTC, ISO 8601 with milliseconds),
-``level`` (log4j's name), ``logger``, ``thread``, ``message``, ``connector`` and ``task`` when the line
-has a context, and ``exception`` (the trace) when there is one.
+``level`` (log4j's name), ``logger`` (the Java name, as ``%c``), ``thread``, ``message``, ``connector``
+and ``task`` when the line has a context, and ``exception`` (the trace) when there is one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import json
 import logging
 import re
 from collections.abc import Callable
+
+from cdc.logs.java_names import java_name
 
 __all__ = ["DEFAULT_PATTERN", "JsonFormatter", "PatternFormatter", "log4j_level"]
 
@@ -77,6 +81,16 @@ def _logger(option: str | None) -> Part:
     keep = int(option) if option and option.isdigit() else 0
 
     def render(record: logging.LogRecord, _message: str) -> str:
+        name = java_name(record.name)
+        return ".".join(name.split(".")[-keep:]) if keep else name
+
+    return render
+
+
+def _module(option: str | None) -> Part:
+    keep = int(option) if option and option.isdigit() else 0
+
+    def render(record: logging.LogRecord, _message: str) -> str:
         return ".".join(record.name.split(".")[-keep:]) if keep else record.name
 
     return render
@@ -98,6 +112,8 @@ _CONVERSIONS: dict[str, Callable[[str | None], Part]] = {
     "message": lambda _o: lambda _r, m: m,
     "c": _logger,
     "logger": _logger,
+    "C": _module,
+    "class": _module,
     "t": lambda _o: lambda r, _m: r.threadName or "",
     "thread": lambda _o: lambda r, _m: r.threadName or "",
     "L": lambda _o: lambda r, _m: str(r.lineno),
@@ -178,7 +194,7 @@ class JsonFormatter(logging.Formatter):
         line: dict[str, object] = {
             "timestamp": when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(record.msecs):03d}Z",
             "level": log4j_level(record.levelno),
-            "logger": record.name,
+            "logger": java_name(record.name),
             "thread": record.threadName,
             "message": record.getMessage(),
         }

@@ -56,6 +56,7 @@ class SnapshotMetrics:
         self.start(tables)
         self.aborted = self.paused = False
         self.rows = {}
+        self.estimated_rows = {}
         self.chunk_id = self.chunk_from = self.chunk_to = self.table_from = self.table_to = ""
 
     def add_tables(self, tables: list[TableId]) -> None:
@@ -89,10 +90,16 @@ class SnapshotMetrics:
     def complete(self) -> None:
         self.running, self.completed = False, True
         self._ended = time.monotonic()
+        self._clear_chunk()
 
     def abort(self) -> None:
         self.running, self.aborted = False, True
         self._ended = time.monotonic()
+        self._clear_chunk()
+
+    def _clear_chunk(self) -> None:
+        """No chunk is being read: the last one's texts would stay on /metrics as if it still were."""
+        self.chunk_id = self.chunk_from = self.chunk_to = self.table_from = self.table_to = ""
 
     def attributes(self) -> dict[str, Any]:
         end = self._ended if not self.running else time.monotonic()
@@ -182,7 +189,9 @@ class StreamingMetrics:
             "NumberOfCommittedTransactions": self.committed_transactions,
             "NumberOfDisconnects": self.disconnects,
             "NumberOfSkippedEvents": self.skipped_events,
+            "BinlogFilename": self.binlog_filename,
             "BinlogPosition": self.binlog_position,
+            "GtidSet": self.gtid_set,
             "MilliSecondsBehindSource": self.millis_behind_source,
             "MilliSecondsSinceLastEvent": since,
         }

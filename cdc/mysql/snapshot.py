@@ -229,7 +229,7 @@ class Snapshotter:
         pos = SourcePosition(file=offset.file, pos=offset.pos, server_id=0)
         pending: SourceRecord | None = None
         first_overall = True
-        self.metrics.estimated_rows = _estimated_rows(conn, tables)
+        self.metrics.estimated_rows = estimated_rows(conn, tables)
         for t_index, table_id in enumerate(tables):
             table = self.schema.table(table_id)
             if table is None:
@@ -312,7 +312,7 @@ def _remark(record: SourceRecord, marker: str) -> SourceRecord:
     return record.new_record(value=new_value)
 
 
-def _estimated_rows(conn: Any, tables: list[TableId]) -> dict[str, int]:
+def estimated_rows(conn: Any, tables: list[TableId]) -> dict[str, int]:
     """InnoDB's row estimates of the tables (``information_schema.tables.table_rows``, as Debezium logs
     them before it reads a table): the total the snapshot's progress and ETA are measured against."""
     if not tables:

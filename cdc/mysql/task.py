@@ -106,6 +106,7 @@ class MySqlSourceTask(SourceTask):
         )
         schema, schema_events = ctx.schema, ctx.schema_events
         self._metrics_prefix = settings.prefix
+        REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
@@ -410,8 +411,7 @@ class MySqlSourceTask(SourceTask):
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
         if self._metrics_prefix is not None:
-            REGISTRY.unregister("snapshot", self._metrics_prefix)
-            REGISTRY.unregister("streaming", self._metrics_prefix)
+            REGISTRY.forget_server(self._metrics_prefix)
         if self.signal_metrics is not None:
             self.signal_metrics.unregister()
 

@@ -17,7 +17,16 @@ from cdc.config import ConfigValue
 from cdc.mysql.columns import column_rule_error
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.converters import converter_errors
-from cdc.mysql.keys import CDC_ONLY, DIFFERS, DRIVER_PREFIXES, LIMITED, REFUSED, refusal_error, typo_errors
+from cdc.mysql.keys import (
+    CDC_ONLY,
+    DIFFERS,
+    DRIVER_PREFIXES,
+    LIMITED,
+    REFUSED,
+    closest_key,
+    refusal_error,
+    typo_errors,
+)
 from cdc.mysql.tls import MySqlTls, driver_tls_errors, effective_mode, is_driver_tls_key
 
 __all__ = ["key_table", "require_valid", "validate_mysql"]
@@ -90,12 +99,33 @@ def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
         elif is_driver_tls_key(key):
             log.info("'%s' is read as database.ssl.mode=%s (docs/mysql.md)", key, effective_mode(props))
         elif key.startswith(DRIVER_PREFIXES) and key not in errors:
-            log.warning(
-                "'%s' is a property of Debezium's JDBC driver; cdc connects without JDBC and ignores it", key
-            )
+            log.warning("%s", _undeclared_driver_key(key))
     names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
     errors.update(converter_errors(names, props))
     return errors
+
+
+def _undeclared_driver_key(key: str) -> str:
+    """What a ``database.*`` / ``driver.*`` key MYSQL_DEF does not declare is. Debezium hands every such
+    key to its JDBC driver, so it refuses none; cdc accepts them too, and says which it is. Connector/J's
+    properties are camelCase words (``allowPublicKeyRetrieval``, ``useSSL``, ``connectTimeout``); Debezium's
+    keys are lower-case and dotted, so a lower-case one close to a declared key is a typo, not a driver
+    property (``database.hostnme``)."""
+    prefix = next(p for p in DRIVER_PREFIXES if key.startswith(p))
+    suffix = key[len(prefix) :]
+    if "." not in suffix and suffix != suffix.lower():
+        return (
+            f"'{key}' is a property of MySQL's JDBC driver (Connector/J), which Debezium passes on; "
+            "cdc connects without JDBC and ignores it"
+        )
+    names = [k.name for k in MYSQL_DEF.keys()] + [a for k in MYSQL_DEF.keys() for a in k.aliases]  # noqa: SIM118
+    intended = closest_key(key, names)
+    if intended is not None:
+        return f"'{key}' is not a known configuration and is ignored; did you mean '{intended}'?"
+    return (
+        f"'{key}' is not a known configuration of the MySQL connector and is ignored "
+        "(Debezium would pass it to its JDBC driver)"
+    )
 
 
 def require_valid(props: Mapping[str, str]) -> MySqlSettings:

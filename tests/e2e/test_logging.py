@@ -1,6 +1,8 @@
 """A worker's log as users configure and steer it: ``log.format=json``, the ``[name|task-N]`` context on
 every line a connector's threads write (the MySQL snapshot's and binlog reader's included), and the Java
-logger names of ``PUT /admin/loggers`` changing what is logged."""
+logger names of ``PUT /admin/loggers`` changing what is logged; each line's logger is the Java class users
+route on (``io.debezium.connector.mysql.*``, ``org.apache.kafka.connect.runtime.*``) where cdc's module has
+one."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 
 import requests
 from worker_process import WorkerProcess, items_sources, standalone_worker, wait_for
+
+from cdc.logs.java_names import java_name
 
 
 def lines(worker: WorkerProcess, start: int = 0) -> list[dict[str, Any]]:
@@ -44,7 +48,7 @@ def test_java_logger_names_and_json_lines(
         "the JDBC querier's DEBUG lines",
     )
     assert {(d["level"], d["connector"], d["task"], d["logger"]) for d in debug} == {
-        ("DEBUG", "lg-jdbc", 0, "cdc.jdbc.querier")
+        ("DEBUG", "lg-jdbc", 0, "io.confluent.connect.jdbc.source.TableQuerier")
     }
     assert (
         requests.get(f"{worker.url}/admin/loggers/io.confluent.connect.jdbc", timeout=30).json()["level"]
@@ -52,7 +56,9 @@ def test_java_logger_names_and_json_lines(
     )
     # Debezium's name was not touched: the MySQL source stays at INFO.
     assert not [
-        line for line in lines(worker) if line["level"] == "DEBUG" and line["logger"].startswith("cdc.mysql")
+        line
+        for line in lines(worker)
+        if line["level"] == "DEBUG" and line["logger"].startswith("io.debezium")
     ]
 
     r = requests.put(
@@ -62,7 +68,9 @@ def test_java_logger_names_and_json_lines(
     time.sleep(0.5)
     mark = worker.log_path.stat().st_size
     time.sleep(2)
-    assert not [line for line in lines(worker, mark) if line["logger"].startswith("cdc.jdbc")]
+    assert not [
+        line for line in lines(worker, mark) if line["logger"].startswith("io.confluent.connect.jdbc")
+    ]
     listed = requests.get(f"{worker.url}/admin/loggers", timeout=30).json()
     assert listed["io.confluent.connect.jdbc"]["level"] == "ERROR"
     assert listed["io.debezium"]["level"] == "INFO"
@@ -74,10 +82,23 @@ def test_java_logger_names_and_json_lines(
     everything = lines(worker)
     assert {line["level"] for line in everything} <= {"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}
     of_connectors = [
-        line for line in everything if line["logger"].startswith(("cdc.mysql", "cdc.jdbc", "cdc.history"))
+        line for line in everything if line["logger"].startswith(("io.debezium", "io.confluent.connect.jdbc"))
     ]
     assert of_connectors and all(line.get("connector") in configs for line in of_connectors), [
         line for line in of_connectors if line.get("connector") not in configs
     ]
     threads = {line["thread"] for line in of_connectors if line.get("connector") == "lg-mysql"}
     assert any(t.startswith("mysql-capture") for t in threads), threads  # the snapshot/binlog thread
+
+    # The loggers are the Java classes whose work the lines describe; no cdc module that has one shows its
+    # Python name.
+    loggers = {line["logger"] for line in everything}
+    assert {
+        "io.debezium.connector.mysql.MySqlConnectorTask",
+        "io.debezium.connector.mysql.MySqlSnapshotChangeEventSource",
+        "io.confluent.connect.jdbc.source.JdbcSourceTask",
+        "org.apache.kafka.connect.runtime.Worker",
+        "org.apache.kafka.connect.runtime.rest.RestServer",
+        "io.debezium.storage.kafka.history.KafkaSchemaHistory",
+    } <= loggers, sorted(loggers)
+    assert not [name for name in loggers if name.startswith("cdc.") and java_name(name) != name], loggers

@@ -16,6 +16,7 @@ import subprocess
 from typing import Any
 
 import pytest
+import requests
 from prometheus_client.parser import text_string_to_metric_families
 from worker_process import (
     REPO,
@@ -106,7 +107,7 @@ def test_metrics_of_mysql_and_jdbc_sources(
             task="0",
             table=f"{mysql_db.name}.items",
         )
-        done = value(parsed, "debezium_mysql_snapshot_SnapshotCompleted", server=prefix)
+        done = value(parsed, "debezium_mysql_snapshot_SnapshotCompleted", server=prefix, connector="mx-mysql")
         sunk = value(
             parsed, "kafka_connect_sink_task_metrics_sink_record_send_total", connector="mx-sink", task="0"
         )
@@ -186,12 +187,10 @@ def test_metrics_of_mysql_and_jdbc_sources(
     )
     assert value(parsed, "kafka_connect_connect_worker_rebalance_metrics_completed_rebalances_total") == 0
 
-    # Debezium's, per table with the table in a label
-    assert (
-        value(parsed, "debezium_mysql_snapshot_RowsScanned", server=prefix, table=f"{mysql_db.name}.items")
-        == 50
-    )
-    assert value(parsed, "debezium_mysql_streaming_Connected", server=prefix) == 1
+    # Debezium's, per table with the table in a label, and the connector's name next to the server
+    dbz = {"server": prefix, "connector": "mx-mysql"}
+    assert value(parsed, "debezium_mysql_snapshot_RowsScanned", table=f"{mysql_db.name}.items", **dbz) == 50
+    assert value(parsed, "debezium_mysql_streaming_Connected", **dbz) == 1
 
     # the JDBC source's, with a table name that must be escaped
     odd = {"connector": "mx-jdbc", "task": "0", "table": f"{mysql_db.name}.{ODD_TABLE}"}
@@ -209,7 +208,7 @@ def test_metrics_of_mysql_and_jdbc_sources(
             value(
                 samples(worker.get("/metrics").text),
                 "debezium_mysql_streaming_TotalNumberOfCreateEventsSeen",
-                server=prefix,
+                **dbz,
             )
             == 1
         ),
@@ -244,3 +243,68 @@ def test_metrics_of_mysql_and_jdbc_sources(
     findings = (check.stdout + check.stderr).decode().splitlines()
     assert check.returncode in (0, 3), findings
     assert [f for f in findings if not f.endswith(allowed)] == []
+
+
+def test_debezium_series_carry_the_connector_and_go_with_it(
+    worker: WorkerProcess, mysql_db: Any, kafka: Any
+) -> None:
+    """A MySQL connector's Debezium series carry ``connector="<name>"`` (next to the MBean's ``server``),
+    also under the JMX exporter's default-rule names; the process' own metrics are there; once the
+    connector is stopped its Debezium series are gone, and after DELETE none of its series is left."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40))")
+        cur.executemany("INSERT INTO items (name) VALUES (%s)", [(f"n{i}",) for i in range(5)])
+    prefix = kafka.topic("mxl")
+    kafka.topic(prefix + ".history")
+    kafka.topic(f"{prefix}.{mysql_db.name}.items")
+    name = "mxl-mysql"
+    put_connectors(worker, {name: mysql_source(mysql_db, prefix, kafka.bootstrap_servers, 23462)})
+    mine = {"server": prefix, "connector": name}
+
+    def streaming() -> dict[Any, float] | None:
+        parsed = samples(worker.get("/metrics").text)
+        done = value(parsed, "debezium_mysql_snapshot_SnapshotCompleted", **mine)
+        connected = value(parsed, "debezium_mysql_streaming_Connected", **mine)
+        at = [labels for (n, labels) in parsed if n == "debezium_mysql_streaming_BinlogFilename"]
+        return parsed if done == 1 and connected == 1 and at else None
+
+    parsed = wait_for(streaming, 120, "the snapshot done and the binlog reader at a file")
+    text = worker.get("/metrics").text
+    table = f"{mysql_db.name}.items"
+    assert value(parsed, "debezium_mysql_snapshot_RowsScanned", table=table, **mine) == 5
+    assert value(parsed, "cdc_mysql_snapshot_estimated_rows", table=table, **mine) is not None
+    # the JMX exporter's default rule: domain, the first key's value, the attribute; the other keys as labels
+    assert value(parsed, "debezium_mysql_connector_metrics_Connected", context="streaming", **mine) == 1
+    assert (
+        value(parsed, "debezium_mysql_connector_metrics_SnapshotCompleted", context="snapshot", **mine) == 1
+    )
+    server_series = [(n, dict(labels)) for (n, labels) in parsed if dict(labels).get("server") == prefix]
+    assert server_series and all(labels.get("connector") == name for _, labels in server_series)
+    # the process' own, as every Prometheus client library exports them
+    assert (value(parsed, "process_cpu_seconds_total") or 0) > 0
+    assert (value(parsed, "process_resident_memory_bytes") or 0) > 0
+    assert (value(parsed, "process_open_fds") or 0) > 0
+    assert "# TYPE process_cpu_seconds_total counter" in text
+
+    # stopped (Connect's PUT /stop: no task runs), the Debezium series go
+    r = requests.put(f"{worker.url}/connectors/{name}/stop", auth=worker.auth, timeout=30)
+    assert r.status_code == 204, r.text
+
+    def stopped() -> bool:
+        parsed = samples(worker.get("/metrics").text)
+        return not [n for (n, labels) in parsed if dict(labels).get("server") == prefix]
+
+    wait_for(stopped, 30, f"no Debezium series of {name} left once stopped")
+
+    r = requests.delete(f"{worker.url}/connectors/{name}", auth=worker.auth, timeout=30)
+    assert r.status_code == 204, r.text
+
+    def gone() -> bool:
+        left = [
+            (n, dict(labels))
+            for (n, labels) in samples(worker.get("/metrics").text)
+            if dict(labels).get("server") == prefix or dict(labels).get("connector") == name
+        ]
+        return not left
+
+    wait_for(gone, 30, f"no series of {name} left after DELETE")

@@ -8,7 +8,10 @@ browser looks. The screenshot is kept in ``$CDC_ARTIFACTS_DIR`` (default ``build
 
 A second page shows an incremental snapshot (a signal's ``execute-snapshot``) paused after its first
 chunk by a ``pause-snapshot`` signal, so that the browser sees it in the middle, deterministically: the
-task's line names the table, the rows scanned and the key reached of the table's last.
+task's line names the table, the rows scanned and the key reached of the table's last; the progress is
+measured against the table's rows (not the rows read so far: it once said 100 % at a tenth), with an ETA;
+the binlog position, cdc's own version, events/s at 0 once nothing moves, and a 1 400 px window that does
+not scroll sideways (read over the DevTools protocol, :mod:`cdp`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cdp import Browser
 from worker_process import (
     REPO,
     WorkerProcess,
@@ -32,8 +36,28 @@ from worker_process import (
     wait_for,
 )
 
+from cdc import __version__
+from cdc.worker.status_view import RATE_WINDOW_S
+
 TABLES = 6
 ROWS = 800  # per table; 5 ms each: about 25 s of snapshot
+WIDTH = 1400
+
+
+def artifacts() -> Path:
+    path = Path(os.environ.get("CDC_ARTIFACTS_DIR") or REPO / "build" / "artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def page_width(url: str, shot: str) -> tuple[int, int]:
+    """The status page's (scrollWidth, innerWidth) in a ``WIDTH`` px wide window; a screenshot kept."""
+    with Browser(WIDTH, 900) as browser:
+        browser.open(url)
+        browser.wait_for("document.body && document.body.getAttribute('data-loaded') === 'true'")
+        (artifacts() / shot).write_bytes(browser.screenshot())
+        width: list[int] = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        return width[0], width[1]
 
 
 def chromium() -> str:
@@ -114,9 +138,10 @@ def test_status_page_in_headless_chromium(
     assert "MilliSecondsBehindSource" in html
     assert html.count("<polyline") >= 1  # events/s plotted from the history
 
-    artifacts = Path(os.environ.get("CDC_ARTIFACTS_DIR") or REPO / "build" / "artifacts")
-    artifacts.mkdir(parents=True, exist_ok=True)
-    shot = artifacts / "status-page.png"
+    scroll, inner = page_width(f"{worker.url}/ui", "status-page-1400.png")  # with the trace shown
+    assert inner == WIDTH and scroll <= WIDTH, (scroll, inner)
+
+    shot = artifacts() / "status-page.png"
     taken = browse(f"{worker.url}/ui", f"--screenshot={shot}")
     assert taken.returncode == 0, taken.stderr[-3000:]
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -129,6 +154,8 @@ def test_incremental_snapshot_progress_in_headless_chromium(
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE items (id INT PRIMARY KEY, v VARCHAR(20))")
         cur.executemany("INSERT INTO items VALUES (%s, %s)", [(i, f"v{i}") for i in range(1, 1001)])
+        cur.execute("ANALYZE TABLE items")  # InnoDB's row estimate: the progress' total
+        cur.fetchall()
         cur.execute("CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32), data TEXT)")
     prefix = kafka.topic("uiinc")
     kafka.topic(prefix + ".history")
@@ -174,3 +201,40 @@ def test_incremental_snapshot_progress_in_headless_chromium(
     assert 'data-loaded="true"' in html, html[-3000:]
     line = f"incremental snapshot of {table} (paused): {rows:,} rows, up to key [{rows}] of [1000]"
     assert line in html, html[-4000:]
+
+    # Nothing moves while paused: after RATE_WINDOW_S of page requests, events/s reads 0 (Connect's own
+    # rate, over a minute, still counts the chunk's records).
+    deadline = time.monotonic() + RATE_WINDOW_S + 2
+    while time.monotonic() < deadline:
+        worker.get("/ui/status")
+        time.sleep(1)
+    status = worker.get("/ui/status").json()
+    connector = status["connectors"][0]
+    assert connector["events_per_s"] == 0, connector
+    assert status["worker"]["cdc_version"] == __version__
+
+    snap = connector["snapshot"]
+    assert snap["running"] and not snap["completed"], snap
+    assert 900 <= snap["total"] <= 1100 and snap["rows"] == rows, snap  # the table's rows, not the chunk's
+    assert snap["fraction"] == pytest.approx(rows / snap["total"]) and snap["fraction"] < 0.5, snap
+    assert snap["eta_s"] and snap["eta_s"] > 0, snap
+    binlog = connector["binlog"]
+    assert binlog and binlog["file"] and binlog["position"] > 0, binlog
+
+    with Browser(WIDTH, 900) as browser:
+        browser.open(f"{worker.url}/ui")
+        browser.wait_for("document.body && document.body.getAttribute('data-loaded') === 'true'")
+        (artifacts() / "status-page-incremental.png").write_bytes(browser.screenshot())
+        row = "document.querySelector('tr[data-connector=\"ui-inc\"]')"
+        events = browser.evaluate(f"{row}.querySelector('td.events').textContent")
+        snapshot = browser.evaluate(f"{row}.querySelector('.snapshot').textContent")
+        position = browser.evaluate(f"{row}.querySelector('.binlog').textContent")
+        meta = browser.evaluate("document.getElementById('meta').textContent")
+        scroll, inner = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert events == "0.0", events
+    percent = round(100 * rows / snap["total"])
+    assert f"{percent}% · {rows:,} / {snap['total']:,} rows · tables 0/1 · ETA " in snapshot, snapshot
+    assert "ETA \u2013" not in snapshot, snapshot  # the dash of an unknown ETA
+    assert position.startswith(f"{binlog['file']}:"), position
+    assert meta.startswith(f"cdc {__version__} · "), meta
+    assert inner == WIDTH and scroll <= WIDTH, (scroll, inner)

@@ -28,6 +28,7 @@ import pytest
 import requests
 from faultkit import Worker, free_port
 from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 from test_mysql_restarts import _worker_files
 from test_mysql_signals import (
     Writer,
@@ -87,10 +88,11 @@ def _spark_config(mysql_db: Any, kafka: Any, prefix: str, state: Path, **extra: 
 
 
 def _metric(name: str, prefix: str) -> float | None:
-    line = f'debezium_mysql_snapshot_{name}{{server="{prefix}"}} '
-    for text in generate_latest(exposition(None)).decode().splitlines():
-        if text.startswith(line):
-            return float(text.split()[-1])
+    """``debezium_mysql_snapshot_<name>{server=<prefix>}`` (whatever other labels it has)."""
+    for family in text_string_to_metric_families(generate_latest(exposition(None)).decode()):
+        for sample in family.samples:
+            if sample.name == f"debezium_mysql_snapshot_{name}" and sample.labels.get("server") == prefix:
+                return float(sample.value)
     return None
 
 

@@ -19,6 +19,7 @@ import pymysql
 import pytest
 import requests
 from confluent_kafka import Consumer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
 
 from cdc.kafka.murmur2 import partition_for
 
@@ -134,9 +135,15 @@ def test_seed_avro_config_captures_flat_rows(registry: str, kafka: Any, tmp_path
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             metrics = requests.get(f"{url}/metrics", timeout=30).text
+            ours = {
+                s.name: s.value
+                for family in text_string_to_metric_families(metrics)
+                for s in family.samples
+                if s.labels.get("server") == "mysqlavro"
+            }
             if (
-                'debezium_mysql_snapshot_SnapshotCompleted{server="mysqlavro"} 1' in metrics
-                and 'debezium_mysql_streaming_Connected{server="mysqlavro"} 1' in metrics
+                ours.get("debezium_mysql_snapshot_SnapshotCompleted") == 1
+                and ours.get("debezium_mysql_streaming_Connected") == 1
             ):
                 break
             time.sleep(0.5)

@@ -21,6 +21,7 @@ import pytest
 import requests
 from faultkit import mysql_connector
 from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from cdc.worker.rest.metrics import exposition
 from cdc.worker.runtime import ConnectRuntime, build_standalone
@@ -290,9 +291,18 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     assert kinds[:5] == ["no-such-action", "execute-snapshot", "execute-snapshot", "log", "execute-snapshot"]
     # Debezium's snapshot metrics, on /metrics.
     rendered = generate_latest(exposition(None)).decode()
-    assert f'debezium_mysql_snapshot_SnapshotCompleted{{server="{prefix}"}} 1.0' in rendered
-    rows = f'debezium_mysql_snapshot_RowsScanned{{server="{prefix}",table="{mysql_db.name}.items"}} '
-    assert any(line.startswith(rows) and float(line.split()[-1]) >= 3000 for line in rendered.splitlines())
+    ours = [
+        (s.name, s.labels, s.value)
+        for family in text_string_to_metric_families(rendered)
+        for s in family.samples
+        if s.labels.get("server") == prefix  # (and the connector's name in a `connector` label)
+    ]
+    assert ("debezium_mysql_snapshot_SnapshotCompleted", 1.0) in [(n, v) for n, _, v in ours]
+    table = f"{mysql_db.name}.items"
+    assert any(
+        n == "debezium_mysql_snapshot_RowsScanned" and labels.get("table") == table and v >= 3000
+        for n, labels, v in ours
+    )
     assert (
         kinds.count("snapshot-window-open")
         == kinds.count("snapshot-window-close")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import threading
@@ -34,14 +35,19 @@ def test_levels_are_printed_as_log4j_prints_them() -> None:
         line = PatternFormatter().format(record(logging.WARNING, "careful"))
     finally:
         set_context(None)
-    assert line.endswith("] WARN [orders|task-3] careful (cdc.jdbc.task)")
+    assert line.endswith("] WARN [orders|task-3] careful (io.confluent.connect.jdbc.source.JdbcSourceTask)")
     assert line.startswith("[20") and line[20] == "," and line[24] == "]"  # [yyyy-MM-dd HH:mm:ss,SSS]
 
 
 def test_pattern_conversions_padding_and_refusal() -> None:
     fmt = PatternFormatter("%d{yyyy/MM/dd HH:mm:ss.SSS} %-5p %c{1}:%L %X{connector.context}%m%n")
     line = fmt.format(record(logging.INFO, "hi"))
-    assert line.endswith(".500 INFO  task:42 hi")
+    assert line.endswith(".500 INFO  JdbcSourceTask:42 hi")
+    assert (
+        PatternFormatter("%C %C{1} %c")
+        .format(record(logging.INFO, ""))
+        .startswith("cdc.jdbc.task task io.confluent.connect.jdbc.source.JdbcSourceTask")
+    )  # %C: the Python module (log4j's caller class)
     assert line[4] == "/"
     with pytest.raises(ValueError, match="%Q"):
         PatternFormatter("%Q %m")
@@ -60,7 +66,11 @@ def test_json_lines_carry_connector_and_task() -> None:
     except RuntimeError as exc:
         rec.exc_info = (type(exc), exc, exc.__traceback__)
     line = json.loads(JsonFormatter().format(rec))
-    assert line["level"] == "ERROR" and line["message"] == "boom" and line["logger"] == "cdc.jdbc.task"
+    assert (
+        line["level"] == "ERROR"
+        and line["message"] == "boom"
+        and line["logger"] == "io.confluent.connect.jdbc.source.JdbcSourceTask"
+    )
     assert line["connector"] == "orders" and line["task"] == 3
     assert line["timestamp"].endswith(".500Z") and "RuntimeError: why" in line["exception"]
     assert "connector" not in json.loads(JsonFormatter().format(record(logging.INFO, "worker")))
@@ -119,3 +129,17 @@ def test_setting_a_java_name_sets_the_cdc_loggers() -> None:
     finally:
         logging.getLogger("cdc.jdbc").setLevel(before[0])
         child.setLevel(before[1])
+
+
+def test_every_module_with_a_java_counterpart_logs_under_its_java_name() -> None:
+    from cdc.logs.java_names import JAVA_CLASSES, java_name
+
+    assert java_name("cdc.mysql.streaming") == "io.debezium.connector.mysql.MySqlStreamingChangeEventSource"
+    assert java_name("cdc.mysql.ddl.parser") == "io.debezium.connector.mysql.antlr.MySqlAntlrDdlParser"
+    assert java_name("cdc.worker.source_task") == "org.apache.kafka.connect.runtime.WorkerSourceTask"
+    assert java_name("cdc.mysql.spark.engine") == "cdc.mysql.spark.engine"  # no Java counterpart
+    assert java_name("kafka.conn") == "kafka.conn"
+    for module, java in JAVA_CLASSES.items():
+        importlib.import_module(module)  # a module that exists
+        # and the Java name sets its level through /admin/loggers
+        assert any(module == p or module.startswith(p + ".") for p in python_loggers(java) or ()), module

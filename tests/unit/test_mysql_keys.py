@@ -142,8 +142,26 @@ def test_the_seed_configs_validate_without_errors() -> None:
 
 def test_jdbc_driver_properties_are_accepted_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        assert _errors({"database.allowPublicKeyRetrieval": "true"}) == {}
-    assert "'database.allowPublicKeyRetrieval' is a property of Debezium's JDBC driver" in caplog.text
+        assert _errors({"database.allowPublicKeyRetrieval": "true", "database.useCursorFetch": "true"}) == {}
+    assert (
+        "'database.allowPublicKeyRetrieval' is a property of MySQL's JDBC driver (Connector/J)" in caplog.text
+    )
+    # camelCase: a driver property, not "did you mean database.user" (useSSL itself is a TLS key now)
+    assert "'database.useCursorFetch' is a property of MySQL's JDBC driver" in caplog.text
+
+
+def test_a_misspelt_database_key_is_unknown_with_the_close_key_not_a_driver_property(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        _errors({"database.hostnme": "db", "database.ssl.mod": "required", "database.some.thing": "x"})
+    assert (
+        "'database.hostnme' is not a known configuration and is ignored; did you mean 'database.hostname'?"
+        in (caplog.text)
+    )
+    assert "did you mean 'database.ssl.mode'?" in caplog.text
+    assert "'database.some.thing' is not a known configuration of the MySQL connector" in caplog.text
+    assert "JDBC driver;" not in caplog.text and "driver (Connector/J)" not in caplog.text
 
 
 def test_column_rules_and_converters_are_validated() -> None:

@@ -84,3 +84,56 @@ def test_lag_snapshot_eta_rates_and_history() -> None:
     readings[1] = Reading("debezium_mysql_streaming_MilliSecondsBehindSource", 250, server)
     shop = {c["name"]: c for c in view.status()["connectors"]}["shop"]
     assert shop["history"] == [[1000.0, 120.0, None], [1000.0 + SAMPLE_EVERY_S, 120.0, 250]]
+
+
+def test_events_per_s_drops_to_0_when_the_totals_stop_moving() -> None:
+    herder = herder_with(shop={"connector.class": "io.debezium.connector.mysql.MySqlConnector"})
+    task = {"connector": "shop", "task": "0"}
+    total = [0.0]
+
+    def readings() -> list[Reading]:  # Connect's minute-long rate still remembers the burst
+        return [
+            Reading("kafka_connect_source_task_metrics_source_record_write_rate", 50.0, task),
+            Reading("kafka_connect_source_task_metrics_source_record_write", total[0], task, counter=True),
+        ]
+
+    now = [1000.0]
+    view = StatusView(herder, readings, clock=lambda: now[0])
+    assert view.status()["connectors"][0]["events_per_s"] == 50.0  # one reading: Connect's rate
+    now[0] += 2
+    total[0] = 400
+    assert view.status()["connectors"][0]["events_per_s"] == 200.0
+    for _ in range(6):  # idle for 12 s
+        now[0] += 2
+        rate = view.status()["connectors"][0]["events_per_s"]
+    assert rate == 0.0
+
+
+def test_incremental_snapshot_total_is_its_tables_rows_not_the_rows_read() -> None:
+    """snapshot.mode=no_data: no estimate from an initial snapshot; the incremental one's tables count."""
+    herder = herder_with(
+        shop={"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "srv"}
+    )
+    server = {"server": "srv", "connector": "shop"}
+    readings = [
+        Reading("debezium_mysql_snapshot_TotalTableCount", 1, server),
+        Reading("debezium_mysql_snapshot_RemainingTableCount", 1, server),
+        Reading("debezium_mysql_snapshot_SnapshotRunning", 1, server),
+        Reading("debezium_mysql_snapshot_SnapshotCompleted", 0, server),
+        Reading("debezium_mysql_snapshot_SnapshotDurationInSeconds", 5, server),
+        Reading("debezium_mysql_snapshot_CapturedTables", 1, {**server, "table": "db.items"}),
+        Reading("debezium_mysql_snapshot_RowsScanned", 250, {**server, "table": "db.items"}),
+        Reading("cdc_mysql_snapshot_estimated_rows", 1000, {**server, "table": "db.items"}),
+        Reading("cdc_mysql_snapshot_estimated_rows", 9000, {**server, "table": "db.old"}),  # not read now
+        Reading("debezium_mysql_streaming_BinlogFilename", 1, {**server, "value": "binlog.000007"}),
+        Reading("debezium_mysql_streaming_BinlogPosition", 4242, server),
+        Reading("debezium_mysql_streaming_GtidSet", 1, {**server, "value": "0-1-99"}),
+    ]
+    shop = StatusView(herder, lambda: readings).status()["connectors"][0]
+    snap = shop["snapshot"]
+    assert (snap["rows"], snap["total"], snap["fraction"]) == (250, 1000, 0.25)
+    assert snap["rows_per_s"] == 50.0 and snap["eta_s"] == 15.0
+    assert shop["binlog"] == {"file": "binlog.000007", "position": 4242, "gtid_set": "0-1-99"}
+    readings[6] = Reading("debezium_mysql_snapshot_RowsScanned", 1200, {**server, "table": "db.items"})
+    snap = StatusView(herder, lambda: readings).status()["connectors"][0]["snapshot"]
+    assert snap["total"] == 1200 and snap["fraction"] == 0.99  # a low estimate: not "100 %" until done

@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import pymysql
+
 from cdc.api.errors import ConnectError
 from cdc.api.records import Header, SourceRecord
 from cdc.api.struct import Struct
@@ -42,6 +44,7 @@ from cdc.mysql.incremental.filters import UnsafeFilterError, check_filter
 from cdc.mysql.incremental.patterns import PatternError, SignalPatterns
 from cdc.mysql.incremental.readonly import Watermark
 from cdc.mysql.metrics import SignalMetrics, SnapshotMetrics
+from cdc.mysql.snapshot import estimated_rows
 
 if TYPE_CHECKING:
     from cdc.mysql.incremental.spark_backfill import SparkBackfill
@@ -137,6 +140,7 @@ class IncrementalSnapshot:
                 ", ".join(str(c.table) for c in self.context.collections),
             )
             self.metrics.start_incremental([c.table for c in self.context.collections])
+            self._estimate([c.table for c in self.context.collections])
             self.read_chunk()
 
     def execute(
@@ -176,9 +180,20 @@ class IncrementalSnapshot:
         if not was_running:
             self.rows_scanned.clear()
             self.metrics.start_incremental([c.table for c in self.context.collections])
+            self._estimate([c.table for c in self.context.collections])
             self.read_chunk()
         else:
             self.metrics.add_tables([c.table for c in collections])
+            self._estimate([c.table for c in collections])
+
+    def _estimate(self, tables: list[TableId]) -> None:
+        """InnoDB's row estimates of the tables to read: the total of the progress and ETA ``/ui`` shows
+        (as the initial snapshot's). Only a display: a failure to read them stops nothing."""
+        try:
+            found = estimated_rows(self.chunks.connection(), tables)
+            self.metrics.estimated_rows = {**self.metrics.estimated_rows, **found}  # read by /metrics
+        except pymysql.MySQLError as exc:
+            log.debug("No row estimates for the incremental snapshot's progress: %s", exc)
 
     def stop(self, patterns: list[str]) -> None:
         if not self.context.running:

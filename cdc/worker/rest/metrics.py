@@ -3,14 +3,23 @@
 What is shown: the app's own source (Kafka Connect's worker and task metrics,
 :class:`cdc.worker.connect_metrics.ConnectMetrics`, handed to :func:`~cdc.worker.rest.app.create_app`)
 and every source the connectors registered in :data:`cdc.metrics.REGISTRY` (Debezium's MySQL metrics,
-the JDBC source's). ``prometheus_client`` writes the text (types, HELP, label escaping).
+the JDBC source's), and the process' own as every Prometheus client library exports them
+(``process_cpu_seconds_total``, ``process_resident_memory_bytes``, ``process_open_fds``,
+``process_start_time_seconds``… and ``python_info``), which the JVM's agent gives for a Java worker.
+``prometheus_client`` writes the text (types, HELP, label escaping).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.metrics_core import Metric
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,9 +46,11 @@ def readings(own: MetricSource | None) -> Iterator[Reading]:
 
 
 def exposition(own: MetricSource | None) -> CollectorRegistry:
-    """A ``prometheus_client`` registry over ``own`` and the connectors' sources."""
+    """A ``prometheus_client`` registry over ``own``, the connectors' sources and this process."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(own))
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
     return registry
 
 
