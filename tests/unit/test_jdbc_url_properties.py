@@ -151,3 +151,11 @@ def test_docs_list_every_property_with_its_status() -> None:
     for subprotocol, properties in CATALOG.items():
         for name, (status, _) in properties.items():
             assert re.search(rf"`{re.escape(name)}`[^\n]*{status}", text), (subprotocol, name)
+
+
+def test_url_passwords_are_recorded_as_secrets_for_the_logs() -> None:
+    from cdc.worker.security import redact, register_config_secrets
+
+    url = "jdbc:mysql://db/x?sslMode=VERIFY_CA&trustCertificateKeyStorePassword=tr%2Bst-pw&password=hunter22"
+    register_config_secrets({"connection.url": url})
+    assert redact("opened with tr+st-pw and hunter22") == "opened with [hidden] and [hidden]"
