@@ -32,7 +32,15 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 
 from cdc.errors import ConfigError
 
-__all__ = ["KeyPair", "PemFiles", "StoreKeys", "read_keystore", "read_truststore", "ssl_context"]
+__all__ = [
+    "KeyPair",
+    "PemFiles",
+    "StoreKeys",
+    "read_keystore",
+    "read_truststore",
+    "ssl_context",
+    "store_kind",
+]
 
 _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 _JCEKS_MAGIC = b"\xce\xce\xce\xce"
@@ -110,6 +118,16 @@ def _kind(data: bytes) -> str:
     if data.lstrip().startswith(b"-----BEGIN"):
         return "pem"
     return "pkcs12"
+
+
+def store_kind(location: str) -> str:
+    """``jks`` (JKS or JCEKS), ``pkcs12`` or ``pem``, from the file's first bytes (an unreadable file:
+    ``pem``; the reader then names the key)."""
+    try:
+        with open(location, "rb") as fh:
+            return _kind(fh.read(64))
+    except OSError:
+        return "pem"
 
 
 def _pem_certificates(data: bytes, keys: StoreKeys, location: str) -> list[str]:

@@ -15,6 +15,12 @@
 # A port already answering as a cdc stack (started by another checkout) is used as it is and never stopped
 # from here. `down` stops only the processes whose pid files are ours; the data stays for the next `up`.
 #
+# TLS: `up` makes a throwaway CA and certificates under $STACK_DIR/tls/ when they are missing (openssl;
+# keytool's JKS/PKCS12 stores of them when a JDK is there); MariaDB and PostgreSQL serve TLS with them. The
+# users cdc_tls/cdc_tls (MariaDB: REQUIRE SSL; cdc_x509/cdc_x509: REQUIRE X509, the client certificate) and
+# the PostgreSQL role cdc_tls (hostssl only) exist for the TLS tests. A server started before its TLS
+# configuration existed keeps running without it (`up` warns): `down` then `up` rewrites its configuration.
+#
 # Each service is a set of functions <svc>_install, <svc>_start, <svc>_probe, <svc>_provision and
 # <svc>_describe; add one (postgres, schema_registry, ...) and name it in CDC_STACK_SERVICES.
 set -euo pipefail
@@ -105,6 +111,61 @@ stop_pid() {
   rm -f "$(pidfile "$name")"
 }
 
+# -------------------------------------------------------------------------------------------------- tls
+# A throwaway CA and what it signs, for the databases' TLS and the tests (tests/conftest.py reads
+# $STACK_DIR/tls/ca.pem): server.pem (SAN localhost, 127.0.0.1), wronghost.pem (SAN wrong.host.invalid
+# only, for host name checks), client.pem (CN cdc_x509, a client certificate); and, as Java users have
+# them, truststore.{jks,p12} (the CA) and keystore.{jks,p12} (the client's key), password $TLS_STOREPASS.
+
+TLS_DIR=$STACK_DIR/tls
+TLS_STOREPASS=changeit
+
+tls_sign() {  # tls_sign DIR NAME SUBJECT SAN EXTENDED_USAGE
+  local dir=$1 name=$2
+  openssl req -new -newkey rsa:2048 -nodes -subj "$3" -keyout "$dir/$name.key" -out "$dir/$name.csr" \
+    2>/dev/null || die "openssl could not make $name's key"
+  printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=$5" "subjectKeyIdentifier=hash" "authorityKeyIdentifier=keyid:always" \
+    ${4:+"subjectAltName=$4"} >"$dir/$name.ext"
+  openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 3650 \
+    -sha256 -extfile "$dir/$name.ext" -out "$dir/$name.pem" 2>/dev/null || die "openssl could not sign $name.pem"
+  rm -f "$dir/$name.csr" "$dir/$name.ext"
+}
+
+# Made once (a stack dir from before TLS gets them on its next `up`); written aside and moved in whole.
+tls_ensure() {
+  [ -f "$TLS_DIR/ca.pem" ] && [ -f "$TLS_DIR/server.pem" ] && [ -f "$TLS_DIR/wronghost.pem" ] \
+    && [ -f "$TLS_DIR/client.pem" ] && return
+  command -v openssl >/dev/null || apt_install openssl
+  say "tls: creating a throwaway CA and certificates in $TLS_DIR"
+  local tmp=$TLS_DIR.tmp.$$
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -sha256 -subj "/CN=cdc stack test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$tmp/ca.key" -out "$tmp/ca.pem" 2>/dev/null || die "openssl could not make the CA"
+  tls_sign "$tmp" server "/CN=localhost" "DNS:localhost,IP:127.0.0.1" serverAuth
+  tls_sign "$tmp" wronghost "/CN=wrong.host.invalid" "DNS:wrong.host.invalid" serverAuth
+  tls_sign "$tmp" client "/CN=cdc_x509" "" clientAuth
+  if command -v keytool >/dev/null; then
+    local kind ext
+    for kind in JKS PKCS12; do
+      ext=$([ $kind = JKS ] && echo jks || echo p12)
+      keytool -importcert -noprompt -alias ca -file "$tmp/ca.pem" -keystore "$tmp/truststore.$ext" \
+        -storetype $kind -storepass "$TLS_STOREPASS" >/dev/null 2>&1 || die "keytool could not make truststore.$ext"
+    done
+    openssl pkcs12 -export -in "$tmp/client.pem" -inkey "$tmp/client.key" -certfile "$tmp/ca.pem" \
+      -name client -passout "pass:$TLS_STOREPASS" -out "$tmp/keystore.p12" || die "openssl could not make keystore.p12"
+    keytool -importkeystore -noprompt -srckeystore "$tmp/keystore.p12" -srcstoretype PKCS12 \
+      -srcstorepass "$TLS_STOREPASS" -destkeystore "$tmp/keystore.jks" -deststoretype JKS \
+      -deststorepass "$TLS_STOREPASS" >/dev/null 2>&1 || die "keytool could not make keystore.jks"
+  fi
+  chmod 600 "$tmp"/*.key
+  rm -f "$tmp"/*.srl
+  rm -rf "$TLS_DIR"
+  mv "$tmp" "$TLS_DIR"
+}
+
 # ---------------------------------------------------------------------------------------------- mariadb
 
 MARIADB_DIR=$STACK_DIR/mariadb
@@ -157,10 +218,16 @@ performance_schema = OFF
 
 character_set_server = utf8mb4
 collation_server = utf8mb4_general_ci
+
+# TLS offered to every client (the users cdc_tls and cdc_x509 require it)
+ssl_ca = $TLS_DIR/ca.pem
+ssl_cert = $TLS_DIR/server.pem
+ssl_key = $TLS_DIR/server.key
 EOF
 }
 
 mariadb_start() {
+  tls_ensure
   mariadb_config
   if [ ! -d "$MARIADB_DIR/data/mysql" ]; then
     say "mariadb: creating the data directory $MARIADB_DIR/data"
@@ -211,11 +278,19 @@ seed_tables() {
     | mariadb "${login[@]}"
 }
 
+# A server running since before the stack had TLS: say how to upgrade it.
+mariadb_check() {
+  local have
+  have=$(mariadb --protocol=TCP -h "$MYSQL_HOST" -P "$MYSQL_PORT" -ucdc -pcdc --connect-timeout=2 -N \
+    -e "SELECT @@have_ssl" 2>/dev/null) || return 0
+  [ "$have" = YES ] || say "mariadb: WARNING: running without TLS (started before the stack had it); run down, then up"
+}
+
 mariadb_log() { echo "$MARIADB_DIR/mariadbd.err"; }
 mariadb_port() { echo "$MYSQL_HOST $MYSQL_PORT"; }
 mariadb_pattern() { echo mariadbd; }
 mariadb_describe() {
-  echo "MariaDB on $MYSQL_HOST:$MYSQL_PORT (users cdc/cdc, kafka/kafka123, connect_dev/connect_dev; socket $MARIADB_SOCKET)"
+  echo "MariaDB on $MYSQL_HOST:$MYSQL_PORT (users cdc/cdc, kafka/kafka123, connect_dev/connect_dev, cdc_tls/cdc_tls over TLS only; CA $TLS_DIR/ca.pem; socket $MARIADB_SOCKET)"
 }
 
 # ------------------------------------------------------------------------------------------------ kafka
@@ -405,11 +480,38 @@ postgres_start() {
       --auth-local=trust --auth-host=scram-sha-256 >"$STACK_DIR/postgres-initdb.log" 2>&1 \
       || { tail -20 "$STACK_DIR/postgres-initdb.log" >&2; die "initdb failed"; }
   fi
+  postgres_tls
+  local tls="-c ssl=on -c ssl_cert_file=$POSTGRES_DIR/tls/server.pem -c ssl_key_file=$POSTGRES_DIR/tls/server.key"
+  tls+=" -c ssl_ca_file=$POSTGRES_DIR/tls/ca.pem"
   # pg_ctl forks the server and returns once it accepts connections; the postmaster's pid is ours.
   postgres_as "$bin/pg_ctl" -D "$POSTGRES_DIR/data" -l "$POSTGRES_DIR/postgres.log" -w -t 120 \
-    -o "-h $POSTGRES_HOST -p $POSTGRES_PORT -k $POSTGRES_DIR -c fsync=off -c max_connections=200" \
+    -o "-h $POSTGRES_HOST -p $POSTGRES_PORT -k $POSTGRES_DIR -c fsync=off -c max_connections=200 $tls" \
     start </dev/null >>"$STACK_DIR/postgres-pg_ctl.log" 2>&1 9>&- || true
   head -1 "$POSTGRES_DIR/data/postmaster.pid" >"$(pidfile postgres)" 2>/dev/null || true
+}
+
+# The server's certificate and key where the server's user owns them (it refuses a key others can read),
+# and pg_hba.conf rules, ahead of initdb's, that admit the role cdc_tls over TLS only.
+postgres_tls() {
+  local hba=$POSTGRES_DIR/data/pg_hba.conf f
+  tls_ensure
+  mkdir -p "$POSTGRES_DIR/tls"
+  for f in ca.pem server.pem server.key; do cp "$TLS_DIR/$f" "$POSTGRES_DIR/tls/$f"; done
+  chmod 600 "$POSTGRES_DIR/tls/server.key"
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$POSTGRES_DIR/tls"; fi
+  if ! grep -q '^# cdc stack: cdc_tls' "$hba"; then
+    { printf '%s\n' "# cdc stack: cdc_tls only over TLS (scripts/stack.sh)" \
+        "hostssl all cdc_tls 127.0.0.1/32 scram-sha-256" "host all cdc_tls all reject"; cat "$hba"; } >"$hba.new"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$hba.new"; fi
+    chmod 600 "$hba.new"
+    mv "$hba.new" "$hba"
+  fi
+}
+
+postgres_check() {
+  PGPASSWORD=cdc PGCONNECT_TIMEOUT=2 psql -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -U cdc -d cdc -tAc 'SHOW ssl' \
+    2>/dev/null | grep -qx on \
+    || say "postgres: WARNING: running without TLS (started before the stack had it); run down, then up"
 }
 
 postgres_probe() {
@@ -423,13 +525,15 @@ SELECT 'CREATE ROLE cdc LOGIN SUPERUSER PASSWORD ''cdc''' WHERE NOT EXISTS (SELE
 \gexec
 SELECT 'CREATE DATABASE cdc OWNER cdc' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'cdc')
 \gexec
+SELECT 'CREATE ROLE cdc_tls LOGIN SUPERUSER PASSWORD ''cdc_tls''' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cdc_tls')
+\gexec
 SQL
 }
 postgres_log() { echo "$POSTGRES_DIR/postgres.log"; }
 postgres_port() { echo "$POSTGRES_HOST $POSTGRES_PORT"; }
 postgres_pattern() { echo postgres; }
 postgres_describe() {
-  echo "PostgreSQL $("$(postgres_bin)/postgres" --version | awk '{print $3}') on $POSTGRES_HOST:$POSTGRES_PORT (superuser cdc/cdc, database cdc)"
+  echo "PostgreSQL $("$(postgres_bin)/postgres" --version | awk '{print $3}') on $POSTGRES_HOST:$POSTGRES_PORT (superuser cdc/cdc, database cdc; cdc_tls/cdc_tls over TLS only)"
 }
 
 # ------------------------------------------------------------------------------------- local backend
@@ -439,6 +543,7 @@ service_up() {
   if pid=$(our_pid "$svc" "$("${svc}"_pattern)"); then
     if "${svc}"_probe; then
       say "$svc: already running (pid $pid)"
+      if declare -F "${svc}_check" >/dev/null; then "${svc}_check"; fi
       return
     fi
     say "$svc: running (pid $pid) but not answering yet; waiting"

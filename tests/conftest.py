@@ -161,6 +161,52 @@ def _admin_connection(stack: Stack) -> pymysql.connections.Connection:
     )
 
 
+# ------------------------------------------------------------------------------------------------ tls
+
+
+@dataclass(frozen=True)
+class StackTls:
+    """The stack's throwaway CA and certificates (scripts/stack.sh, ``$CDC_STACK_DIR/tls``) and the users
+    that only log in over TLS: MariaDB's ``cdc_tls`` (REQUIRE SSL) and ``cdc_x509`` (REQUIRE X509, with
+    ``client.pem``/``client.key`` or ``keystore.jks``/``.p12``), PostgreSQL's ``cdc_tls`` (hostssl only)."""
+
+    dir: Path
+    store_password: str = "changeit"
+    user: str = "cdc_tls"
+    password: str = "cdc_tls"
+    x509_user: str = "cdc_x509"
+    x509_password: str = "cdc_x509"
+
+    @property
+    def ca(self) -> Path:
+        return self.dir / "ca.pem"
+
+    def path(self, name: str) -> str:
+        return str(self.dir / name)
+
+
+def _mysql_has_tls(stack: Stack) -> bool:
+    with _admin_connection(stack) as conn, conn.cursor() as cur:
+        cur.execute("SELECT @@have_ssl")
+        row = cur.fetchone()
+    return row is not None and row[0] == "YES"
+
+
+@pytest.fixture(scope="session")
+def stack_tls(stack: Stack) -> StackTls:
+    """The stack's TLS material; fails (never skips) when the stack runs without TLS."""
+    tls = StackTls(Path(os.environ.get("CDC_STACK_DIR", str(REPO / ".stack"))) / "tls")
+    if not tls.ca.is_file():
+        pytest.fail(f"no {tls.ca}: the stack predates TLS; run `make down && make up`", pytrace=False)
+    if not _mysql_has_tls(stack):
+        pytest.fail(
+            f"MariaDB at {stack.mysql_host}:{stack.mysql_port} serves no TLS (@@have_ssl is not YES): it was "
+            "started before the stack had TLS; run `make down && make up`",
+            pytrace=False,
+        )
+    return tls
+
+
 @pytest.fixture
 def mysql_db(stack: Stack, request: pytest.FixtureRequest) -> Iterator[MySqlDb]:
     name = _unique_name(request, "t_", 64)

@@ -17,6 +17,7 @@ from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
 from cdc.mysql.keys import PATTERN_KEYS
+from cdc.mysql.tls import MySqlTls
 
 __all__ = ["MYSQL_DEF", "MySqlSettings"]
 
@@ -105,7 +106,7 @@ def _def() -> ConfigDef:
         "database.ssl.mode",
         S,
         "preferred",
-        v.one_of(
+        v.case_insensitive_one_of(  # Debezium parses its enumerated values ignoring case
             "disabled",
             "preferred",
             "required",
@@ -116,8 +117,49 @@ def _def() -> ConfigDef:
             "verify-ca",
             "verify-full",
         ),
+        M,
+        "TLS on every connection, binlog included: disabled; preferred (TLS when the server offers it, "
+        "unverified); required (TLS, unverified); verify_ca (the server's certificate signed by a trusted "
+        "CA); verify_identity (verify_ca, and the certificate names database.hostname). The MariaDB "
+        "connector's disable, trust, verify-ca, verify-full mean the same as disabled, required, verify_ca, "
+        "verify_identity.",
+        group=CONN,
+    )
+    d.define(
+        "database.ssl.truststore",
+        S,
+        None,
+        None,
         LO,
-        "TLS use.",
+        "The CAs trusted under verify_ca/verify_identity (JKS, PKCS12 or PEM file); the system's CAs when "
+        "not set.",
+        group=CONN,
+    )
+    d.define(
+        "database.ssl.truststore.password",
+        P,
+        None,
+        None,
+        LO,
+        "Password of database.ssl.truststore (a JKS store opens without one, unchecked).",
+        group=CONN,
+    )
+    d.define(
+        "database.ssl.keystore",
+        S,
+        None,
+        None,
+        LO,
+        "The client certificate and key presented to the server (JKS, PKCS12, or PEM with both).",
+        group=CONN,
+    )
+    d.define(
+        "database.ssl.keystore.password",
+        P,
+        None,
+        None,
+        LO,
+        "Password of database.ssl.keystore and of its key.",
         group=CONN,
     )
     d.define(
@@ -694,6 +736,10 @@ class MySqlSettings:
     database_password: Password | None = setting("database.password")
     database_server_id: int = setting("database.server.id")
     database_ssl_mode: str = setting("database.ssl.mode")
+    database_ssl_truststore: str | None = setting("database.ssl.truststore")
+    database_ssl_truststore_password: Password | None = setting("database.ssl.truststore.password")
+    database_ssl_keystore: str | None = setting("database.ssl.keystore")
+    database_ssl_keystore_password: Password | None = setting("database.ssl.keystore.password")
     database_connection_timezone: str | None = setting("database.connectionTimezone")
     database_initial_statements: str = setting("database.initial.statements")
     connect_timeout_ms: int = setting("connect.timeout.ms")
@@ -795,6 +841,20 @@ class MySqlSettings:
     def password(self) -> str:
         pw = self.database_password
         return pw.value() if isinstance(pw, Password) else (pw or "")
+
+    @functools.cached_property
+    def tls(self) -> MySqlTls:
+        """TLS for every connection (:mod:`cdc.mysql.tls`); the stores are read once, here (a
+        :class:`~cdc.api.errors.ConfigError` naming the key when one cannot be)."""
+
+        def clear(key: str) -> str | None:
+            pw = {
+                "database.ssl.truststore.password": self.database_ssl_truststore_password,
+                "database.ssl.keystore.password": self.database_ssl_keystore_password,
+            }[key]
+            return pw.value() if isinstance(pw, Password) else pw
+
+        return MySqlTls.from_props(self.raw, clear)
 
     @functools.cached_property
     def override_tables(self) -> frozenset[str]:

@@ -14,9 +14,10 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from cdc.api.errors import ConnectError, RetriableError
+from cdc.api.errors import ConfigError, ConnectError, RetriableError
 from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.tls import TlsDowngradeError, is_tls_failure, tls_error_key
 
 __all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
 
@@ -29,8 +30,10 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
     ``streaming``: for reading rows (the snapshots): unbuffered cursors, so a table is never held whole,
     through mysqlclient when it is installed (:mod:`cdc.drivers`: faster rows, the same Python values, and
     the GIL released while the server is awaited), PyMySQL otherwise. Everything else uses PyMySQL.
+    Either way with ``database.ssl.*``'s TLS (:attr:`MySqlSettings.tls`); libmariadb cannot check a CA
+    without the host name, so ``verify_ca`` reads rows with PyMySQL.
     """
-    if streaming and mysql_driver() == "mysqlclient":
+    if streaming and mysql_driver() == "mysqlclient" and settings.tls.mysqlclient_usable:
         conn = _connect_mysqlclient(settings, database)
     else:
         conn = _connect_pymysql(settings, streaming, database)
@@ -47,7 +50,7 @@ _PYMYSQL_CONV = pymysql_conversions()
 
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
-        return pymysql.connect(
+        return settings.tls.pymysql_connect(
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
@@ -68,27 +71,49 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
     import MySQLdb
     import MySQLdb.cursors
 
+    tls = settings.tls
     try:
-        return mysqldb_connect(
-            settings.database_hostname,
-            settings.database_port,
-            settings.database_user,
-            settings.password or "",
-            database,
-            autocommit=True,
-            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
-            cursorclass=MySQLdb.cursors.SSCursor,
-        )
+        with tls.mysqlclient_options() as tls_options:
+            conn = mysqldb_connect(
+                settings.database_hostname,
+                settings.database_port,
+                settings.database_user,
+                settings.password or "",
+                database,
+                autocommit=True,
+                connect_timeout=max(1, settings.connect_timeout_ms // 1000),
+                cursorclass=MySQLdb.cursors.SSCursor,
+                **tls_options,
+            )
+        tls.check_encrypted(conn, f"{settings.database_hostname}:{settings.database_port}")
     except MySQLdb.OperationalError as exc:
+        if "validation of ssl server certificate failed" in str(exc).lower():
+            # libmariadb does not say which check failed (the Python path does)
+            exc.args = (
+                exc.args[0],
+                f"{exc.args[1]}: it must be signed by a CA of database.ssl.truststore (else the system's) "
+                f"and, under verify_identity, name database.hostname '{settings.database_hostname}'",
+            )
         raise _connect_error(settings, exc) from exc
+    except TlsDowngradeError as exc:
+        raise ConnectError(str(exc)) from exc
+    return conn
 
 
 def _connect_error(settings: MySqlSettings, exc: Exception) -> Exception:
-    """Access denied is the user's to fix (ConnectError); anything else may pass (RetriableError)."""
+    """Access denied and TLS failures (an untrusted certificate, a host name mismatch, a server without TLS
+    under a mode that requires it) are the user's to fix (ConnectError); anything else may pass
+    (RetriableError)."""
     code = exc.args[0] if exc.args else 0
     where = f"{settings.database_hostname}:{settings.database_port}"
+    message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
     if code in (1045, 1044):
-        return ConnectError(f"Access denied for user '{settings.database_user}' to {where}: {exc.args[1]}")
+        hint = ""
+        if settings.tls.mode == "disabled":
+            hint = " (if the user must connect over TLS, set database.ssl.mode)"
+        return ConnectError(f"Access denied for user '{settings.database_user}' to {where}: {message}{hint}")
+    if is_tls_failure(message):
+        return ConnectError(f"TLS to {where} failed (database.ssl.mode={settings.tls.mode}): {message}")
     return RetriableError(f"Cannot connect to {where}: {exc}")
 
 
@@ -180,7 +205,11 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
     import pymysql
 
     try:
-        conn = pymysql.connect(
+        tls = settings.tls
+    except ConfigError as exc:  # a store that cannot be read: validate_mysql has said so on its key
+        return {exc.name or "database.ssl.mode": [str(exc)]}
+    try:
+        conn = tls.pymysql_connect(
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
@@ -189,7 +218,14 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
             connect_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
         )
     except (pymysql.err.MySQLError, OSError) as exc:
-        message = exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc
+        message = str(exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc)
+        code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else 0
+        if code not in (1044, 1045) and is_tls_failure(message):
+            return {
+                tls_error_key(message, tls): [
+                    f"Unable to connect over TLS (database.ssl.mode={tls.mode}): {message}"
+                ]
+            }
         return {"database.hostname": [f"Unable to connect: {message}"]}
     try:
         return inspect_server(conn, settings)[1]

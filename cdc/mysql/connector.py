@@ -46,6 +46,8 @@ class MySqlConnector(SourceConnector):
         connection_keys = ("database.hostname", "database.port", "database.user", "database.password")
         if any(by_name[k].errors for k in connection_keys) or not by_name["database.hostname"].value:
             return values
+        if any(v.errors for v in values if v.name.startswith("database.ssl.")):
+            return values  # a store that does not open: no connection can be tried with it
         from cdc.mysql.connection import validate_connection
 
         parsed = {v.name: v.value for v in values if v.name in MYSQL_DEF}

@@ -116,10 +116,6 @@ REFUSED: tuple[Refusal, ...] = (
         r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
     ),
     Refusal(
-        r"database\.ssl\.(keystore|truststore)(\.password)?",
-        "TLS key stores are not implemented: database.ssl.mode uses the system's CA store",
-    ),
-    Refusal(
         r"database\.jdbc\.driver",
         "cdc does not use a JDBC driver",
         (
@@ -165,11 +161,6 @@ LIMITED: tuple[Refusal, ...] = (
     Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
     Refusal(
         r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)
-    ),
-    Refusal(
-        r"database\.ssl\.mode",
-        "TLS to the server is not implemented",
-        ("preferred", "disabled", "disable"),
     ),
 )
 """Declared keys of which cdc implements only some values: any other value is refused, naming the key."""

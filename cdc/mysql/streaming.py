@@ -142,6 +142,8 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
             is_mariadb=False,
             freeze_schema=True,
             enable_logging=False,
+            # the replication connection and the library's control connection, with database.ssl.*'s TLS
+            pymysql_wrapper=settings.tls.pymysql_connect,
         )
 
     return open_reader

@@ -18,6 +18,7 @@ from cdc.mysql.columns import column_rule_error
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.converters import converter_errors
 from cdc.mysql.keys import CDC_ONLY, DIFFERS, DRIVER_PREFIXES, LIMITED, REFUSED, refusal_error, typo_errors
+from cdc.mysql.tls import MySqlTls, driver_tls_errors, effective_mode, is_driver_tls_key
 
 __all__ = ["key_table", "require_valid", "validate_mysql"]
 
@@ -40,6 +41,13 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     ):
         if by_name[a].value and by_name[b].value:
             by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
+    store_error = _store_error(props, by_name)
+    if store_error:
+        key, message = store_error
+        if key not in by_name:
+            by_name[key] = ConfigValue(key, props.get(key))
+            values.append(by_name[key])
+        by_name[key].add_error(message)
     history = props.get(
         "schema.history.internal",
         props.get("database.history", "io.debezium.storage.kafka.history.KafkaSchemaHistory"),
@@ -53,19 +61,34 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     return values
 
 
+def _store_error(props: Mapping[str, str], by_name: dict[str, ConfigValue]) -> tuple[str, str] | None:
+    """The trust and key stores open with their passwords: a missing file or a wrong password is an error
+    on the key it concerns (key, message), before any connection is tried."""
+    if any(v.errors for k, v in by_name.items() if k.startswith("database.ssl.")):
+        return None
+    try:
+        MySqlTls.from_props(props, props.get)
+    except ConfigError as exc:
+        return exc.name or "database.ssl.mode", str(exc)
+    return None
+
+
 def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
     """Errors for keys MYSQL_DEF does not declare: Debezium keys cdc refuses, misspelt filters, bad
     column rules and converters; a JDBC driver property is only logged (it has no effect here)."""
     errors: dict[str, str] = dict(typo_errors(props, MYSQL_DEF.knows))
+    tls_errors = driver_tls_errors(props)
     for key, value in props.items():
         if MYSQL_DEF.knows(key):
             message = column_rule_error(key, value) or refusal_error(key, str(value), LIMITED)
             if message:
                 errors[key] = message
             continue
-        message = refusal_error(key, str(value))
+        message = refusal_error(key, str(value)) or tls_errors.get(key)
         if message:
             errors.setdefault(key, message)
+        elif is_driver_tls_key(key):
+            log.info("'%s' is read as database.ssl.mode=%s (docs/mysql.md)", key, effective_mode(props))
         elif key.startswith(DRIVER_PREFIXES) and key not in errors:
             log.warning(
                 "'%s' is a property of Debezium's JDBC driver; cdc connects without JDBC and ignores it", key

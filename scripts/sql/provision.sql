@@ -36,4 +36,22 @@ GRANT ALL PRIVILEGES ON om.* TO 'connect_dev'@'localhost';
 GRANT ALL PRIVILEGES ON ops.* TO 'connect_dev'@'%';
 GRANT ALL PRIVILEGES ON ops.* TO 'connect_dev'@'localhost';
 
+-- cdc_tls/cdc_tls: the TLS tests' user, refused over plain connections (REQUIRE SSL); Debezium's grants
+-- and ALL, as cdc. cdc_x509/cdc_x509 also needs a client certificate signed by the stack's CA (REQUIRE X509).
+-- ALTER: a stack provisioned before these requirements existed gets them.
+CREATE USER IF NOT EXISTS 'cdc_tls'@'%' IDENTIFIED BY 'cdc_tls';
+CREATE USER IF NOT EXISTS 'cdc_tls'@'localhost' IDENTIFIED BY 'cdc_tls';
+ALTER USER 'cdc_tls'@'%' REQUIRE SSL;
+ALTER USER 'cdc_tls'@'localhost' REQUIRE SSL;
+GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO 'cdc_tls'@'%';
+GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO 'cdc_tls'@'localhost';
+GRANT ALL PRIVILEGES ON *.* TO 'cdc_tls'@'%';
+GRANT ALL PRIVILEGES ON *.* TO 'cdc_tls'@'localhost';
+CREATE USER IF NOT EXISTS 'cdc_x509'@'%' IDENTIFIED BY 'cdc_x509';
+CREATE USER IF NOT EXISTS 'cdc_x509'@'localhost' IDENTIFIED BY 'cdc_x509';
+ALTER USER 'cdc_x509'@'%' REQUIRE X509;
+ALTER USER 'cdc_x509'@'localhost' REQUIRE X509;
+GRANT ALL PRIVILEGES ON *.* TO 'cdc_x509'@'%';
+GRANT ALL PRIVILEGES ON *.* TO 'cdc_x509'@'localhost';
+
 FLUSH PRIVILEGES;

@@ -218,7 +218,6 @@ def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
         ("provide.transaction.metadata", "true", "false"),
         ("gtid.source.includes", "3E11FA47-71CA-11E1-9E33-C80AA9429562", ""),
         ("connect.keep.alive", "false", "true"),
-        ("database.ssl.mode", "verify_identity", "preferred"),
     ],
 )
 def test_declared_keys_with_unimplemented_values_are_refused(key: str, value: str, default: str) -> None:

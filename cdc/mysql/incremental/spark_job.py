@@ -128,6 +128,7 @@ class BackfillJob:
             self.start,
             BinlogOffset(file, pos),
             [self.table],
+            connect=settings.tls.pymysql_connect,
         )
         keys = touched.rows.get(self.table.id, {})
         log.info(

@@ -611,6 +611,7 @@ class SnapshotRun:
                 start,
                 end,
                 tables,
+                connect=self.settings.tls.pymysql_connect,
             )
             found = gone = 0
             if touched.count():

@@ -517,6 +517,21 @@ def _jdbc_url(settings: MySqlSettings) -> str:
     return f"jdbc:mysql://{host}:{port}/?permitMysqlScheme&useServerPrepStmts=false"
 
 
+def _server_offers_tls(settings: MySqlSettings) -> bool:
+    """Whether the server encrypts a connection under ``preferred`` (PyMySQL's fallback is Debezium's), for
+    Connector/J, which has no such mode."""
+    from cdc.mysql.connection import connect
+
+    conn = connect(settings)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            row = cur.fetchone()
+        return bool(row and row[1])
+    finally:
+        conn.close()
+
+
 def _session_init(settings: MySqlSettings) -> tuple[str, bool]:
     """The statements every chunk connection runs first (PyMySQL's session: UTC, the initial statements)."""
     statements = ["SET time_zone = '+00:00'"]
@@ -560,15 +575,19 @@ def table_lines(session: Any, enc: TableEncoding, tasks: Sequence[ChunkTask], ct
     # Spark writes "SELECT <columns> FROM <query> WHERE <predicate>": the ORDER BY rides on each chunk's
     # predicate (an ORDER BY inside the derived table would be dropped by MariaDB's optimizer).
     predicates = [f"{_literal_predicate(t)} ORDER BY {enc.order_by}" for t in tasks]
-    frame = (
+    reader = (
         session.read.option("driver", JDBC_DRIVER)
         .option("user", settings.database_user)
         .option("password", str(settings.password or ""))
         .option("sessionInitStatement", init)
         .option("fetchsize", "5000")
         .option("customSchema", enc.custom_schema)
-        .jdbc(url, query, predicates=predicates)
     )
+    # database.ssl.*'s TLS as Connector/J's properties: reader options, which Spark passes to the driver
+    # (the URL would be logged, and a trust store's password with it)
+    for name, value in settings.tls.jdbc_options(lambda: _server_offers_tls(settings)).items():
+        reader = reader.option(name, value)
+    frame = reader.jdbc(url, query, predicates=predicates)
     lines = frame.select(F.concat(enc.key_sql, F.lit("\n"), enc.after_sql).alias("line"))
     # Strings cross to Python as bare UTF-8 bytes (as textFile lines do): no pickling, no Row objects, no
     # decoding. (mapInArrow would need pandas and pyarrow, which cdc does not depend on.)

@@ -128,6 +128,7 @@ def touched_keys(
     start: BinlogOffset,
     end: BinlogOffset,
     tables: Sequence[Table],
+    connect: Callable[..., Any] | None = None,
 ) -> Touched:
     """The keys of ``tables`` touched by row events in ``(start, end]``; raises :class:`SchemaChangedError`
     on a DDL of one of their databases."""
@@ -152,6 +153,7 @@ def touched_keys(
         only_schemas=databases,
         freeze_schema=True,
         enable_logging=False,
+        pymysql_wrapper=connect,  # the connector's TLS (MySqlSettings.tls.pymysql_connect)
     )
     file = start.file
     try:
