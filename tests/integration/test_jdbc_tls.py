@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,7 @@ def postgres(pki: Path) -> Iterator[PrivatePostgres]:
         server.stop()
 
 
-def _dialect(url: str, user: str, password: str) -> Dialect:
+def _dialect(url: str, user: str | None, password: str | None) -> Dialect:
     return dialect_for(parse_jdbc_url(url).with_credentials(user, password), "", dt.UTC, True, "DEFAULT")
 
 
@@ -92,6 +93,21 @@ def _mariadb_cipher(url: str, user: str = "tlsonly", password: str = "tlsonly") 
             cur.execute("SELECT COUNT(*) FROM tlsdb.items")
             assert cur.fetchone()[0] == 2
             return cipher
+        finally:
+            conn.close()
+    finally:
+        dialect.close()
+
+
+def _mariadb_cipher_on(url: str, table: str) -> str:
+    dialect = _dialect(url, None, None)  # the URL's own user and password
+    try:
+        conn = dialect.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute(f"SELECT COUNT(*) FROM {table}")
+            cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            return str(cur.fetchone()[1])
         finally:
             conn.close()
     finally:
@@ -311,3 +327,67 @@ def test_connector_over_verified_tls_and_400_on_mismatch(
             values = [json.loads(m.value()) for m in kafka.read_to_end(topic, timeout=10)]
         time.sleep(0.5)
     assert [v["payload"]["name"] for v in values] == ["one", "two"]
+
+
+# ------------------------------------------------------------- the stack's TLS servers and TLS-only users
+
+
+def test_seed_jdbc_config_with_verify_identity_as_the_tls_only_user(
+    worker: ConnectRuntime, kafka: Any, stack: Any, stack_tls: Any
+) -> None:
+    """jdbc-incrementing.properties unchanged but for the URL's TLS properties (the Java user's JKS trust
+    store) and the stack's REQUIRE SSL user; the records arrive and the server saw TLS."""
+    import pymysql
+
+    from cdc.worker.properties import load_properties
+
+    props = load_properties(
+        Path(__file__).resolve().parents[2] / "tests/fixtures/seed-configs/jdbc-incrementing.properties"
+    )
+    name = props.pop("name")
+    assert props["connection.url"] == "jdbc:mysql://localhost:3306/kafkadb?user=kafka&password=kafka123"
+    props["connection.url"] = (
+        f"jdbc:mysql://localhost:{stack.mysql_port}/kafkadb?user={stack_tls.user}&password={stack_tls.password}"
+        f"&sslMode=VERIFY_IDENTITY&trustCertificateKeyStoreUrl=file:{stack_tls.path('truststore.jks')}"
+        f"&trustCertificateKeyStorePassword={stack_tls.store_password}"
+    )
+    props["topic.prefix"] = kafka.prefix + props["topic.prefix"]
+    admin = pymysql.connect(
+        host="127.0.0.1", port=stack.mysql_port, user="cdc", password="cdc", autocommit=True
+    )
+    with admin, admin.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM kafkadb.orders")
+        if cur.fetchone()[0] == 0:  # the seed tables as `stack.sh seed-tables` left them: empty
+            cur.execute("INSERT INTO kafkadb.orders(name, product) VALUES ('tls', 'computer')")
+        cur.execute("SELECT COUNT(*) FROM kafkadb.orders")
+        rows = cur.fetchone()[0]
+    base = worker.url.rstrip("/")
+    answer = requests.post(f"{base}/connectors", json={"name": name, "config": props}, timeout=60)
+    assert answer.status_code in (200, 201), answer.text
+    topic = props["topic.prefix"] + "orders"
+    deadline = time.monotonic() + 60
+    values: list[Any] = []
+    while time.monotonic() < deadline and len(values) < max(rows, 1):
+        if topic in kafka.admin.list_topics(timeout=10).topics:
+            values = list(kafka.read_to_end(topic, timeout=10))
+        time.sleep(0.5)
+    assert rows and len(values) == rows
+    # the same URL: the server reports the session encrypted
+    assert _mariadb_cipher_on(props["connection.url"], "kafkadb.orders")
+
+
+def test_stack_postgres_verify_full_as_the_hostssl_only_role(stack_tls: Any) -> None:
+    port = int(os.environ.get("CDC_POSTGRES_PORT", "5432"))
+    url = f"jdbc:postgresql://localhost:{port}/cdc?sslmode=verify-full&sslrootcert={stack_tls.ca}"
+    dialect = _dialect(url, stack_tls.user, stack_tls.password)
+    try:
+        conn = dialect.connect()
+        try:
+            row = conn.execute(
+                "SELECT ssl, version FROM pg_stat_ssl WHERE pid = %s", (conn.info.backend_pid,)
+            ).fetchone()
+        finally:
+            conn.close()
+    finally:
+        dialect.close()
+    assert row[0] is True and row[1].startswith("TLS")
