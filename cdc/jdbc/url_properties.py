@@ -453,7 +453,7 @@ def _pg_tls(props: Mapping[str, str]) -> UrlTls:
     return UrlTls(mode, trust, key, system_trust=system, pg_cert=cert, source=source)
 
 
-def _mysql_extras(url: JdbcUrl, props: Mapping[str, str]) -> dict[str, object]:
+def _mysql_extras(props: Mapping[str, str]) -> dict[str, object]:
     out: dict[str, object] = {}
     for name in ("serverTimezone", "connectionTimeZone"):
         if name in props:
@@ -504,7 +504,7 @@ def url_options(url: JdbcUrl) -> UrlOptions:
             extras["connect_timeout_s"] = _number("connectTimeout", props["connectTimeout"]) / 1000 or None
         if "socketTimeout" in props:
             extras["socket_timeout_s"] = _number("socketTimeout", props["socketTimeout"]) / 1000 or None
-        extras.update(_mysql_extras(url, props))
+        extras.update(_mysql_extras(props))
     return UrlOptions(tls=tls, **extras)  # type: ignore[arg-type]
 
 

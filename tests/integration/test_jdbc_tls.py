@@ -208,10 +208,23 @@ def test_verify_failures_are_clear_and_not_retried(mariadb: PrivateMariaDb, pki:
     assert "nope" not in str(info.value)
 
 
-def test_required_against_a_server_without_tls_fails(stack: Any) -> None:
-    # the shared stack's MariaDB has no TLS; REQUIRED must not fall back to plain text (libmariadb would)
-    with pytest.raises(TlsConnectError, match=r"did not encrypt|doesn't support"):
-        _mariadb_cipher("jdbc:mysql://127.0.0.1:3306/mysql?sslMode=REQUIRED", "cdc", "cdc")
+def test_required_against_a_server_without_tls_fails(tmp_path: Path) -> None:
+    # a server without TLS: REQUIRED must not fall back to plain text (libmariadb would), PREFERRED does
+    server = PrivateMariaDb(tmp_path / "plain").start()
+    try:
+        with server.root_connection() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE tlsdb")
+            cur.execute("CREATE TABLE tlsdb.items (id INT PRIMARY KEY)")
+            cur.execute("INSERT INTO tlsdb.items VALUES (1), (2)")
+        url = f"jdbc:mysql://127.0.0.1:{server.port}/tlsdb"
+        for query in ("?sslMode=REQUIRED", "?useSSL=true&requireSSL=true"):
+            with pytest.raises(TlsConnectError, match=r"did not encrypt|doesn't support"):
+                _mariadb_cipher(url + query, server.user, server.password)
+        assert _mariadb_cipher(url, server.user, server.password) == ""
+        with pytest.raises(TlsConnectError, match=r"doesn't support"):  # PyMySQL, before the login
+            _mariadb_cipher(url + "?sslMode=VERIFY_CA", server.user, server.password)
+    finally:
+        server.stop()
 
 
 # ------------------------------------------------------------------------------------------ PostgreSQL
