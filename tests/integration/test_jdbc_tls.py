@@ -321,6 +321,9 @@ def test_connector_over_verified_tls_and_400_on_mismatch(
         f"&trustCertificateKeyStoreUrl=file:{pki}/trust.jks&trustCertificateKeyStorePassword=trustpass"
     )
     config = {**_props(url, "tlsonly", "tlsonly"), "topic.prefix": prefix, "table.whitelist": "items"}
+    unknown = {**config, "connection.url": url + "&zeroDateTimeBehavior=convertToNull"}
+    answer = requests.post(f"{base}/connectors", json={"name": "tls-unknown", "config": unknown}, timeout=60)
+    assert answer.status_code == 400 and "zeroDateTimeBehavior" in answer.json()["message"], answer.text
     answer = requests.post(f"{base}/connectors", json={"name": "tls-bad", "config": config}, timeout=60)
     assert answer.status_code == 400, answer.text
     assert "connection.url" in answer.json()["message"] and "127.0.0.2" in answer.json()["message"]
