@@ -36,6 +36,9 @@ MYSQL_PORT=${CDC_MYSQL_PORT:-3306}
 KAFKA_HOST=127.0.0.1
 KAFKA_PORT=${CDC_KAFKA_PORT:-9092}
 KAFKA_CONTROLLER_PORT=${CDC_KAFKA_CONTROLLER_PORT:-9093}
+# an SSL listener beside PLAINTEXT (node n on KAFKA_SSL_PORT+10(n-1)), client certificates required; its
+# key store and the clients' JKS trust and key stores are keytool's, under $STACK_DIR/tls (kafka_tls)
+KAFKA_SSL_PORT=${CDC_KAFKA_SSL_PORT:-9095}
 KAFKA_VERSION=4.4.0
 KAFKA_LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
 KAFKA_HEAP=${CDC_KAFKA_HEAP:-512m}
@@ -306,6 +309,7 @@ kafka_node_port() { echo $((KAFKA_PORT + 2 * ($1 - 1))); }
 kafka_node_controller() {
   if [ "$KAFKA_BROKERS" -eq 1 ]; then echo "$KAFKA_CONTROLLER_PORT"; else echo $((KAFKA_PORT + 2 * ($1 - 1) + 1)); fi
 }
+kafka_node_ssl_port() { echo $((KAFKA_SSL_PORT + 10 * ($1 - 1))); }
 kafka_node_name() { if [ "$1" -eq 1 ]; then echo kafka; else echo "kafka-$1"; fi; }
 kafka_voters() {
   local n voters=""
@@ -334,9 +338,27 @@ kafka_install() {
   fi
 }
 
+# The broker's key store (server.pem and its key, alias kafka) as keytool makes it for a Java broker, beside
+# tls_ensure's truststore.jks/keystore.jks that clients use; password $TLS_STOREPASS.
+kafka_tls() {
+  tls_ensure
+  [ -f "$TLS_DIR/broker.keystore.jks" ] && return
+  local tmp=$TLS_DIR/broker.tmp.$$
+  mkdir -p "$tmp"
+  openssl pkcs12 -export -in "$TLS_DIR/server.pem" -inkey "$TLS_DIR/server.key" -certfile "$TLS_DIR/ca.pem" \
+    -name kafka -passout "pass:$TLS_STOREPASS" -out "$tmp/broker.p12" || die "openssl could not make broker.p12"
+  keytool -importkeystore -noprompt -srckeystore "$tmp/broker.p12" -srcstoretype PKCS12 \
+    -srcstorepass "$TLS_STOREPASS" -destkeystore "$tmp/broker.keystore.jks" -deststoretype JKS \
+    -deststorepass "$TLS_STOREPASS" >/dev/null 2>&1 || die "keytool could not make broker.keystore.jks"
+  mv "$tmp/broker.keystore.jks" "$TLS_DIR/broker.keystore.jks"
+  rm -rf "$tmp"
+}
+
 kafka_config() {
-  local n=$1 dir port controller
+  local n=$1 dir port controller ssl_port
   dir=$(kafka_node_dir "$n") port=$(kafka_node_port "$n") controller=$(kafka_node_controller "$n")
+  ssl_port=$(kafka_node_ssl_port "$n")
+  kafka_tls
   mkdir -p "$dir/data" "$dir/logs"
   cat >"$dir/server.properties" <<EOF
 # written by scripts/stack.sh on every start: edit the script, not this file
@@ -344,11 +366,21 @@ kafka_config() {
 process.roles=broker,controller
 node.id=$n
 controller.quorum.voters=$(kafka_voters)
-listeners=PLAINTEXT://$KAFKA_HOST:$port,CONTROLLER://$KAFKA_HOST:$controller
-advertised.listeners=PLAINTEXT://$KAFKA_HOST:$port
+listeners=PLAINTEXT://$KAFKA_HOST:$port,CONTROLLER://$KAFKA_HOST:$controller,SSL://$KAFKA_HOST:$ssl_port
+advertised.listeners=PLAINTEXT://$KAFKA_HOST:$port,SSL://$KAFKA_HOST:$ssl_port
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL
+
+# the SSL listener: the broker's JKS key store, client certificates signed by the stack's CA required
+listener.name.ssl.ssl.keystore.type=JKS
+listener.name.ssl.ssl.keystore.location=$TLS_DIR/broker.keystore.jks
+listener.name.ssl.ssl.keystore.password=$TLS_STOREPASS
+listener.name.ssl.ssl.key.password=$TLS_STOREPASS
+listener.name.ssl.ssl.truststore.type=JKS
+listener.name.ssl.ssl.truststore.location=$TLS_DIR/truststore.jks
+listener.name.ssl.ssl.truststore.password=$TLS_STOREPASS
+listener.name.ssl.ssl.client.auth=required
 log.dirs=$dir/data
 num.network.threads=3
 num.io.threads=4
@@ -449,7 +481,7 @@ kafka_pattern() { echo kafka.Kafka; }
 kafka_members() { local n; for n in $(seq 2 "$KAFKA_BROKERS"); do kafka_node_name "$n"; done; }
 kafka_describe() {
   if [ "$KAFKA_BROKERS" -eq 1 ]; then
-    echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT"
+    echo "Apache Kafka $KAFKA_VERSION (KRaft) on $KAFKA_HOST:$KAFKA_PORT, controller on $KAFKA_HOST:$KAFKA_CONTROLLER_PORT, SSL (client certificates required; $TLS_DIR/truststore.jks and keystore.jks, password $TLS_STOREPASS) on $KAFKA_HOST:$KAFKA_SSL_PORT"
   else
     echo "Apache Kafka $KAFKA_VERSION (KRaft), $KAFKA_BROKERS nodes on $(kafka_bootstrap) (each one's controller on the next port), replication factor $KAFKA_RF, min.insync.replicas $KAFKA_MIN_ISR"
   fi

@@ -15,6 +15,7 @@ Config keys: ``schema.registry.url`` (required, comma list), ``auto.register.sch
 from __future__ import annotations
 
 import io
+import ssl
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,7 +31,7 @@ from cdc.api.struct import Struct
 from cdc.config import ConfigDef, ConfigType, Importance, Password
 from cdc.config.validators import case_insensitive_one_of
 from cdc.converters.avro_schema import from_connect, to_connect, to_json
-from cdc.converters.registry_client import SchemaRegistryClient, Transport
+from cdc.converters.registry_client import SchemaRegistryClient, Transport, requests_transport
 
 __all__ = ["AvroConverter", "avro_converter_config", "from_connect_value", "to_connect_value"]
 
@@ -84,6 +85,29 @@ def avro_converter_config() -> ConfigDef:
             Importance.MEDIUM,
             f"Determines how to construct the subject name under which the {kind} schema is registered.",
         )
+    ssl_keys = (
+        (
+            "truststore.location",
+            ConfigType.STRING,
+            "The trust store of the registry's CA (JKS, PKCS12 or PEM).",
+        ),
+        ("truststore.password", ConfigType.PASSWORD, "The trust store's password."),
+        ("truststore.type", ConfigType.STRING, "JKS, PKCS12 or PEM (the file's content decides)."),
+        ("keystore.location", ConfigType.STRING, "A client certificate and key (JKS, PKCS12 or PEM)."),
+        ("keystore.password", ConfigType.PASSWORD, "The key store's password."),
+        ("keystore.type", ConfigType.STRING, "JKS, PKCS12 or PEM (the file's content decides)."),
+        ("key.password", ConfigType.PASSWORD, "The key's password, when it differs from the store's."),
+    )
+    for name, kind, doc in ssl_keys:
+        d.define(f"schema.registry.ssl.{name}", kind, None, None, Importance.MEDIUM, doc)
+    d.define(
+        "schema.registry.ssl.endpoint.identification.algorithm",
+        ConfigType.STRING,
+        "https",
+        None,
+        Importance.LOW,
+        "https checks the registry's host name against its certificate; empty does not.",
+    )
     d.define(
         "schemas.cache.config",
         ConfigType.INT,
@@ -204,7 +228,39 @@ def _parse(avro: Any) -> Any:
 
 
 _UNSUPPORTED_PREFIXES = ("schema.registry.ssl.", "bearer.auth.")
-"""Registry settings Confluent's converter reads that ours does not: refused rather than ignored."""
+"""Registry settings Confluent's converter reads that ours does not (beyond the ``schema.registry.ssl.*``
+keys declared above): refused rather than ignored."""
+
+
+def _registry_ssl_context(parsed: Mapping[str, Any]) -> ssl.SSLContext | None:
+    """The registry client's TLS context from ``schema.registry.ssl.*`` (None: the system's CAs)."""
+    from cdc.keystores import StoreKeys, read_keystore, read_truststore, ssl_context
+
+    def secret(key: str) -> str | None:
+        value = parsed.get(key)
+        return value.value() if isinstance(value, Password) else value
+
+    prefix = "schema.registry.ssl."
+    trust, keys = parsed.get(prefix + "truststore.location"), parsed.get(prefix + "keystore.location")
+    if not trust and not keys:
+        return None
+    cadata = None
+    if trust:
+        cadata = read_truststore(
+            trust,
+            secret(prefix + "truststore.password"),
+            StoreKeys(prefix + "truststore.location", prefix + "truststore.password"),
+        )
+    pair = None
+    if keys:
+        pair = read_keystore(
+            keys,
+            secret(prefix + "keystore.password"),
+            StoreKeys(prefix + "keystore.location", prefix + "keystore.password", prefix + "key.password"),
+            secret(prefix + "key.password"),
+        )
+    check = bool(str(parsed.get(prefix + "endpoint.identification.algorithm") or "").strip())
+    return ssl_context(cadata, pair, verify=True, check_hostname=check)
 
 
 class AvroConverter(Converter):
@@ -225,7 +281,9 @@ class AvroConverter(Converter):
         return _CONFIG
 
     def configure(self, configs: Mapping[str, Any], is_key: bool) -> None:
-        unsupported = sorted(k for k in configs if str(k).startswith(_UNSUPPORTED_PREFIXES))
+        unsupported = sorted(
+            k for k in configs if str(k).startswith(_UNSUPPORTED_PREFIXES) and k not in _CONFIG
+        )
         if unsupported:
             raise ConfigError(
                 f"The Avro converter's registry client does not support {', '.join(unsupported)} yet "
@@ -248,8 +306,11 @@ class AvroConverter(Converter):
             "RecordNameStrategy": _record_name,
             "TopicRecordNameStrategy": _topic_record_name,
         }[strategy]
+        transport = self._transport
+        if transport is None:
+            transport = requests_transport(context=_registry_ssl_context(parsed))
         self.client = SchemaRegistryClient(
-            parsed["schema.registry.url"], user_info=user_info, transport=self._transport
+            parsed["schema.registry.url"], user_info=user_info, transport=transport
         )
 
     def _writer(self, schema: Schema) -> _Writer:

@@ -8,7 +8,9 @@ Endpoints (Confluent's REST API, also served by Apicurio under ``/apis/ccompat/v
 
 ``schema.registry.url`` may list several URLs separated by commas; a request that cannot connect moves
 on to the next one. Credentials come from ``basic.auth.credentials.source``: ``URL`` (user info in the
-URL, the default) or ``USER_INFO`` (``basic.auth.user.info`` = ``user:password``).
+URL, the default) or ``USER_INFO`` (``basic.auth.user.info`` = ``user:password``). Over ``https`` the
+system's CAs are trusted unless the converter's ``schema.registry.ssl.truststore.*`` names a trust store
+(JKS, PKCS12 or PEM); ``schema.registry.ssl.keystore.*`` adds a client certificate.
 
 Errors: a 4xx answer is a :class:`DataError` carrying the registry's message; no answer, or a 5xx, is a
 :class:`RetriableError`.
@@ -17,12 +19,14 @@ Errors: a 4xx answer is a :class:`DataError` carrying the registry's message; no
 from __future__ import annotations
 
 import base64
+import ssl
 import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
+from requests.adapters import HTTPAdapter
 
 from cdc.api.errors import DataError, RetriableError
 
@@ -34,10 +38,14 @@ Transport = Callable[[str, str, bytes | None, dict[str, str]], tuple[int, bytes]
 """``(method, url, body, headers) -> (status, body)``; raises ``OSError`` when it cannot connect."""
 
 
-def requests_transport(timeout: float = 30.0) -> Transport:
+def requests_transport(timeout: float = 30.0, context: ssl.SSLContext | None = None) -> Transport:
+    """Requests over one session; ``context`` (the registry's trust and key stores, see
+    :func:`registry_ssl_context`) replaces the system's CAs for ``https`` URLs."""
     import requests
 
     session = requests.Session()
+    if context is not None:
+        session.mount("https://", _ContextAdapter(context))
 
     def send(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, bytes]:
         try:
@@ -47,6 +55,20 @@ def requests_transport(timeout: float = 30.0) -> Transport:
         return response.status_code, response.content
 
     return send
+
+
+class _ContextAdapter(HTTPAdapter):
+    """An adapter whose connections use one ``ssl.SSLContext`` (trust, client certificate, host checks)."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._context = context
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["ssl_context"] = self._context
+        if not self._context.check_hostname:  # ssl.endpoint.identification.algorithm= (empty)
+            kwargs["assert_hostname"] = False
+        super().init_poolmanager(*args, **kwargs)
 
 
 class SchemaRegistryClient:

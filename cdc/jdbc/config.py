@@ -91,7 +91,9 @@ def _def() -> ConfigDef:
         v.non_empty_string,
         H,
         "JDBC URL: jdbc:mysql://host:port/db, jdbc:mariadb://…, jdbc:postgresql://host:port/db or "
-        "jdbc:sqlite:path; user and password may be given as ?user=…&password=….",
+        "jdbc:sqlite:path; user and password may be given as ?user=…&password=…. Other URL properties "
+        "(TLS: sslMode, sslmode, trust and key stores …) are read with the Java driver's meaning; an "
+        "unknown one is refused (docs/jdbc.md lists them).",
         **g,
     )
     d.define("connection.user", S, None, None, H, "Database user (overrides the URL's user).", **g)

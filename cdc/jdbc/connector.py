@@ -23,6 +23,7 @@ from cdc.jdbc.dialects import Dialect
 from cdc.jdbc.offsets import check_offset
 from cdc.jdbc.tables import TableFilter, TableId, group_partitions
 from cdc.jdbc.task import JdbcSourceTask, make_dialect
+from cdc.jdbc.tls import TlsConnectError
 from cdc.jdbc.url import parse_jdbc_url, sqlite_file
 
 CONNECTION_URL_CONFIG = "connection.url"
@@ -168,7 +169,32 @@ class JdbcSourceConnector(SourceConnector):
         return JDBC_SOURCE_DEF
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
-        return validate_jdbc(props)
+        """The keys (:func:`validate_jdbc`), then the URL: its properties (unknown ones refused), and,
+        when it asks for TLS or names stores, one connection, so that a store that does not open, an
+        untrusted certificate or a host name mismatch is a 400 on ``connection.url`` with the reason. Other
+        connection failures (a database that is down) are left to the start, as Confluent's connector does."""
+        values = validate_jdbc(props)
+        if any(v.errors for v in values):
+            return values
+        url_value = next(v for v in values if v.name == "connection.url")
+        try:
+            dialect = make_dialect(JdbcSourceSettings.parse(props))
+        except ConfigError as exc:
+            url_value.add_error(str(exc))
+            return values
+        except ConnectError:
+            return values  # e.g. an unknown dialect.name: reported when the connector starts
+        tls = dialect.options.tls
+        try:
+            if tls.mode.required or tls.truststore is not None or tls.keystore is not None:
+                dialect.connect().close()
+        except (ConfigError, TlsConnectError) as exc:
+            url_value.add_error(str(exc))
+        except Exception as exc:
+            log.info("validate could not connect to %s (left to the start): %s", dialect.describe_url(), exc)
+        finally:
+            dialect.close()
+        return values
 
     def files(self, props: Mapping[str, str]) -> list[FileUse]:
         """A ``jdbc:sqlite:`` database's file (sqlite3 creates it, and its journal beside it)."""

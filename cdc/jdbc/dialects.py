@@ -28,8 +28,10 @@ from typing import Any
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_connect, pymysql_conversions
 from cdc.jdbc.tables import TableId, quote_identifier
-from cdc.jdbc.types import ColumnInfo
+from cdc.jdbc.tls import JdbcTls, TlsConnectError, is_tls_failure
+from cdc.jdbc.types import ColumnInfo, column_info_from_sqlalchemy
 from cdc.jdbc.url import JdbcUrl
+from cdc.jdbc.url_properties import UrlOptions, url_options
 
 __all__ = [
     "DRIVER_ENV",
@@ -67,6 +69,24 @@ class Dialect:
         self.quote = quote
         self.isolation = isolation
         self._engine: Any = None
+        self.options: UrlOptions = url_options(url)
+        self._tls: JdbcTls | None = None
+
+    def tls(self) -> JdbcTls:
+        """The URL's TLS material, read on first use (a bad store is a ConfigError naming its property)."""
+        if self._tls is None:
+            self._tls = JdbcTls(self.options.tls, self.url.host)
+        return self._tls
+
+    @property
+    def connect_timeout(self) -> int:
+        return max(1, round(self.options.connect_timeout_s or 10))
+
+    def _tls_error(self, exc: BaseException) -> TlsConnectError:
+        return TlsConnectError(
+            f"Cannot connect to {self.describe_url()} with TLS as the URL asks "
+            f"({self.options.tls.source}): {exc}"
+        )
 
     # -- connections -----------------------------------------------------------------------------------
     def connect(self) -> Any:
@@ -185,7 +205,7 @@ class Dialect:
         return list(pk.get("constrained_columns") or [])
 
     def column_info(self, column: dict[str, Any]) -> ColumnInfo:
-        return _column_info_from_sqlalchemy(column)
+        return column_info_from_sqlalchemy(column)
 
     def describe_cursor(self, description: Sequence[Any]) -> list[ColumnInfo] | None:
         """Columns of a result set; None when the driver cannot say (then values decide)."""
@@ -195,77 +215,9 @@ class Dialect:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
-
-
-def _column_info_from_sqlalchemy(column: dict[str, Any]) -> ColumnInfo:
-    import sqlalchemy.types as st
-
-    t = column["type"]
-    name = column["name"]
-    nullable = bool(column.get("nullable", True))
-    auto = column.get("autoincrement") is True or bool(column.get("identity"))
-    cls = type(t).__name__.upper()
-    unsigned = bool(getattr(t, "unsigned", False))
-    kind: str | None
-    precision = scale = 0
-    numeric = False
-    if cls == "BIT":
-        kind, precision = "bit", int(getattr(t, "length", 1) or 1)
-    elif cls == "YEAR":
-        kind = "year"
-    elif isinstance(t, st.Boolean):
-        kind = "boolean"
-    elif cls in ("TINYINT",):
-        kind = "int8"
-    elif cls in ("SMALLINT",):
-        kind = "int16"
-    elif cls in ("MEDIUMINT", "INTEGER", "INT"):
-        kind = "int32"
-    elif cls == "BIGINT" or isinstance(t, st.Integer):
-        kind = "int64"
-    elif isinstance(t, st.Float) or cls in ("REAL", "DOUBLE", "DOUBLE_PRECISION", "FLOAT"):
-        kind = (
-            "float32"
-            if cls in ("REAL",) or (cls == "FLOAT" and not getattr(t, "precision", None))
-            else "float64"
-        )
-    elif isinstance(t, st.Numeric):
-        kind = "decimal"
-        precision, scale = int(t.precision or 0), int(t.scale or 0)
-        numeric = cls == "NUMERIC"
-    elif cls in ("JSON", "JSONB"):
-        kind = "json"
-    elif isinstance(t, (st.String, st.Enum)) or cls in (
-        "UUID",
-        "SET",
-        "INET",
-        "CIDR",
-        "MACADDR",
-        "XML",
-        "CITEXT",
-        "TSVECTOR",
-        "MONEY",
-    ):
-        kind = "string"
-    elif isinstance(t, st._Binary) or cls in (
-        "BYTEA",
-        "BLOB",
-        "BINARY",
-        "VARBINARY",
-        "LONGBLOB",
-        "MEDIUMBLOB",
-        "TINYBLOB",
-    ):
-        kind = "bytes"
-    elif isinstance(t, st.DateTime):
-        kind = "timestamptz" if getattr(t, "timezone", False) else "timestamp"
-    elif isinstance(t, st.Date):
-        kind = "date"
-    elif isinstance(t, st.Time):
-        kind = "time"
-    else:
-        kind = None
-    return ColumnInfo(name, kind, nullable, precision, scale, unsigned, auto, numeric)
+        if self._tls is not None:
+            self._tls.close()
+            self._tls = None
 
 
 class MySqlDialect(Dialect):
@@ -280,6 +232,9 @@ class MySqlDialect(Dialect):
     def __init__(self, url: JdbcUrl, tz: dt.tzinfo, quote: bool = True, isolation: str = "DEFAULT") -> None:
         super().__init__(url, tz, quote, isolation)
         self.driver = mysql_driver()
+        if self.driver == "mysqlclient" and self.options.tls.mode.verify:
+            # only PyMySQL verifies as asked (CA alone, or CA and the URL's host): see cdc.jdbc.tls
+            self.driver = "pymysql"
 
     def connect(self) -> Any:
         conn = self._connect_mysqlclient() if self.driver == "mysqlclient" else self._connect_pymysql()
@@ -294,6 +249,7 @@ class MySqlDialect(Dialect):
     def _connect_pymysql(self) -> Any:
         import pymysql
 
+        timeout = self.options.socket_timeout_s
         try:
             return pymysql_connect(
                 host=self.url.host,
@@ -303,10 +259,15 @@ class MySqlDialect(Dialect):
                 database=self.url.database or None,
                 charset="utf8mb4",
                 autocommit=False,
-                connect_timeout=10,
+                connect_timeout=self.connect_timeout,
+                read_timeout=timeout,
+                write_timeout=timeout,
                 conv=pymysql_conversions(),
+                **self.tls().pymysql_kwargs(),
             )
         except pymysql.err.OperationalError as exc:
+            if is_tls_failure(exc):
+                raise self._tls_error(exc) from exc
             if exc.args and exc.args[0] in (1044, 1045, 1049):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc.args[1]}") from exc
             raise
@@ -314,20 +275,29 @@ class MySqlDialect(Dialect):
     def _connect_mysqlclient(self) -> Any:
         import MySQLdb
 
+        tls = self.tls()
+        extra: dict[str, Any] = tls.mysqlclient_kwargs()
+        if self.options.socket_timeout_s:
+            extra["read_timeout"] = extra["write_timeout"] = max(1, round(self.options.socket_timeout_s))
         try:
-            return mysqldb_connect(
+            conn = mysqldb_connect(
                 self.url.host or "localhost",
                 int(self.url.port),
                 self.url.user or "",
                 self.url.password or "",
                 self.url.database or None,
                 autocommit=False,
-                connect_timeout=10,
+                connect_timeout=self.connect_timeout,
+                **extra,
             )
         except MySQLdb.OperationalError as exc:
+            if is_tls_failure(exc):
+                raise self._tls_error(exc) from exc
             if exc.args and exc.args[0] in (1044, 1045, 1049):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc.args[1]}") from exc
             raise
+        tls.check_encrypted(conn)
+        return conn
 
     def _session_zone(self) -> str:
         # A fixed offset works without the server's time zone tables; it is the zone's offset now.
@@ -429,6 +399,14 @@ class PostgresDialect(Dialect):
     def connect(self) -> Any:
         import psycopg
 
+        options = self.options
+        extra: dict[str, Any] = self.tls().psycopg_kwargs()
+        if options.application_name is not None:
+            extra["application_name"] = options.application_name
+        if options.current_schema is not None:  # pgJDBC's currentSchema: the session's search_path
+            extra["options"] = "-c search_path=" + options.current_schema.replace(" ", "\\ ")
+        if options.tcp_keepalive is not None:
+            extra["keepalives"] = int(options.tcp_keepalive)
         try:
             conn = psycopg.connect(
                 host=self.url.host,
@@ -436,10 +414,13 @@ class PostgresDialect(Dialect):
                 dbname=self.url.database or None,
                 user=self.url.user,
                 password=self.url.password,
-                connect_timeout=10,
+                connect_timeout=self.connect_timeout,
                 autocommit=False,
+                **extra,
             )
         except psycopg.OperationalError as exc:
+            if is_tls_failure(exc):
+                raise self._tls_error(exc) from exc
             if "authentication failed" in str(exc) or "does not exist" in str(exc):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc}") from exc
             raise

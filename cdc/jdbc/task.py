@@ -30,6 +30,7 @@ from cdc.jdbc.offsets import QUERY_PARTITION, TimestampIncrementingOffset, parti
 from cdc.jdbc.querier import TableQuerier
 from cdc.jdbc.tables import TableId, parse_table_list
 from cdc.jdbc.url import parse_jdbc_url
+from cdc.jdbc.url_properties import check_server_timezone
 
 __all__ = ["JdbcSourceTask", "make_dialect"]
 
@@ -39,13 +40,15 @@ log = logging.getLogger(__name__)
 def make_dialect(settings: JdbcSourceSettings) -> Dialect:
     url = parse_jdbc_url(settings.connection_url)
     url = url.with_credentials(settings.connection_user, settings.password)
-    return dialect_for(
+    dialect = dialect_for(
         url,
         str(settings.dialect_name or ""),
         settings.timezone,
         settings.quote,
         settings.transaction_isolation_mode,
     )
+    check_server_timezone(dialect.options, settings.db_timezone)
+    return dialect
 
 
 class JdbcSourceTask(SourceTask):

@@ -36,6 +36,7 @@ __all__ = [
     "ColumnInfo",
     "Converter",
     "RowMapper",
+    "column_info_from_sqlalchemy",
     "compile_row_function",
     "converter_for",
     "field_schema",
@@ -379,3 +380,75 @@ class RowMapper:
 
     def struct(self, row: Any) -> Any:
         return self._struct(self.schema, self.values(row))
+
+
+def column_info_from_sqlalchemy(column: dict[str, Any]) -> ColumnInfo:
+    """A column reflected by SQLAlchemy (``Inspector.get_columns``) as a :class:`ColumnInfo`."""
+    import sqlalchemy.types as st
+
+    t = column["type"]
+    name = column["name"]
+    nullable = bool(column.get("nullable", True))
+    auto = column.get("autoincrement") is True or bool(column.get("identity"))
+    cls = type(t).__name__.upper()
+    unsigned = bool(getattr(t, "unsigned", False))
+    kind: str | None
+    precision = scale = 0
+    numeric = False
+    if cls == "BIT":
+        kind, precision = "bit", int(getattr(t, "length", 1) or 1)
+    elif cls == "YEAR":
+        kind = "year"
+    elif isinstance(t, st.Boolean):
+        kind = "boolean"
+    elif cls in ("TINYINT",):
+        kind = "int8"
+    elif cls in ("SMALLINT",):
+        kind = "int16"
+    elif cls in ("MEDIUMINT", "INTEGER", "INT"):
+        kind = "int32"
+    elif cls == "BIGINT" or isinstance(t, st.Integer):
+        kind = "int64"
+    elif isinstance(t, st.Float) or cls in ("REAL", "DOUBLE", "DOUBLE_PRECISION", "FLOAT"):
+        kind = (
+            "float32"
+            if cls in ("REAL",) or (cls == "FLOAT" and not getattr(t, "precision", None))
+            else "float64"
+        )
+    elif isinstance(t, st.Numeric):
+        kind = "decimal"
+        precision, scale = int(t.precision or 0), int(t.scale or 0)
+        numeric = cls == "NUMERIC"
+    elif cls in ("JSON", "JSONB"):
+        kind = "json"
+    elif isinstance(t, (st.String, st.Enum)) or cls in (
+        "UUID",
+        "SET",
+        "INET",
+        "CIDR",
+        "MACADDR",
+        "XML",
+        "CITEXT",
+        "TSVECTOR",
+        "MONEY",
+    ):
+        kind = "string"
+    elif isinstance(t, st._Binary) or cls in (
+        "BYTEA",
+        "BLOB",
+        "BINARY",
+        "VARBINARY",
+        "LONGBLOB",
+        "MEDIUMBLOB",
+        "TINYBLOB",
+    ):
+        kind = "bytes"
+    elif isinstance(t, st.DateTime):
+        kind = "timestamptz" if getattr(t, "timezone", False) else "timestamp"
+    elif isinstance(t, st.Date):
+        kind = "date"
+    elif isinstance(t, st.Time):
+        kind = "time"
+    else:
+        kind = None
+    return ColumnInfo(name, kind, nullable, precision, scale, unsigned, auto, numeric)

@@ -1,8 +1,8 @@
 """JDBC URLs (``jdbc:mysql://…``, ``jdbc:mariadb://…``, ``jdbc:postgresql://…``, ``jdbc:sqlite:…``).
 
-Only what a Python driver needs is kept: host, port, database, user, password (``connection.user`` and
-``connection.password`` win over the URL's ``?user=&password=``); other URL properties (``useSSL``,
-``useCursorFetch`` …) are Connector/J's and are ignored.
+Host, port, database, user and password (``connection.user`` and ``connection.password`` win over the
+URL's ``?user=&password=``) and the other properties, which :mod:`cdc.jdbc.url_properties` reads with
+the Java driver's meaning (TLS, timeouts …) or refuses: none is ignored.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def parse_jdbc_url(url: str) -> JdbcUrl:
     if not tail.startswith("//"):
         if sub == "postgresql":  # jdbc:postgresql:database
             database, _, query = tail.partition("?")
-            props = dict(parse_qsl(query))
+            props = dict(parse_qsl(query, keep_blank_values=True))
             return JdbcUrl(sub, "localhost", 5432, database, props.get("user"), props.get("password"), props)
         raise ConfigError(f"Malformed JDBC URL: {text}", "connection.url")
     authority_path, _, query = tail[2:].partition("?")

@@ -9,13 +9,19 @@ Security settings map as follows (Java → librdkafka):
 
 * ``sasl.jaas.config``: by its login module (:mod:`cdc.kafka.jaas`); ``sasl.oauthbearer.token.endpoint.url``
   → ``sasl.oauthbearer.method=oidc``. ``sasl.mechanism``, ``security.protocol`` pass as they are.
-* trust store: a PEM ``ssl.truststore.location`` → ``ssl.ca.location``; ``ssl.truststore.certificates``
-  → ``ssl.ca.pem``. A JKS trust store cannot be read by librdkafka: it is dropped with a warning.
-* key store by ``ssl.keystore.type`` (or the file's extension when absent): PKCS12 →
-  ``ssl.keystore.location`` + ``ssl.keystore.password``; PEM → ``ssl.certificate.location`` and
-  ``ssl.key.location`` (one file with both); inline ``ssl.keystore.certificate.chain`` /
-  ``ssl.keystore.key`` → ``ssl.certificate.pem`` / ``ssl.key.pem``; ``ssl.key.password`` passes. JKS is
-  dropped with a warning.
+* trust store: a PEM ``ssl.truststore.location`` → ``ssl.ca.location``; a Java one (JKS, JCEKS, PKCS12, as
+  the file's content says, whatever ``ssl.truststore.type`` declares: the JVM reads them alike since Java 9)
+  is read with :mod:`cdc.keystores` (``ssl.truststore.password``) → ``ssl.ca.pem``;
+  ``ssl.truststore.certificates`` → ``ssl.ca.pem``.
+* key store: PEM (``ssl.keystore.type=PEM`` or a PEM file) → ``ssl.certificate.location`` and
+  ``ssl.key.location`` (one file with both); a Java one (JKS, JCEKS, PKCS12) is read with
+  :mod:`cdc.keystores` (``ssl.keystore.password``, ``ssl.key.password`` for the key when it differs) →
+  ``ssl.certificate.pem`` / ``ssl.key.pem`` (the key decrypted, in memory only); inline
+  ``ssl.keystore.certificate.chain`` / ``ssl.keystore.key`` → ``ssl.certificate.pem`` / ``ssl.key.pem``;
+  ``ssl.key.password`` passes for PEM keys. A store that is missing or does not open with its password is a
+  :class:`~cdc.errors.ConfigError` naming the key (never the password).
+* :func:`python_ssl_context`: the same settings as an ``ssl.SSLContext``, for kafka-python (the distributed
+  worker's group member).
 * ``ssl.endpoint.identification.algorithm`` empty (Java's "off") → ``none``.
 * ``metadata.max.age.ms`` (Java: refresh the metadata at least this often, 5 min) →
   ``topic.metadata.refresh.interval.ms`` (the same meaning and default in librdkafka, whose own
@@ -33,10 +39,15 @@ names are accepted too. :func:`override_violations` gives the validate errors an
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cdc.errors import ConfigError
 from cdc.kafka.jaas import jaas_to_librdkafka
+
+if TYPE_CHECKING:
+    from cdc.keystores import KeyPair
 
 __all__ = [
     "CLIENT_SHARED_PREFIXES",
@@ -46,6 +57,7 @@ __all__ = [
     "history_client_defaults",
     "override_policy",
     "override_violations",
+    "python_ssl_context",
     "to_librdkafka",
 ]
 
@@ -151,59 +163,115 @@ _SSL_STORE_KEYS = (
 
 
 def _store_type(settings: Mapping[str, Any], kind: str) -> str:
-    declared = settings.get(f"ssl.{kind}.type")
-    if declared:
-        return str(declared).strip().upper()
-    location = str(settings.get(f"ssl.{kind}.location") or "").lower()
-    if location.endswith((".p12", ".pfx", ".pkcs12")):
-        return "PKCS12"
-    if location.endswith((".pem", ".crt", ".cer", ".key")):
+    """PEM, or JAVA for a JKS/JCEKS/PKCS12 store (read from its content by :mod:`cdc.keystores`)."""
+    declared = str(settings.get(f"ssl.{kind}.type") or "").strip().upper()
+    if declared == "PEM":
         return "PEM"
-    return "JKS"  # Java's default
+    location = str(settings.get(f"ssl.{kind}.location") or "")
+    try:
+        with open(location, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return "JAVA"  # cdc.keystores names the key in its error
+    return "PEM" if head.lstrip().startswith(b"-----BEGIN") else "JAVA"
 
 
-def _ssl_stores(settings: Mapping[str, Any], out: dict[str, Any]) -> None:
-    """Java's key and trust store settings in librdkafka's terms (see the module docstring)."""
+def _password(settings: Mapping[str, Any], key: str) -> str | None:
+    value = settings.get(key)
+    if value is None or value == "":
+        return None
+    return value.value() if hasattr(value, "value") and callable(value.value) else str(value)
+
+
+def _java_truststore(settings: Mapping[str, Any]) -> str:
+    from cdc.keystores import StoreKeys, read_truststore  # cryptography loads only for users of stores
+
+    return read_truststore(
+        str(settings["ssl.truststore.location"]),
+        _password(settings, "ssl.truststore.password"),
+        StoreKeys("ssl.truststore.location", "ssl.truststore.password"),
+    )
+
+
+def _java_keystore(settings: Mapping[str, Any]) -> KeyPair:
+    from cdc.keystores import StoreKeys, read_keystore
+
+    return read_keystore(
+        str(settings["ssl.keystore.location"]),
+        _password(settings, "ssl.keystore.password"),
+        StoreKeys("ssl.keystore.location", "ssl.keystore.password", "ssl.key.password"),
+        _password(settings, "ssl.key.password"),
+    )
+
+
+def _ssl_stores(settings: Mapping[str, Any], out: dict[str, Any]) -> bool:
+    """Java's key and trust store settings in librdkafka's terms (see the module docstring); whether the
+    key was decrypted from a Java store (then ``ssl.key.password`` is not passed on)."""
     truststore = settings.get("ssl.truststore.location")
     if truststore:
         if _store_type(settings, "truststore") == "PEM":
             out["ssl.ca.location"] = truststore
         else:
-            log.warning(
-                "ssl.truststore.location %s is not PEM, which the Kafka clients of this worker "
-                "cannot read: give a PEM file (ssl.truststore.type=PEM)",
-                truststore,
-            )
+            out["ssl.ca.pem"] = _java_truststore(settings)
     keystore = settings.get("ssl.keystore.location")
     if keystore:
-        kind = _store_type(settings, "keystore")
-        if kind == "PKCS12":
-            out["ssl.keystore.location"] = keystore
-            if settings.get("ssl.keystore.password") is not None:
-                out["ssl.keystore.password"] = settings["ssl.keystore.password"]
-        elif kind == "PEM":
+        if _store_type(settings, "keystore") == "PEM":
             out["ssl.certificate.location"] = keystore
             out["ssl.key.location"] = keystore
             if "ssl.key.password" not in settings and settings.get("ssl.keystore.password") is not None:
                 out["ssl.key.password"] = settings["ssl.keystore.password"]
         else:
-            log.warning(
-                "ssl.keystore.location %s is a %s key store, which the Kafka clients of this worker "
-                "cannot read: give a PEM or PKCS12 file",
-                keystore,
-                kind,
+            pair = _java_keystore(settings)
+            out["ssl.certificate.pem"] = pair.certificate_chain
+            out["ssl.key.pem"] = pair.private_key
+            return True
+    return False
+
+
+def python_ssl_context(settings: Mapping[str, Any]) -> ssl.SSLContext:
+    """An ``ssl.SSLContext`` for Java-style client ``settings`` (kafka-python, which uses Python's ``ssl``):
+    the trust store (PEM or Java; the system's CAs when none), host names checked unless
+    ``ssl.endpoint.identification.algorithm`` is empty (Java's default is ``https``), the key store's
+    certificate presented."""
+    from cdc.keystores import KeyPair, StoreKeys, read_truststore, ssl_context
+
+    cadata: str | None = None
+    if settings.get("ssl.truststore.location"):
+        cadata = _java_truststore(settings)  # cdc.keystores reads PEM bundles too
+    elif settings.get("ssl.ca.location"):  # librdkafka's name, which worker files may use
+        cadata = read_truststore(str(settings["ssl.ca.location"]), None, StoreKeys("ssl.ca.location", ""))
+    if settings.get("ssl.truststore.certificates"):
+        cadata = (cadata or "") + str(settings["ssl.truststore.certificates"])
+    pair: KeyPair | None = None
+    if settings.get("ssl.keystore.location"):
+        pair = _java_keystore(settings)
+    elif settings.get("ssl.keystore.certificate.chain") and settings.get("ssl.keystore.key"):
+        from cryptography.hazmat.primitives import serialization
+
+        secret = _password(settings, "ssl.key.password")
+        try:
+            key = serialization.load_pem_private_key(
+                str(settings["ssl.keystore.key"]).encode(), secret.encode() if secret else None
             )
+        except (TypeError, ValueError):
+            raise ConfigError("cannot read the inline PEM key", "ssl.keystore.key", "[hidden]") from None
+        text = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
+        pair = KeyPair(str(settings["ssl.keystore.certificate.chain"]), text)
+    identification = str(settings.get("ssl.endpoint.identification.algorithm", "https") or "").strip()
+    return ssl_context(cadata, pair, verify=True, check_hostname=bool(identification))
 
 
 def to_librdkafka(settings: Mapping[str, Any]) -> dict[str, Any]:
     """librdkafka settings for Java-style client ``settings``."""
     out: dict[str, Any] = {}
     dropped: list[str] = []
-    _ssl_stores(settings, out)
+    decrypted = _ssl_stores(settings, out)
     for key, value in settings.items():
         if isinstance(value, list):
             value = ",".join(str(v) for v in value)
-        if key in _SSL_STORE_KEYS:
+        if key in _SSL_STORE_KEYS or (key == "ssl.key.password" and decrypted):
             continue
         if key == "sasl.jaas.config":
             for name, mapped in jaas_to_librdkafka(str(value)).items():
@@ -286,8 +354,6 @@ def override_policy(value: Any) -> str:
     text = "All" if value is None or not str(value).strip() else str(value).strip()
     policy = _POLICIES.get(text.lower())
     if policy is None:
-        from cdc.api.errors import ConfigError
-
         raise ConfigError("must be All, None or Principal", "connector.client.config.override.policy", text)
     return policy
 

@@ -47,6 +47,7 @@ __all__ = [
     "format_trace",
     "install_log_redaction",
     "jaas_secrets",
+    "jdbc_url_secrets",
     "redact",
     "redact_json",
     "register_config_secrets",
@@ -64,6 +65,8 @@ _JAAS_SECRET = re.compile(
     re.I,
 )
 _JAAS_SECRET_NAME = re.compile("password|secret|credential", re.I)
+_URL_SECRET = re.compile(r"[?&;]([^=&;]*(?:password|secret))=([^&;]*)", re.I)
+_URL_USERINFO = re.compile(r"jdbc:[a-z0-9]+://[^/@?:]*:([^@/?]*)@", re.I)
 
 
 class SecretRegistry:
@@ -148,7 +151,25 @@ def register_config_secrets(raw: Mapping[str, Any], resolved: Mapping[str, Any] 
         if mask_secrets({key: value}).get(key) == HIDDEN:
             found.append(value)
             found.extend(jaas_secrets(value))
+        elif value.startswith("jdbc:"):
+            found.extend(jdbc_url_secrets(value))
     secrets.add(found)
+
+
+def jdbc_url_secrets(url: str) -> list[str]:
+    """The passwords a JDBC URL carries (``password``, ``sslpassword``, ``trustCertificateKeyStorePassword``,
+    ``keyStorePassword`` …, and ``user:password@``), as written and decoded: ``connection.url`` is a plain
+    STRING key, so its secrets are recorded by property."""
+    from urllib.parse import unquote, unquote_plus
+
+    found: list[str] = []
+    for match in _URL_SECRET.finditer(url):
+        written = match.group(2)
+        found.extend({written, unquote_plus(written)})
+    authority = _URL_USERINFO.match(url)
+    if authority:
+        found.extend({authority.group(1), unquote(authority.group(1))})
+    return found
 
 
 def jaas_secrets(value: str) -> list[str]:

@@ -236,6 +236,6 @@ def test_subject_strategies() -> None:
 def test_registry_settings_we_do_not_support_are_refused() -> None:
     from cdc.api.errors import ConfigError
 
-    for key in ("schema.registry.ssl.truststore.location", "bearer.auth.token"):
+    for key in ("schema.registry.ssl.protocol", "bearer.auth.token"):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             AvroConverter().configure({"schema.registry.url": "http://localhost:8081", key: "x"}, False)

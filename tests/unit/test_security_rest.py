@@ -242,14 +242,14 @@ def test_ssl_settings_prefer_listener_keys() -> None:
         RestSettings.from_properties({"listeners.https.ssl.client.auth": "maybe"}, environ={})
 
 
-def test_non_pem_stores_refused_with_a_hint() -> None:
+def test_missing_stores_refused_naming_the_key() -> None:
     settings = RestSettings.from_properties(
         {"listeners.https.ssl.keystore.type": "JKS", "listeners.https.ssl.keystore.location": "/ks.jks"},
         environ={},
     )
-    with pytest.raises(ConfigError, match="convert it to PEM"):
+    with pytest.raises(ConfigError, match=r"listeners\.https\.ssl\.keystore\.location"):
         server_context(settings.ssl)
-    with pytest.raises(ConfigError, match="needs a PEM key store"):
+    with pytest.raises(ConfigError, match="needs a key store"):
         server_context(RestSettings.from_properties({}, environ={}).ssl)
 
 

@@ -126,8 +126,6 @@ def test_sasl_and_ssl_mapping() -> None:
             'username="alice" password="al\\"ice";',
             "ssl.truststore.location": "/etc/ca.pem",
             "ssl.truststore.type": "PEM",
-            "ssl.keystore.location": "/etc/client.p12",
-            "ssl.keystore.password": "kspw",
             "ssl.endpoint.identification.algorithm": "",
             "ssl.enabled.protocols": "TLSv1.2",
         }
@@ -139,8 +137,6 @@ def test_sasl_and_ssl_mapping() -> None:
         "sasl.username": "alice",
         "sasl.password": 'al"ice',
         "ssl.ca.location": "/etc/ca.pem",
-        "ssl.keystore.location": "/etc/client.p12",
-        "ssl.keystore.password": "kspw",
         "ssl.endpoint.identification.algorithm": "none",
     }
 
@@ -160,7 +156,11 @@ def test_pem_keystore_and_inline_pem_and_jks() -> None:
         "ssl.key.password": "k",
         "ssl.ca.pem": "-----BEGIN CERTIFICATE-----",
     }
-    assert to_librdkafka({"ssl.truststore.location": "/t.jks", "ssl.keystore.location": "/k.jks"}) == {}
+    # Java stores are read (tests/unit/test_java_stores_clients.py): a missing one names its key
+    with pytest.raises(ConfigError, match=r"ssl\.truststore\.location"):
+        to_librdkafka({"ssl.truststore.location": "/t.jks", "ssl.keystore.location": "/k.jks"})
+    with pytest.raises(ConfigError, match=r"ssl\.keystore\.location"):
+        to_librdkafka({"ssl.keystore.location": "/etc/client.p12", "ssl.keystore.password": "kspw"})
     kerberos = to_librdkafka(
         {
             "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required "

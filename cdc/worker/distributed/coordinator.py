@@ -37,6 +37,7 @@ from kafka.coordinator.heartbeat import Heartbeat
 from kafka.net.compat import KafkaNetClient
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
+from cdc.kafka.clients import python_ssl_context
 from cdc.worker.distributed.assignor import AssignmentRound, IncrementalCooperativeAssignor, eager_assign
 from cdc.worker.distributed.protocol import (
     Assignment,
@@ -106,8 +107,6 @@ def kafka_python_client(
     }
     simple = {
         "security.protocol": "security_protocol",
-        "ssl.truststore.location": "ssl_cafile",
-        "ssl.ca.location": "ssl_cafile",
         "request.timeout.ms": "request_timeout_ms",
         "reconnect.backoff.ms": "reconnect_backoff_ms",
         "reconnect.backoff.max.ms": "reconnect_backoff_max_ms",
@@ -117,6 +116,10 @@ def kafka_python_client(
             value = settings[key]
             configs[name] = int(value) if name.endswith("_ms") else str(value)
     configs.update(kafka_python_sasl(settings))  # sasl.mechanism and sasl.jaas.config
+    protocol = str(settings.get("security.protocol") or "PLAINTEXT").strip().upper()
+    if protocol in ("SSL", "SASL_SSL"):
+        # the worker's trust and key stores (PEM or Java: JKS, PKCS12) as the librdkafka clients get them
+        configs["ssl_context"] = python_ssl_context(settings)
     client = KafkaNetClient(**configs)
     client._net.start()  # heartbeats run on this thread: without it the member is dropped
     client._manager.bootstrap(bootstrap_timeout_ms)

@@ -57,18 +57,26 @@ class HeaderAction:
 
 @dataclass(frozen=True)
 class SslSettings:
-    """PEM material for an ``https`` listener (``ssl.keystore.type=PEM``)."""
+    """The key and trust stores of an ``https`` listener: PEM, or Java stores (JKS, JCEKS, PKCS12) read with
+    :mod:`cdc.keystores`; ``keys`` names the configuration key each value came from, for errors."""
 
-    keystore_type: str = "PEM"  # checked only when an https listener starts (ssl.* also serves Kafka clients)
-    keystore_location: str | None = None  # PEM with the private key and the certificate chain
+    keystore_type: str = "PEM"  # declared; the file's content decides, as in the JVM since Java 9
+    keystore_location: str | None = None  # PEM (private key + chain), JKS or PKCS12
     keystore_certificate_chain: str | None = None  # inline PEM (Kafka's ssl.keystore.certificate.chain)
     keystore_key: str | None = None  # inline PEM (ssl.keystore.key)
-    key_password: str | None = None
+    key_password: str | None = field(default=None, repr=False)
+    keystore_password: str | None = field(default=None, repr=False)
     truststore_type: str = "PEM"
-    truststore_location: str | None = None  # PEM bundle of trusted certificates
+    truststore_location: str | None = None  # PEM bundle of trusted certificates, JKS or PKCS12
+    truststore_password: str | None = field(default=None, repr=False)
     truststore_certificates: str | None = None  # inline PEM (ssl.truststore.certificates)
     client_auth: str = "none"  # none | requested | required
     endpoint_identification: bool = True  # ssl.endpoint.identification.algorithm: "https" (default) or ""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """``keystore.location`` → ``listeners.https.ssl.keystore.location`` or ``ssl.keystore.location``."""
+
+    def key(self, name: str) -> str:
+        return self.keys.get(name, f"ssl.{name}")
 
     @property
     def has_keystore(self) -> bool:
@@ -127,8 +135,12 @@ def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
 
 
 def _ssl(props: Mapping[str, str]) -> SslSettings:
+    keys: dict[str, str] = {}
+
     def get(name: str) -> str | None:
-        value = props.get(f"listeners.https.ssl.{name}", props.get(f"ssl.{name}"))
+        key = f"listeners.https.ssl.{name}" if f"listeners.https.ssl.{name}" in props else f"ssl.{name}"
+        keys[name] = key
+        value = props.get(key)
         return value if value else None
 
     client_auth = (get("client.auth") or "none").strip().lower()
@@ -146,11 +158,14 @@ def _ssl(props: Mapping[str, str]) -> SslSettings:
         keystore_certificate_chain=get("keystore.certificate.chain"),
         keystore_key=get("keystore.key"),
         key_password=get("key.password") or get("keystore.password"),
+        keystore_password=get("keystore.password"),
         truststore_type=(get("truststore.type") or "PEM").strip().upper(),
         truststore_location=get("truststore.location"),
+        truststore_password=get("truststore.password"),
         truststore_certificates=get("truststore.certificates"),
         client_auth=client_auth,
         endpoint_identification=bool((identification or "").strip()),
+        keys=keys,
     )
 
 
