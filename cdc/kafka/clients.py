@@ -39,6 +39,7 @@ names are accepted too. :func:`override_violations` gives the validate errors an
 from __future__ import annotations
 
 import logging
+import re
 import ssl
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -51,14 +52,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_SHARED_PREFIXES",
+    "CONNECTOR_CLIENT_PREFIXES",
+    "HISTORY_CLIENT_PREFIXES",
+    "OVERRIDE_POLICY_KEY",
     "OVERRIDE_PREFIXES",
+    "SIGNAL_CONSUMER_PREFIX",
+    "WORKER_ONLY_CLIENT_SETTINGS",
     "client_config",
+    "connector_client_overrides",
     "connector_client_settings",
     "history_client_defaults",
     "override_policy",
     "override_violations",
     "python_ssl_context",
     "to_librdkafka",
+    "unsafe_client_setting",
 ]
 
 log = logging.getLogger(__name__)
@@ -333,10 +341,48 @@ def client_config(worker: Mapping[str, Any], prefix: str) -> dict[str, str]:
 
 
 # -- connector client overrides --------------------------------------------------------------------------
+OVERRIDE_POLICY_KEY = "connector.client.config.override.policy"
 OVERRIDE_PREFIXES = {
     "producer": "producer.override.",
     "consumer": "consumer.override.",
     "admin": "admin.override.",
+}
+HISTORY_CLIENT_PREFIXES = (
+    "schema.history.internal.producer.",
+    "schema.history.internal.consumer.",
+    "database.history.producer.",
+    "database.history.consumer.",
+)
+SIGNAL_CONSUMER_PREFIX = "signal.consumer."
+CONNECTOR_CLIENT_PREFIXES: tuple[str, ...] = (
+    *OVERRIDE_PREFIXES.values(),
+    SIGNAL_CONSUMER_PREFIX,
+    *HISTORY_CLIENT_PREFIXES,
+)
+"""Every connector key prefix whose rest becomes a setting of a Kafka client: Connect's overrides, and
+Debezium's signal consumer and schema history clients. Each goes through the worker's override policy
+and :func:`unsafe_client_setting`, then :func:`to_librdkafka`."""
+
+WORKER_ONLY_CLIENT_SETTINGS: Mapping[str, str] = {
+    "plugin.library.paths": "it loads native libraries into the worker",
+    "ssl.engine.location": "it loads an OpenSSL engine (a native library) into the worker",
+    "ssl.engine.id": "it picks the OpenSSL engine a native library provides",
+    "ssl_engine_callback_data": "it is handed to an OpenSSL engine",
+    "ssl.providers": "it loads OpenSSL providers (native libraries) into the worker",
+    "sasl.kerberos.kinit.cmd": "it is a shell command the client runs on the worker",
+    "enable.sasl.oauthbearer.unsecure.jwt": (
+        "it makes the client sign its own tokens for any principal (the unsecured OAUTHBEARER login)"
+    ),
+}
+"""librdkafka settings no connector config may make, whatever the policy: they load native code or run a
+command on the worker host, or let the client name its own principal. A worker file's settings are the
+operator's and are not checked."""
+
+# The Kerberos keytab and principal are pasted into librdkafka's kinit command line (the keytab inside
+# double quotes, the principal bare): only characters a shell leaves alone there.
+_SHELL_SAFE = {
+    "sasl.kerberos.keytab": re.compile(r"[^\"$`\n\r]*"),
+    "sasl.kerberos.principal": re.compile(r"[A-Za-z0-9._/@+=:-]*"),
 }
 _POLICIES = {
     "all": "All",
@@ -362,21 +408,82 @@ def _allowed(policy: str, name: str) -> bool:
     return policy == "All" or (policy == "Principal" and name in _PRINCIPAL_KEYS)
 
 
+def _unsafe_librdkafka(name: str, value: Any) -> str | None:
+    reason = WORKER_ONLY_CLIENT_SETTINGS.get(name)
+    if reason is not None:
+        if name == "enable.sasl.oauthbearer.unsecure.jwt" and str(value).strip().lower() != "true":
+            return None
+        return f"'{name}' cannot be set in a connector configuration: {reason}"
+    pattern = _SHELL_SAFE.get(name)
+    if pattern is not None and not pattern.fullmatch(str(value)):
+        return f"'{name}' holds characters a shell would interpret (it is pasted into the kinit command)"
+    return None
+
+
+def unsafe_client_setting(name: str, value: Any) -> str | None:
+    """Why the client setting ``name`` (Java or librdkafka name, without its connector prefix) may not come
+    from a connector config, or None. ``sasl.jaas.config`` is judged by the settings it becomes."""
+    if name == "sasl.jaas.config":
+        try:
+            translated = jaas_to_librdkafka(str(value))
+        except Exception:  # a malformed value: the client refuses it with Kafka's message
+            return None
+        for mapped, mapped_value in translated.items():
+            reason = _unsafe_librdkafka(mapped, mapped_value)
+            if reason:
+                return f"'{name}' cannot be set in a connector configuration this way: {reason}"
+        return None
+    return _unsafe_librdkafka(name.replace("_", ".") if name.startswith("ssl_") else name, value) or (
+        _unsafe_librdkafka(name, value)
+    )
+
+
 def override_violations(connector_config: Mapping[str, Any], policy: Any) -> list[tuple[str, str]]:
-    """``(key, message)`` for each client override the policy forbids, in Connect's words."""
+    """``(key, message)`` for each connector client setting (:data:`CONNECTOR_CLIENT_PREFIXES`) the policy
+    forbids, in Connect's words, or that no connector may make (:func:`unsafe_client_setting`)."""
     name = override_policy(policy)
     out = []
-    for key in connector_config:
-        for prefix in OVERRIDE_PREFIXES.values():
-            if key.startswith(prefix) and not _allowed(name, key[len(prefix) :]):
-                out.append(
-                    (
-                        key,
-                        f"The '{name}' policy does not allow '{key[len(prefix) :]}' to be overridden "
-                        "in the connector configuration.",
-                    )
+    for key, value in connector_config.items():
+        prefix = next((p for p in CONNECTOR_CLIENT_PREFIXES if key.startswith(p)), None)
+        if prefix is None:
+            continue
+        setting = key[len(prefix) :]
+        unsafe = unsafe_client_setting(setting, value)
+        if unsafe is not None:
+            out.append((key, unsafe))
+        elif not _allowed(name, setting):
+            out.append(
+                (
+                    key,
+                    f"The '{name}' policy does not allow '{setting}' to be overridden "
+                    "in the connector configuration.",
                 )
+            )
     return out
+
+
+def connector_client_overrides(
+    connector_config: Mapping[str, Any], prefixes: tuple[str, ...], worker: Mapping[str, Any]
+) -> None:
+    """Raise when a task's own client (the schema history's, the signal consumer) would get a setting from
+    ``connector_config`` under ``prefixes`` that the worker's policy forbids or no connector may make.
+
+    ``worker``: the worker's entries (the task context's ``worker_client_config``, which carries the
+    policy); empty when there is no worker (``cdc snapshot``, run by an operator on a file of their own),
+    and then nothing is checked. REST refuses the same keys on create and update; this is for a config
+    stored before (another policy, an older version).
+    """
+    if not worker:
+        return
+    violations = override_violations(
+        {k: v for k, v in connector_config.items() if k.startswith(prefixes)}, worker.get(OVERRIDE_POLICY_KEY)
+    )
+    if violations:
+        from cdc.api.errors import ConnectError
+
+        raise ConnectError(
+            "Client Config Overrides not allowed " + "; ".join(f"{k}: {m}" for k, m in violations)
+        )
 
 
 def connector_client_settings(

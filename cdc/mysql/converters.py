@@ -12,13 +12,14 @@ mapping of that column. As in Debezium's ``CustomConverterRegistry`` the registr
 optional when the column is and gives it the converted column default, and the function receives the
 value as the source gives it (None for NULL; the function decides what NULL becomes).
 
-``<name>.type`` is one of Debezium's class names below, or ``package.module.Class`` / ``package.module:Class``
-naming a subclass of :class:`CustomConverter` importable on the worker.
+``<name>.type`` is one of Debezium's class names below, or the name under which a package installed on the
+worker registers a subclass of :class:`CustomConverter` in the plugin registry (the ``cdc.plugins`` entry
+point group, :mod:`cdc.plugins`). Nothing else is imported: a module import runs code, and the name comes
+from a REST user.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
 from abc import ABC, abstractmethod
@@ -176,16 +177,35 @@ BUILTIN: dict[str, type[CustomConverter]] = {
 """Debezium's converters by the class names users write (the 2.x ``mysql`` package and 3.x ``binlog``)."""
 
 
-def _load(type_name: str) -> type[CustomConverter]:
-    builtin = BUILTIN.get(type_name.strip())
+def _load(type_name: str, key: str = "type") -> type[CustomConverter]:
+    """The converter class a config names: one of :data:`BUILTIN`, or a :class:`CustomConverter` registered
+    in the plugin registry (:mod:`cdc.plugins`: the ``cdc.plugins`` entry points of packages installed on
+    the worker). A name is never imported as it is written: a config cannot make the worker import a module
+    of its choosing (any module import runs code). Raises :class:`ValueError` in Connect's words."""
+    name = type_name.strip()
+    builtin = BUILTIN.get(name)
     if builtin is not None:
         return builtin
-    module_name, _, class_name = type_name.strip().replace(":", ".").rpartition(".")
-    if not module_name or type_name.startswith("io.debezium."):
-        raise ValueError(f"{type_name} is not one of cdc's converters ({', '.join(sorted(BUILTIN))})")
-    cls = getattr(importlib.import_module(module_name), class_name, None)
+    from cdc.api.errors import ConnectError
+    from cdc.plugins import registry
+
+    missing = f"Invalid value {name} for configuration {key}: Class {name} could not be found."
+    if name.startswith("io.debezium."):
+        raise ValueError(f"{missing} It is not one of cdc's converters ({', '.join(sorted(BUILTIN))})")
+    if name not in registry.names():  # checked before load(): nothing is imported for an unknown name
+        raise ValueError(
+            f"{missing} A custom converter is a subclass of cdc.mysql.converters.CustomConverter "
+            "registered in the cdc.plugins entry point group by a package installed on the worker"
+        )
+    try:
+        cls = registry.load(name)
+    except ConnectError as exc:
+        raise ValueError(f"{missing} {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, CustomConverter)):
-        raise ValueError(f"{type_name} is not a subclass of cdc.mysql.converters.CustomConverter")
+        raise ValueError(
+            f"Invalid value {name} for configuration {key}: Class {name} is not a subclass of "
+            "cdc.mysql.converters.CustomConverter"
+        )
     return cls
 
 
@@ -206,9 +226,9 @@ def converter_errors(names: Sequence[str], props: Mapping[str, Any]) -> dict[str
             errors["converters"] = f"The converter '{name}' has no '{key}'"
             continue
         try:
-            _load(str(type_name))
-        except (ImportError, ValueError) as exc:
-            errors[key] = f"The '{key}' value is invalid: {exc}"
+            _load(str(type_name), key)
+        except ValueError as exc:
+            errors[key] = str(exc)
     return errors
 
 
@@ -218,7 +238,7 @@ class CustomConverters:
     def __init__(self, props: Mapping[str, Any], names: Sequence[str]) -> None:
         self.converters: list[CustomConverter] = []
         for name in names:
-            converter = _load(str(props[f"{name}.type"]))()
+            converter = _load(str(props[f"{name}.type"]), f"{name}.type")()
             converter.configure(_options(props, name))
             self.converters.append(converter)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from cdc.history.factory import history_from_config
 from cdc.history.store import SchemaHistory
-from cdc.kafka.clients import history_client_defaults
+from cdc.kafka.clients import HISTORY_CLIENT_PREFIXES, connector_client_overrides, history_client_defaults
 
 __all__ = ["HISTORY_BOOTSTRAP_KEYS", "open_history"]
 
@@ -25,7 +25,10 @@ HISTORY_BOOTSTRAP_KEYS = (
 
 def open_history(config: Mapping[str, str], worker_clients: Mapping[str, str]) -> SchemaHistory:
     """The started history store of a connector ``config``; ``worker_clients``: the worker's client
-    settings (``bootstrap.servers``, security …; empty when there is no worker)."""
+    settings (``bootstrap.servers``, security, the client override policy …; empty when there is no
+    worker). The connector's own ``schema.history.internal.{producer,consumer}.*`` go through the worker's
+    policy as ``producer.override.*`` do."""
+    connector_client_overrides(config, HISTORY_CLIENT_PREFIXES, worker_clients)
     props: dict[str, Any] = {**history_client_defaults(worker_clients, config), **config}
     if not any(props.get(key) for key in HISTORY_BOOTSTRAP_KEYS) and worker_clients.get("bootstrap.servers"):
         props["schema.history.internal.kafka.bootstrap.servers"] = worker_clients["bootstrap.servers"]

@@ -153,7 +153,7 @@ class MySqlSourceTask(SourceTask):
         if "file" in enabled:
             channels.append(FileChannel(settings.signal_file))
         if "kafka" in enabled:
-            channels.append(KafkaChannel(settings))
+            channels.append(KafkaChannel(settings, self.context.worker_client_config()))
         poller = ChannelPoller(channels, settings.signal_poll_interval_ms / 1000, self.stopping)
         actions = SignalActions(incremental, blocking, settings.prefix, signal_metrics)
         processor = SignalProcessor(

@@ -28,6 +28,7 @@ from cdc.mysql.keys import (
     typo_errors,
 )
 from cdc.mysql.tls import MySqlTls, driver_tls_errors, effective_mode, is_driver_tls_key
+from cdc.snapshot.spark_conf import connector_spark_errors
 
 __all__ = ["key_table", "require_valid", "validate_mysql"]
 
@@ -102,6 +103,8 @@ def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
             log.warning("%s", _undeclared_driver_key(key))
     names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
     errors.update(converter_errors(names, props))
+    # Spark settings a connector may not make (JVM options, jars, the interpreter …): docs/snapshots.md
+    errors.update(connector_spark_errors(props))
     return errors
 
 
@@ -159,7 +162,16 @@ def key_table() -> str:
         ("column.mask.hash[.v2].ALGORITHM.with.salt.SALT", "Character columns hashed as Debezium does."),
         ("column.truncate.to.N.chars", "Strings and bytes cut to N."),
         ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
-        ("signal.consumer.*", "Settings of the Kafka signal channel's consumer, passed through."),
+        (
+            "signal.consumer.*",
+            "Java consumer settings of the Kafka signal channel, as the worker's "
+            "connector.client.config.override.policy allows (see docs/security.md).",
+        ),
+        (
+            "snapshot.spark.conf.*",
+            "Spark settings of the Spark snapshot: only the keys docs/snapshots.md lists (parallelism, "
+            "memory, shuffle, executors); any other Spark key comes from the worker file.",
+        ),
     ):
         rows.append((f"`{pattern}`", "honoured", note))
     for refusal in REFUSED:

@@ -19,7 +19,8 @@ On a cluster (any master but ``local…``) the ``cdc`` package is zipped and shi
 fastavro …) must be there: installed on every worker host, or shipped as an environment archive
 (``spark.archives`` + ``spark.pyspark.python``), see docs/snapshots.md "Spark cluster". Nothing about the
 network or the executors' interpreter is forced on a cluster; ``conf`` (``cdc snapshot --conf``, a
-properties file) is the user's way to say them.
+properties file; for a connector the worker file's ``snapshot.spark.conf.*``, :mod:`cdc.snapshot.spark_conf`)
+is the user's way to say them.
 """
 
 from __future__ import annotations
@@ -212,18 +213,18 @@ class SparkRunner:
         self.run_chunk = run_chunk
         self.jvm_log = jvm_log
         """Where the JVM's own output (spark-submit, Ivy, Spark's log4j) goes; None: this process's."""
-        if conf and conf.get("spark.pyspark.python"):
-            # spark-submit turns this setting into the executors' interpreter; a session made in this
-            # process does not, it reads only the environment
-            os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
-        if _local(master):
-            # Everything runs in this process and on this machine: loopback, and this interpreter for
-            # the Python workers. A cluster's driver and executors are the user's to place (spark.driver.host,
-            # spark.pyspark.python …, see docs/snapshots.md); whatever the environment says is kept.
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # No setting of a run reaches the process's environment, which every connector of the worker
+        # shares (one connector's interpreter must not become the next one's): the executors' interpreter
+        # is the session's (SparkContext.pythonExec, carried by the Python functions to the executors),
+        # and on a local master the driver binds to loopback through the session's settings.
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         settings = dict(conf or {})
+        python = settings.get("spark.pyspark.python") or (sys.executable if _local(master) else None)
+        if _local(master):
+            # Everything runs in this process and on this machine. A cluster's driver and executors are
+            # the user's to place (spark.driver.host, spark.pyspark.python …, see docs/snapshots.md).
+            settings.setdefault("spark.driver.host", "127.0.0.1")
+            settings.setdefault("spark.driver.bindAddress", settings["spark.driver.host"])
         if package:
             packages = [p for p in str(settings.get("spark.jars.packages", "")).split(",") if p.strip()]
             settings["spark.jars.packages"] = ",".join([*packages, str(package)])
@@ -246,6 +247,10 @@ class SparkRunner:
             self.packages_loaded = False
         self.session.sparkContext.setLogLevel("WARN")
         self.sc = self.session.sparkContext
+        if python:
+            # spark-submit turns spark.pyspark.python into the executors' interpreter; a session made in
+            # this process reads PYSPARK_PYTHON instead, unless told here
+            self.sc.pythonExec = python
         self.master = master
         if not _local(master):
             self._ship_package()

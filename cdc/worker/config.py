@@ -168,6 +168,17 @@ def _worker_def() -> ConfigDef:
         "The log4j pattern of log.format=log4j: %d %p %m %c %t %L %X{connector.context} %n %%.",
     )
     d.define("log.file", S, None, None, LO, "Also write the log to this file (appended).")
+    # cdc's own: what connectors' Spark snapshots may use (docs/snapshots.md, cdc.snapshot.spark_conf)
+    d.define(
+        "snapshot.spark.allowed.masters",
+        LST,
+        "",
+        None,
+        LO,
+        "Spark masters other than local[...] that connectors may name in snapshot.spark.master.",
+    )
+    # and snapshot.spark.conf.<spark key> (read as a group, cdc.worker.worker.worker_client_entries): the
+    # Spark settings of every Spark snapshot of the worker (any key but spark.master)
     return d
 
 

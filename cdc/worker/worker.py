@@ -30,13 +30,16 @@ from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.kafka.clients import (
     CLIENT_SHARED_PREFIXES,
+    OVERRIDE_POLICY_KEY,
     connector_client_settings,
+    override_policy,
     to_librdkafka,
 )
 from cdc.kafka.failures import create_topic_if_missing
 from cdc.kafka.recipe import CONVERTER_ROLES, converter_spec, source_producer_settings
 from cdc.logs import set_context
 from cdc.plugins import registry
+from cdc.snapshot.spark_conf import SPARK_CONF_PREFIX, WORKER_MASTERS_KEY
 from cdc.worker.config import connector_def
 from cdc.worker.exactly_once import (
     ExactlyOnceSettings,
@@ -355,7 +358,10 @@ class Worker:
         The converters as the worker would configure them when a connector names none (the class, the
         ConfigDef's default for ``header.converter``, and the ``<role>.*`` sub-settings), the brokers,
         the settings every client of the worker shares (security, SASL, SSL …) and ``producer.*``. The
-        connector's own converters and ``producer.override.*`` are in its config already.
+        connector's own converters and ``producer.override.*`` are in its config already. Also what only
+        the worker file decides: ``connector.client.config.override.policy`` (for the clients a task makes
+        itself: schema history, signal consumer, Spark writers) and the Spark snapshot's
+        ``snapshot.spark.conf.*`` and ``snapshot.spark.allowed.masters``.
         """
         props = self.settings.props
         out: dict[str, str] = {}
@@ -370,6 +376,17 @@ class Worker:
                 k: str(v)
                 for k, v in props.items()
                 if v is not None and k.startswith((*CLIENT_SHARED_PREFIXES, "producer."))
+            }
+        )
+        # What the worker file alone decides for a task's own clients and Spark session: which client
+        # settings a connector may make (cdc.kafka.clients), the Spark settings and masters
+        # (cdc.snapshot.spark_conf)
+        out[OVERRIDE_POLICY_KEY] = override_policy(props.get(OVERRIDE_POLICY_KEY))
+        out.update(
+            {
+                k: str(v)
+                for k, v in props.items()
+                if v is not None and (k.startswith(SPARK_CONF_PREFIX) or k == WORKER_MASTERS_KEY)
             }
         )
         return out

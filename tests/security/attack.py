@@ -179,3 +179,37 @@ def _content_length(header: bytes) -> int | None:
         if name.strip().lower() == b"content-length":
             return int(value.strip())
     return None
+
+
+MYSQL = "io.debezium.connector.mysql.MySqlConnector"
+
+
+def mysql_config(db: Any, name: str, **extra: str) -> dict[str, str]:
+    """A MySQL connector config that validates clean against the stack's server (``db``: a ``mysql_db``),
+    with ``extra`` keys on top."""
+    return {
+        "connector.class": MYSQL,
+        "name": name,
+        "tasks.max": "1",
+        "database.hostname": db.host,
+        "database.port": str(db.port),
+        "database.user": db.user,
+        "database.password": db.password,
+        "database.server.id": str(5400 + abs(hash(name)) % 500),
+        "topic.prefix": name,
+        "database.include.list": db.name,
+        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+        **extra,
+    }
+
+
+def validate_errors(worker: WorkerProcess, config: dict[str, str]) -> dict[str, list[str]]:
+    """``PUT …/config/validate``: the errors by key (the answer must be a 200 ConfigInfos, never a 500)."""
+    response = call(
+        worker, "PUT", f"/connector-plugins/{config['connector.class']}/config/validate", json=config
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in body["configs"] if c["value"]["errors"]}
+    assert body["error_count"] == sum(len(e) for e in errors.values()), body
+    return errors

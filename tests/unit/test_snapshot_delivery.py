@@ -3,6 +3,7 @@ the transaction names, the producer settings of a chunk transaction, ``--conf``/
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -133,13 +134,48 @@ def test_progress_state_keeps_the_delivery_bookkeeping(tmp_path: Path) -> None:
 
 
 def test_the_connectors_spark_settings() -> None:
+    """A connector sets only the allowed sizes; the worker file's snapshot.spark.conf.* are under them."""
     from cdc.mysql.spark.connector import spark_conf
 
+    worker = {
+        "snapshot.spark.conf.spark.driver.host": "10.1.2.3",
+        "snapshot.spark.conf.spark.executor.memory": "1g",
+        "snapshot.spark.allowed.masters": "spark://m:7077, spark://n:7077",
+        "bootstrap.servers": "b:9092",
+    }
     props = {
         "snapshot.spark.master": "spark://m:7077",
-        "snapshot.spark.conf.spark.driver.host": "10.1.2.3",
         "snapshot.spark.conf.spark.executor.memory": "2g",
+        "snapshot.spark.conf.spark.sql.shuffle.partitions": "8",
     }
-    assert spark_conf(props) == {"spark.driver.host": "10.1.2.3", "spark.executor.memory": "2g"}
-    with pytest.raises(ConfigError, match=r"snapshot\.spark\.conf\.driver\.host: not Spark settings"):
-        spark_conf({"snapshot.spark.conf.driver.host": "x"})
+    assert spark_conf(props, worker) == {
+        "spark.driver.host": "10.1.2.3",
+        "spark.executor.memory": "2g",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    with pytest.raises(ConfigError, match=r"snapshot\.spark\.conf\.driver\.host: not a Spark setting"):
+        spark_conf({"snapshot.spark.conf.driver.host": "x"}, {})
+    for key in (
+        "spark.driver.extraJavaOptions",
+        "spark.executor.extraJavaOptions",
+        "spark.pyspark.python",
+        "spark.jars.packages",
+        "spark.driver.host",
+        "spark.extraListeners",
+        "spark.plugins",
+        "spark.master",
+    ):
+        with pytest.raises(
+            ConfigError, match=f"snapshot\\.spark\\.conf\\.{re.escape(key)}.*cannot be set by"
+        ):
+            spark_conf({f"snapshot.spark.conf.{key}": "x"}, worker)
+    with pytest.raises(ConfigError, match="a number, size, duration or boolean"):
+        spark_conf({"snapshot.spark.conf.spark.driver.memory": "1g -XX:OnOutOfMemoryError=touch"}, {})
+    # the master: a local one always, another only as the worker file allows
+    assert spark_conf({"snapshot.spark.master": "local[4,2]"}, {}) == {}
+    with pytest.raises(ConfigError, match=r"snapshot\.spark\.master: The Spark master 'spark://m:7077'"):
+        spark_conf({"snapshot.spark.master": "spark://m:7077"}, {})
+    with pytest.raises(ConfigError, match="local-cluster"):
+        spark_conf({"snapshot.spark.master": "local-cluster[2,1,1024]"}, {})
+    with pytest.raises(ConfigError, match=r"spark\.master in the worker file"):
+        spark_conf({}, {"snapshot.spark.conf.spark.master": "spark://m:7077"})

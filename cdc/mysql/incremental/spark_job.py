@@ -182,7 +182,7 @@ class BackfillJob:
             progress=True,
             progress_to_log=True,
             progress_interval=10.0,
-            spark_conf=spark_conf(self.props),
+            spark_conf=spark_conf(self.props, self.spec.worker_clients),
         )
         with exclusive(self.cancelled):
             if self.stopping:

@@ -4,7 +4,8 @@ Both are read every ``signal.poll.interval.ms`` by :class:`ChannelPoller`'s thre
 queue until the streamer reaches a point between transactions. ``file`` (``signal.file``) is read from
 where the last read stopped (:class:`FileChannel`: Debezium empties the file after each read; here only a
 file the channel created is emptied). ``kafka`` (``signal.kafka.topic``, default ``<prefix>-signal``) reads
-partition 0 of the topic with the group ``signal.kafka.groupId`` and the ``signal.consumer.*`` settings;
+partition 0 of the topic with the group ``signal.kafka.groupId`` and the ``signal.consumer.*`` settings (Java
+consumer settings, as the worker's own clients take them and as its client override policy allows);
 only records whose key is the connector's ``topic.prefix`` are signals; the group's offset is committed
 once the streamer has acted on them (:meth:`SignalChannel.acknowledge`), so a restarted task acts on a
 signal it had not acted on, and not again on one it had.
@@ -20,6 +21,7 @@ import queue
 import stat
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -367,8 +369,12 @@ def _store_position(path: str, state: _Position) -> None:
 class KafkaChannel(SignalChannel):
     name = "kafka"
 
-    def __init__(self, settings: MySqlSettings) -> None:
+    def __init__(self, settings: MySqlSettings, worker: Mapping[str, str] | None = None) -> None:
+        """``worker``: the worker's entries (the task context's ``worker_client_config``), whose override
+        policy the ``signal.consumer.*`` settings go through; empty or None outside a worker."""
         from confluent_kafka import Consumer, TopicPartition
+
+        from cdc.kafka.clients import SIGNAL_CONSUMER_PREFIX, connector_client_overrides, to_librdkafka
 
         self.prefix = settings.prefix
         self.topic = settings.signal_kafka_topic or f"{settings.prefix}-signal"
@@ -383,9 +389,12 @@ class KafkaChannel(SignalChannel):
             "auto.offset.reset": "earliest",
             "session.timeout.ms": 10000,
         }
-        for key, value in settings.raw.items():
-            if key.startswith("signal.consumer."):
-                config[key[len("signal.consumer.") :]] = value
+        # Debezium's signal.consumer.* are Java consumer settings: the worker's policy first, then the
+        # same translation (and the same list of names) as every other client of the worker
+        connector_client_overrides(settings.raw, (SIGNAL_CONSUMER_PREFIX,), worker or {})
+        prefix = SIGNAL_CONSUMER_PREFIX
+        own = {k[len(prefix) :]: v for k, v in settings.raw.items() if k.startswith(prefix)}
+        config.update(to_librdkafka(own))
         self.consumer = Consumer(config)
         self.consumer.assign([TopicPartition(self.topic, 0)])
         self._partition = TopicPartition

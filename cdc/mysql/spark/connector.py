@@ -37,6 +37,7 @@ from cdc.api.records import Header
 from cdc.logs import in_context
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import SnapshotResult
+from cdc.snapshot.spark_conf import SPARK_CONF_PREFIX
 
 __all__ = [
     "SPARK_CONF_PREFIX",
@@ -52,7 +53,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SPARK_CONF_PREFIX = "snapshot.spark.conf."
 _one_at_a_time = threading.Lock()
 
 
@@ -165,18 +165,13 @@ def running(job: Any, stopping: threading.Event, name: str) -> Iterator[None]:
         watcher.join(5)
 
 
-def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
-    """The Spark settings among the connector's keys: ``snapshot.spark.conf.<spark key>``."""
-    from cdc.api.errors import ConfigError
+def spark_conf(props: Mapping[str, str], worker: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings of the connector's session: the worker file's ``snapshot.spark.conf.*`` (in
+    ``worker``, the task context's ``worker_client_config``), then the connector's own, of which only the
+    allowed keys are taken (anything else raises naming the key, see :mod:`cdc.snapshot.spark_conf`)."""
+    from cdc.snapshot.spark_conf import session_conf
 
-    conf = {k[len(SPARK_CONF_PREFIX) :]: str(v) for k, v in props.items() if k.startswith(SPARK_CONF_PREFIX)}
-    wrong = sorted(k for k in conf if not k.startswith("spark."))
-    if wrong:
-        raise ConfigError(
-            f"{', '.join(SPARK_CONF_PREFIX + k for k in wrong)}: not Spark settings "
-            f"({SPARK_CONF_PREFIX} must be followed by a key that starts with 'spark.')"
-        )
-    return conf
+    return session_conf(props, worker)
 
 
 def gated_runner(
@@ -242,7 +237,7 @@ def spark_snapshot(
         state_dir=directory,
         progress=True,
         progress_to_log=True,  # with the task's [name|task-0] context, not on the worker's stderr
-        spark_conf=spark_conf(raw),
+        spark_conf=spark_conf(raw, worker_clients),
     )
     with exclusive(stopping):
         job = SnapshotRun(raw, worker_clients, options, headers=headers)

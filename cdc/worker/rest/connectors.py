@@ -123,7 +123,7 @@ async def create_connector(request: Request) -> Response:
             )
     _check_name(name)
     _check_and_put_name(name, config)
-    check_overrides(config, ctx.settings.client_override_policy)
+    check_overrides(config, ctx.settings.client_override_policy, ctx.settings.spark_allowed_masters)
     forward_body: dict[str, Any] = {"name": name, "config": config}
     if state_name is not None:
         forward_body["initial_state"] = str(state_name).upper()
@@ -168,7 +168,7 @@ async def put_config(request: Request) -> Response:
     _check_name(name)
     config = as_string_map(await read_json(request, numbers_as_text=True))
     _check_and_put_name(name, config)
-    check_overrides(config, ctx.settings.client_override_policy)
+    check_overrides(config, ctx.settings.client_override_policy, ctx.settings.spark_allowed_masters)
     result = await ctx.call(
         request, lambda: ctx.herder.put_connector_config(name, config, True), write=True, body=config
     )
@@ -192,7 +192,11 @@ async def patch_config(request: Request) -> Response:
             400,
             f"Connector name configuration ({included}) doesn't match connector name in the URL ({name})",
         )
-    check_overrides({k: v for k, v in patch.items() if v is not None}, ctx.settings.client_override_policy)
+    check_overrides(
+        {k: v for k, v in patch.items() if v is not None},
+        ctx.settings.client_override_policy,
+        ctx.settings.spark_allowed_masters,
+    )
     result = await ctx.call(
         request, lambda: ctx.herder.patch_connector_config(name, patch), write=True, body=patch
     )

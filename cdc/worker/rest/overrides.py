@@ -1,4 +1,10 @@
-"""``connector.client.config.override.policy`` at the REST API: overrides a policy forbids are config errors.
+"""What the worker file decides about connector configs, at the REST API: violations are config errors.
+
+* ``connector.client.config.override.policy``: overrides a policy forbids, and client settings no connector
+  may make (:func:`cdc.kafka.clients.override_violations`: ``producer.override.*``, ``signal.consumer.*``,
+  ``schema.history.internal.{producer,consumer}.*`` …).
+* ``snapshot.spark.allowed.masters``: a ``snapshot.spark.master`` the worker does not allow
+  (:mod:`cdc.snapshot.spark_conf`).
 
 Connect's ``AbstractHerder.validateClientOverrides`` adds one error per forbidden ``producer.override.*``,
 ``consumer.override.*`` or ``admin.override.*`` key to the validate answer, so create/update fail with
@@ -9,24 +15,40 @@ policy), see :func:`cdc.kafka.clients.connector_client_settings`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cdc.config import mask_secrets
 from cdc.kafka.clients import override_violations
+from cdc.snapshot.spark_conf import MASTER_KEY, master_error
 from cdc.worker import validation
 from cdc.worker.rest.errors import RestError
 
 __all__ = ["add_override_errors", "check_overrides"]
 
 
-def add_override_errors(infos: dict[str, Any], config: Mapping[str, Any], policy: str) -> dict[str, Any]:
-    """``infos`` (a ConfigInfos) with the policy's errors added to the override keys."""
-    violations = override_violations(config, policy)
-    if not violations:
+def violations(
+    config: Mapping[str, Any], policy: str, spark_masters: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """``(key, message)`` for each setting of ``config`` the worker file does not allow."""
+    out = override_violations(config, policy)
+    master = config.get(MASTER_KEY)
+    if master is not None:
+        message = master_error(str(master), spark_masters)
+        if message:
+            out.append((MASTER_KEY, message))
+    return out
+
+
+def add_override_errors(
+    infos: dict[str, Any], config: Mapping[str, Any], policy: str, spark_masters: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``infos`` (a ConfigInfos) with the worker file's errors added to the keys they concern."""
+    found = violations(config, policy, spark_masters)
+    if not found:
         return infos
     by_name = {entry["value"]["name"]: entry for entry in infos.get("configs", [])}
-    for key, message in violations:
+    for key, message in found:
         entry = by_name.get(key)
         if entry is None:
             entry = {
@@ -54,16 +76,17 @@ def add_override_errors(infos: dict[str, Any], config: Mapping[str, Any], policy
             infos.setdefault("configs", []).append(entry)
             by_name[key] = entry
         entry["value"]["errors"].append(message)
-    infos["error_count"] = int(infos.get("error_count", 0)) + len(violations)
+    infos["error_count"] = int(infos.get("error_count", 0)) + len(found)
     return infos
 
 
-def check_overrides(config: Mapping[str, Any], policy: str) -> None:
-    """400 with Connect's invalid-config message when ``config`` sets an override the policy forbids."""
-    if not override_violations(config, policy):
+def check_overrides(config: Mapping[str, Any], policy: str, spark_masters: Sequence[str] = ()) -> None:
+    """400 with Connect's invalid-config message when ``config`` sets what the worker file forbids."""
+    if not violations(config, policy, spark_masters):
         return
     try:
         infos = validation.validate({k: str(v) for k, v in config.items() if v is not None})
     except Exception:  # no usable class: report the overrides alone
         infos = {"error_count": 0, "configs": []}
-    raise RestError(400, validation.invalid_config_message(add_override_errors(infos, config, policy)))
+    infos = add_override_errors(infos, config, policy, spark_masters)
+    raise RestError(400, validation.invalid_config_message(infos))

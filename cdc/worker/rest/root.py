@@ -76,7 +76,13 @@ async def validate(request: Request) -> Response:
     result = await ctx.call(request, lambda: ctx.herder.validate_connector_config(config))
     if isinstance(result, Forwarded):
         return relay(result)
-    return json(redact_json(add_override_errors(result, config, ctx.settings.client_override_policy)))
+    return json(
+        redact_json(
+            add_override_errors(
+                result, config, ctx.settings.client_override_policy, ctx.settings.spark_allowed_masters
+            )
+        )
+    )
 
 
 routes = [

@@ -208,6 +208,7 @@ class RestSettings:
     listeners_explicit: bool = False  # the listeners were written by the user, not Connect's default
     allow_unauthenticated_all_interfaces: bool = False
     client_override_policy: str = "All"  # connector.client.config.override.policy, checked on create/update
+    spark_allowed_masters: tuple[str, ...] = ()  # snapshot.spark.allowed.masters, checked on create/update
     request_body_max_bytes: int = DEFAULT_REQUEST_BODY_MAX_BYTES  # rest.request.body.max.bytes
     header_timeout_s: float = 20.0  # rest.request.header.timeout.ms
     idle_timeout_s: float = 30.0  # rest.idle.timeout.ms
@@ -218,6 +219,7 @@ class RestSettings:
     ) -> RestSettings:
         """The settings of ``props``; ``environ`` (default ``os.environ``) supplies ``KAFKA_OPTS``."""
         from cdc.kafka.clients import override_policy
+        from cdc.snapshot.spark_conf import allowed_masters
         from cdc.worker.rest.auth import basic_auth_from_properties
 
         if props.get("listeners") is not None:
@@ -254,6 +256,7 @@ class RestSettings:
             authenticator=basic_auth_from_properties(props, environ),
             listeners_explicit=explicit,
             client_override_policy=override_policy(props.get("connector.client.config.override.policy")),
+            spark_allowed_masters=allowed_masters(props),
             allow_unauthenticated_all_interfaces=_bool(
                 props, "rest.allow.unauthenticated.all.interfaces", False
             ),
