@@ -134,12 +134,22 @@ class MetricsRegistry:
         with self._lock:
             self._connectors[server] = connector
 
-    def forget_server(self, server: str) -> None:
-        """A stopped task's metrics: every context of ``server`` and its connector name go, so that a
-        deleted or stopped connector's series disappear from the next scrape."""
+    def connector_of(self, server: str) -> str | None:
+        """The connector ``server``'s series carry (:meth:`set_connector`), if one said so."""
         with self._lock:
-            for key in [k for k in self._sources if isinstance(k, tuple) and k[0] == "attributes"]:
-                if key[2] == server:
+            return self._connectors.get(server)
+
+    def forget_server(self, server: str) -> None:
+        """A stopped task's metrics: every context of ``server`` (Debezium's ``("attributes", context,
+        server)`` sources and cdc's own ``(kind, server)`` ones) and its connector name go, so that a deleted
+        or stopped connector's series disappear from the next scrape."""
+        with self._lock:
+            for key in list(self._sources):
+                if not isinstance(key, tuple):
+                    continue
+                if (key[0] == "attributes" and len(key) == 3 and key[2] == server) or (
+                    len(key) == 2 and key[1] == server
+                ):
                     del self._sources[key]
             self._connectors.pop(server, None)
 

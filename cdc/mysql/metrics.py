@@ -231,6 +231,9 @@ class SignalMetrics:
 
     def readings(self) -> Iterator[Reading]:
         labels = {"server": self.server}
+        connector = REGISTRY.connector_of(self.server)
+        if connector is not None:
+            labels["connector"] = connector  # as Debezium's series of the same server carry it
         yield Reading(
             "cdc_mysql_signals_received", self.received, labels, "Signals the task received", counter=True
         )
