@@ -50,6 +50,7 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
 from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
@@ -178,6 +179,8 @@ class Streamer:
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
+        self.placeholder = settings.unavailable_value_placeholder
+        self._statement_warned: dict[str, tuple[float, int]] = {}  # table → (last WARN, suppressed since)
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -359,6 +362,10 @@ class Streamer:
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
         database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        dml = _DML.match(query)
+        if dml is not None:
+            self._statement_dml(event, query, dml, database or None)
+            return
         self._ddl(event, query, database or None)
 
     def _commit(self, event: Any) -> None:
@@ -372,6 +379,35 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos)
         self.metrics.committed_transactions += 1
         self.metrics.gtid_set = self.completed_gtids or ""
+
+    def _statement_dml(self, event: Any, query: str, dml: re.Match[str], database: str | None) -> None:
+        """DML logged as a statement (a session on binlog_format=STATEMENT or MIXED): its rows are not in
+        the binlog, so they cannot be captured. Captured tables get a WARN with the position (at most one
+        per table every 10 s, with the number since) and the statement_events metric; the event is
+        otherwise skipped, as Debezium skips it."""
+        table_id = _dml_table(dml, database)
+        if table_id is not None and not self.filters.table(table_id):
+            return
+        key = str(table_id) if table_id is not None else f"{database or '?'}.?"
+        counts = self.metrics.statement_events
+        counts[key] = counts.get(key, 0) + 1
+        now = time.monotonic()
+        last, suppressed = self._statement_warned.get(key, (0.0, 0))
+        if last and now - last < 10.0:
+            self._statement_warned[key] = (last, suppressed + 1)
+            return
+        self._statement_warned[key] = (now, 0)
+        log.warning(
+            "Statement-based DML on captured table %s at %s:%s is not captured: the writing session uses "
+            "binlog_format=STATEMENT or MIXED, so the binlog holds the statement, not the rows%s. Set "
+            "binlog_format=ROW (globally, in the server's configuration file and in any session that sets "
+            "it) and re-capture the table (for example with an incremental snapshot): %.200s",
+            key,
+            self.file,
+            _start_of(event, self.event_start),
+            f" ({suppressed} more since the last warning)" if suppressed else "",
+            query,
+        )
 
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
@@ -466,9 +502,21 @@ class Streamer:
         if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
             self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
             return
+        kind = _kind(event)
+        # Partial images are refused before anything of the event is decoded or emitted.
+        images = check_images(
+            kind,
+            event.columns_present_bitmap,
+            getattr(event, "columns_present_bitmap2", b"") if kind == "u" else b"",
+            library_table.columns,
+        )
+        if images is not None and images.partial:
+            self._partial_image(event, table_id, images, [str(c.name) for c in library_table.columns])
+            return
         try:
-            records = self._row_records(event, table, table_id, first_row)
+            records = self._row_records(event, table, table_id, first_row, kind, images)
         except Exception:
+            self.metrics.erroneous_events += 1
             if self.event_failure_mode == "fail":
                 raise
             log.warning(
@@ -482,14 +530,29 @@ class Streamer:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
 
-    def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
+    def _partial_image(self, event: Any, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
+        """A MINIMAL image: fail (the default), or skip the event with a WARN (warn) or without (skip)."""
+        self.metrics.erroneous_events += 1
+        key = str(table_id)
+        self.metrics.partial_row_images[key] = self.metrics.partial_row_images.get(key, 0) + 1
+        start = _start_of(event, self.event_start)
+        error = partial_error(check, key, self.file, start, names, self.event_failure_mode)
+        if self.event_failure_mode == "fail":
+            raise error
+        if self.event_failure_mode == "warn":
+            log.warning("Skipping the binlog event at %s:%s: %s", self.file, start, error)
+
+    def _row_records(
+        self,
+        event: Any,
+        table: Any,
+        table_id: TableId,
+        first_row: int,
+        kind: str,
+        partial: ImageCheck | None = None,
+    ) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
         names = ts.column_names
-        if type(event) is FastRows:
-            kind = event.kind
-        else:
-            update = isinstance(event, UpdateRowsEvent)
-            kind = "c" if isinstance(event, WriteRowsEvent) else "u" if update else "d"
         update = kind == "u"
         # Rows as lists in our column order: one image per row, (before, after) for updates. The
         # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
@@ -504,6 +567,8 @@ class Streamer:
                     images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
                 else:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
+        if partial is not None:  # NOBLOB: the left-out BLOB/TEXT values are Debezium's placeholder
+            self.metrics.unavailable_values += self._unavailable(images, update, partial, table, names)
         self.hooks.on_row_images(table_id, images)
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
@@ -551,6 +616,14 @@ class Streamer:
         self.metrics.events(ts_ms, emitted)
         return out
 
+    def _unavailable(
+        self, images: list[list[Any]], update: bool, check: ImageCheck, table: Any, names: list[str]
+    ) -> int:
+        at = {name: i for i, name in enumerate(names)}
+        positions = [at.get(c.name) for c in table.columns]
+        binary = [c.base_type in _BINARY_BLOBS for c in table.columns]
+        return fill_unavailable(images, update, check, positions, binary, self.placeholder)
+
     def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
             f"Encountered change event for table {table_id} whose schema isn't known to this connector "
@@ -596,7 +669,39 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     return [TableId(database or "", first)] if database else []
 
 
+_NAME = r"(?:`((?:[^`]|``)+)`|([\w$]+))"
+# The statement's (first) target table: INSERT/REPLACE … INTO t, UPDATE t, DELETE … FROM t.
+_DML = re.compile(
+    r"^\s*(?:/\*.*?\*/\s*)*(?:"
+    r"(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*(?:\s+INTO)?"
+    r"|UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*"
+    r"|DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM"
+    r"|LOAD\s+DATA\b.*?\bINTO\s+TABLE"
+    rf")\s+{_NAME}(?:\s*\.\s*{_NAME})?",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _dml_table(match: re.Match[str], database: str | None) -> TableId | None:
+    first = (match.group(1) or match.group(2) or "").replace("``", "`")
+    second = (match.group(3) or match.group(4) or "").replace("``", "`")
+    if second:
+        return TableId(first, second)
+    return TableId(database, first) if database else None
+
+
 _DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
+
+
+_BINARY_BLOBS = frozenset({"TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
+
+
+def _kind(event: Any) -> str:
+    if type(event) is FastRows:
+        return event.kind
+    if isinstance(event, UpdateRowsEvent):
+        return "u"
+    return "c" if isinstance(event, WriteRowsEvent) else "d"
 
 
 def _start_of(event: Any, fallback: int) -> int:
