@@ -27,6 +27,7 @@ from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.greeting import explain, pymysql_connect
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.types import ColumnInfo
 from cdc.jdbc.url import JdbcUrl
@@ -295,15 +296,15 @@ class MySqlDialect(Dialect):
         import pymysql
 
         try:
-            return pymysql.connect(
-                host=self.url.host,
+            return pymysql_connect(  # the timeout covers the server's greeting too (cdc.greeting)
+                10,
+                host=self.url.host or "localhost",
                 port=self.url.port,
                 user=self.url.user or "",
                 password=self.url.password or "",
                 database=self.url.database or None,
                 charset="utf8mb4",
                 autocommit=False,
-                connect_timeout=10,
                 conv=pymysql_conversions(),
             )
         except pymysql.err.OperationalError as exc:
@@ -327,6 +328,10 @@ class MySqlDialect(Dialect):
         except MySQLdb.OperationalError as exc:
             if exc.args and exc.args[0] in (1044, 1045, 1049):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc.args[1]}") from exc
+            # libmariadb words a refused port "(115)" (EINPROGRESS), a silent one as a lost handshake
+            reason = explain(exc, self.url.host or "localhost", int(self.url.port))
+            if reason is not None:
+                raise MySQLdb.OperationalError(exc.args[0], reason) from exc
             raise
 
     def _session_zone(self) -> str:

@@ -16,6 +16,7 @@ import pymysql.cursors
 
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.greeting import GreetingError, explain, pymysql_connect
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
@@ -47,20 +48,21 @@ _PYMYSQL_CONV = pymysql_conversions()
 
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
-        return pymysql.connect(
+        # The timeout covers the server's greeting too (cdc.greeting).
+        return pymysql_connect(
+            max(1, settings.connect_timeout_ms // 1000),
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
             password=settings.password,
             database=database,
             charset="utf8mb4",
-            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             read_timeout=None,
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
             conv=_PYMYSQL_CONV,
         )
-    except pymysql.err.OperationalError as exc:
+    except (pymysql.err.OperationalError, GreetingError) as exc:
         raise _connect_error(settings, exc) from exc
 
 
@@ -80,7 +82,8 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
             cursorclass=MySQLdb.cursors.SSCursor,
         )
     except MySQLdb.OperationalError as exc:
-        raise _connect_error(settings, exc) from exc
+        reason = explain(exc, settings.database_hostname, settings.database_port)
+        raise _connect_error(settings, GreetingError(0, reason) if reason else exc) from exc
 
 
 def _connect_error(settings: MySqlSettings, exc: Exception) -> Exception:
@@ -180,13 +183,13 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
     import pymysql
 
     try:
-        conn = pymysql.connect(
+        conn = pymysql_connect(  # the timeout covers the greeting: an answer within ~10 s whatever listens
+            max(1, min(settings.connect_timeout_ms // 1000, 10)),
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
             password=settings.password,
             charset="utf8mb4",
-            connect_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
         )
     except (pymysql.err.MySQLError, OSError) as exc:
         message = exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc
