@@ -52,6 +52,7 @@ from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
 from cdc.mysql.rowdecoder import RowDecoder
+from cdc.mysql.server_ids import SAME_ID_TRIES, SAME_ID_WINDOW_S, is_same_id_error, report_host
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 
@@ -133,6 +134,8 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
                 "password": settings.password,
             },
             server_id=settings.database_server_id,
+            # registered under a name of its own: validate tells this connector's connection from others'
+            report_slave=report_host(settings.prefix),
             resume_stream=True,
             log_file=start.file,
             log_pos=start.pos,
@@ -181,6 +184,7 @@ class Streamer:
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         self.placeholder = settings.unavailable_value_placeholder
         self._statement_warned: dict[str, tuple[float, int]] = {}  # table → (last WARN, suppressed since)
+        self._same_id: list[float] = []  # when the server last ended the dump for a same-server-id client
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -236,13 +240,16 @@ class Streamer:
         retries = 0
         while not self.stopping.is_set():
             resume = self.checkpoint()
+            same_id = False
             try:
                 self._stream(resume)
                 backoff = 1.0
             except OperationalError as exc:
                 code = exc.args[0] if exc.args else 0
                 message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-                if code == 1236:
+                if is_same_id_error(code, message):
+                    same_id = self._same_id_disconnect(message, exc)
+                elif code == 1236:
                     raise BinlogPurgedError(
                         f"The connector is trying to read binlog starting at file '{resume.file}', position "
                         f"{resume.pos}"
@@ -251,7 +258,7 @@ class Streamer:
                         "connector to use a snapshot when needed (snapshot.mode=when_needed) to take a new "
                         "snapshot, or delete the connector's offsets and restart it."
                     ) from exc
-                if code not in _RETRIABLE_CODES and code < 2000:
+                elif code not in _RETRIABLE_CODES and code < 2000:
                     raise
                 self.metrics.connected = False
                 self.metrics.disconnects += 1
@@ -264,7 +271,7 @@ class Streamer:
                 )
                 # Re-reading the transaction from its start means skipping what was already emitted.
                 restart = self.checkpoint()
-                if restart != resume:
+                if restart != resume and not same_id:
                     backoff = 1.0  # this connection made progress: the next loss is a new incident
                     retries = 0
                 retries += 1
@@ -278,6 +285,33 @@ class Streamer:
                 if self.stopping.wait(backoff):
                     return
                 backoff = min(backoff * 2, 30.0)
+
+    def _same_id_disconnect(self, message: str, exc: Exception) -> bool:
+        """The server ended the binlog dump because another client registered with this server id: retried
+        (it may be this connector's own previous connection) at most SAME_ID_TRIES times in a row."""
+        now = time.monotonic()
+        if self._same_id and now - self._same_id[-1] > SAME_ID_WINDOW_S:
+            self._same_id.clear()
+        self._same_id.append(now)
+        settings = self.settings
+        if len(self._same_id) >= SAME_ID_TRIES:
+            raise ConnectError(
+                f"Another binlog client connected to {settings.database_hostname}:{settings.database_port} "
+                f"with this connector's database.server.id {settings.database_server_id}, "
+                f"{len(self._same_id)} times in a row; the server ended this connector's binlog connection "
+                f"each time: {message}. "
+                "Two clients with one server id end each other's connection over and over: give each "
+                "connector and replica of this server its own database.server.id."
+            ) from exc
+        log.warning(
+            "The server ended the binlog connection: another client uses database.server.id %s (%d of %d "
+            "tries): %s",
+            settings.database_server_id,
+            len(self._same_id),
+            SAME_ID_TRIES,
+            message,
+        )
+        return True
 
     def _stream(self, start: BinlogOffset) -> None:
         reader = self.reader_factory(start)

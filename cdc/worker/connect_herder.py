@@ -483,7 +483,7 @@ class ConnectHerder(Herder):
             raise BadRequestError(f"Connector name {printable(name)} is invalid: {problem}")
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
-        infos = validation.validate(config, self.worker_props)
+        infos = validation.validate(config, self.worker_props, self._other_configs(name))
         if infos["error_count"]:
             raise BadRequestError(validation.invalid_config_message(infos))
         self._require_leader()
@@ -777,7 +777,13 @@ class ConnectHerder(Herder):
         return validation.plugin_config(plugin)
 
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
-        return validation.validate({k: str(v) for k, v in config.items()}, self.worker_props)
+        props = {k: str(v) for k, v in config.items()}
+        return validation.validate(props, self.worker_props, self._other_configs(props.get("name")))
+
+    def _other_configs(self, name: str | None) -> dict[str, dict[str, str]]:
+        """The configs of the group's connectors other than ``name`` (which a replacing PUT validates)."""
+        configs = self._snapshot().connector_configs
+        return {other: dict(config) for other, config in configs.items() if other != name}
 
     # -- waiting helpers for tests and the CLI -----------------------------------------------------------
     def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:
