@@ -176,6 +176,7 @@ def test_minimal_row_image_fails_the_task_before_emitting_anything(
     at = re.search(rf"binlog event at {re.escape(file)}:(\d+) for table", trace)
     assert at is not None and int(at.group(1)) >= pos, trace  # the MINIMAL update's own event
     assert "id, email, notes, photo missing from the after image" in trace, trace
+    assert _task_failed_metric(worker, name)
     # Nothing of the event was emitted: no delete of id 2, no tombstone, no create of id 0.
     time.sleep(1.5)
     values = _values(kafka, topic, 4)
@@ -194,6 +195,18 @@ def test_minimal_row_image_fails_the_task_before_emitting_anything(
     else:
         pytest.fail(f"the restarted task did not fail at the same event: {_status(worker, name)}")
     assert len(_values(kafka, topic, 4)) == 4
+
+
+def _task_failed_metric(worker: ConnectRuntime, name: str) -> bool:
+    """/metrics shows the task FAILED (Connect's task status metric, as Strimzi's rule names it)."""
+    text = requests.get(f"{worker.url.rstrip('/')}/metrics", timeout=30).text
+    return any(
+        line.startswith("kafka_connect_connector_task_status{")
+        and f'connector="{name}"' in line
+        and 'status="failed"' in line
+        and line.endswith(" 1.0")
+        for line in text.splitlines()
+    )
 
 
 def _wait_state_failed(worker: ConnectRuntime, name: str) -> dict[str, Any]:

@@ -199,3 +199,11 @@ def test_a_client_taking_over_the_server_id_fails_the_task(
     trace = task.get("trace", "")
     assert "same server_uuid/server_id" in trace and f"database.server.id {server_id}" in trace, trace
     assert "3 times in a row" in trace, trace
+    metrics = requests.get(f"{base}/metrics", timeout=30).text.splitlines()
+    assert any(
+        line.startswith("kafka_connect_connector_task_status{")
+        and 'connector="taken"' in line
+        and 'status="failed"' in line
+        and line.endswith(" 1.0")
+        for line in metrics
+    ), [m for m in metrics if "task_status" in m]
