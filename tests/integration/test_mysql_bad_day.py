@@ -258,16 +258,19 @@ def test_noblob_row_image_emits_the_unavailable_value_placeholder(
         "SET SESSION binlog_row_image=NOBLOB",
         "UPDATE customers SET name='Bo' WHERE id=2",
         "UPDATE customers SET notes='changed' WHERE id=1",
+        "DELETE FROM customers WHERE id=3",
     )
-    values = _values(kafka, topic, 5)
-    first, second = values[3], values[4]
+    values = _values(kafka, topic, 7)  # two updates, the delete and its tombstone
+    first, second, deleted = values[3], values[4], values[5]
     raw = base64.b64encode(PLACEHOLDER.encode()).decode()  # a BLOB's bytes, base64 in JSON
     assert first["op"] == "u", first
     assert first["before"] == {"id": 2, "name": "Bob", "email": "bob@x", "notes": PLACEHOLDER, "photo": raw}
     assert first["after"] == {"id": 2, "name": "Bo", "email": "bob@x", "notes": PLACEHOLDER, "photo": raw}
     # A changed TEXT column is in the image: its value, not the placeholder.
     assert second["after"] == {"id": 1, "name": "Ann", "email": "ann@x", "notes": "changed", "photo": raw}
-    assert _metric(prefix, "cdc_mysql_streaming_unavailable_values_total") == 7.0
+    assert deleted["op"] == "d" and values[6] is None, values[5:]
+    assert deleted["before"] == {"id": 3, "name": "Cy", "email": "cy@x", "notes": PLACEHOLDER, "photo": raw}
+    assert _metric(prefix, "cdc_mysql_streaming_unavailable_values_total") == 9.0
 
 
 def test_statement_based_dml_on_a_captured_table_warns_with_the_position(
