@@ -11,16 +11,30 @@ around every switch. This module finds the conflict before it happens and names 
   binlog clients register with the report host :func:`report_host` (``cdc:<topic.prefix>``), so the
   connector's own previous connection (a restart, a config update) is told apart from anybody else's.
 
-At run time the server's disconnect is :func:`is_same_id_error`; the streamer fails the task after
+At run time the server's disconnect is :func:`is_same_id_error`; :class:`SameIdGuard` fails the task after
 :data:`SAME_ID_TRIES` of them in a row.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SAME_ID_TRIES", "group_conflicts", "is_same_id_error", "replica_conflicts", "report_host"]
+from cdc.api.errors import ConnectError
+from cdc.mysql.config import MySqlSettings
+
+__all__ = [
+    "SAME_ID_TRIES",
+    "SameIdGuard",
+    "group_conflicts",
+    "is_same_id_error",
+    "replica_conflicts",
+    "report_host",
+]
+
+log = logging.getLogger("cdc.mysql.streaming")  # the streamer's lines, where operators look for them
 
 SAME_ID_TRIES = 3
 """Same-server-id disconnects in a row (within :data:`SAME_ID_WINDOW_S`) after which the task fails."""
@@ -106,3 +120,39 @@ def replica_conflicts(conn: Any, server_id: int, prefix: str, where: str) -> lis
         f"host {shown}): two binlog clients with one server id end each other's connection over and "
         "over. Choose a database.server.id no replica of this server uses"
     ]
+
+
+class SameIdGuard:
+    """Counts the server's same-server-id disconnects of one streamer's binlog connection."""
+
+    def __init__(self, settings: MySqlSettings) -> None:
+        self.settings = settings
+        self.times: list[float] = []  # when the server ended the dump for a same-server-id client
+
+    def disconnect(self, message: str, exc: Exception) -> bool:
+        """The server ended the binlog dump because another client registered with this server id: retried
+        (it may be this connector's own previous connection) at most SAME_ID_TRIES times in a row; then a
+        ConnectError fails the task with the server's words."""
+        now = time.monotonic()
+        if self.times and now - self.times[-1] > SAME_ID_WINDOW_S:
+            self.times.clear()
+        self.times.append(now)
+        settings = self.settings
+        if len(self.times) >= SAME_ID_TRIES:
+            raise ConnectError(
+                f"Another binlog client connected to {settings.database_hostname}:{settings.database_port} "
+                f"with this connector's database.server.id {settings.database_server_id}, "
+                f"{len(self.times)} times in a row; the server ended this connector's binlog connection "
+                f"each time: {message}. "
+                "Two clients with one server id end each other's connection over and over: give each "
+                "connector and replica of this server its own database.server.id."
+            ) from exc
+        log.warning(
+            "The server ended the binlog connection: another client uses database.server.id %s (%d of %d "
+            "tries): %s",
+            settings.database_server_id,
+            len(self.times),
+            SAME_ID_TRIES,
+            message,
+        )
+        return True

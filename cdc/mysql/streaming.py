@@ -52,7 +52,8 @@ from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
 from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.server_ids import SAME_ID_TRIES, SAME_ID_WINDOW_S, is_same_id_error, report_host
+from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
+from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 
@@ -183,8 +184,8 @@ class Streamer:
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         self.placeholder = settings.unavailable_value_placeholder
-        self._statement_warned: dict[str, tuple[float, int]] = {}  # table → (last WARN, suppressed since)
-        self._same_id: list[float] = []  # when the server last ended the dump for a same-server-id client
+        self.statements = StatementDml(ctx.filters, metrics)
+        self.same_id = SameIdGuard(settings)
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -248,7 +249,7 @@ class Streamer:
                 code = exc.args[0] if exc.args else 0
                 message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
                 if is_same_id_error(code, message):
-                    same_id = self._same_id_disconnect(message, exc)
+                    same_id = self.same_id.disconnect(message, exc)
                 elif code == 1236:
                     raise BinlogPurgedError(
                         f"The connector is trying to read binlog starting at file '{resume.file}', position "
@@ -285,33 +286,6 @@ class Streamer:
                 if self.stopping.wait(backoff):
                     return
                 backoff = min(backoff * 2, 30.0)
-
-    def _same_id_disconnect(self, message: str, exc: Exception) -> bool:
-        """The server ended the binlog dump because another client registered with this server id: retried
-        (it may be this connector's own previous connection) at most SAME_ID_TRIES times in a row."""
-        now = time.monotonic()
-        if self._same_id and now - self._same_id[-1] > SAME_ID_WINDOW_S:
-            self._same_id.clear()
-        self._same_id.append(now)
-        settings = self.settings
-        if len(self._same_id) >= SAME_ID_TRIES:
-            raise ConnectError(
-                f"Another binlog client connected to {settings.database_hostname}:{settings.database_port} "
-                f"with this connector's database.server.id {settings.database_server_id}, "
-                f"{len(self._same_id)} times in a row; the server ended this connector's binlog connection "
-                f"each time: {message}. "
-                "Two clients with one server id end each other's connection over and over: give each "
-                "connector and replica of this server its own database.server.id."
-            ) from exc
-        log.warning(
-            "The server ended the binlog connection: another client uses database.server.id %s (%d of %d "
-            "tries): %s",
-            settings.database_server_id,
-            len(self._same_id),
-            SAME_ID_TRIES,
-            message,
-        )
-        return True
 
     def _stream(self, start: BinlogOffset) -> None:
         reader = self.reader_factory(start)
@@ -396,10 +370,8 @@ class Streamer:
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
         database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
-        dml = _DML.match(query)
-        if dml is not None:
-            self._statement_dml(event, query, dml, database or None)
-            return
+        if self.statements.on_query(query, database or None, self.file, _start_of(event, self.event_start)):
+            return  # DML logged as a statement: warned about, not captured
         self._ddl(event, query, database or None)
 
     def _commit(self, event: Any) -> None:
@@ -413,35 +385,6 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos)
         self.metrics.committed_transactions += 1
         self.metrics.gtid_set = self.completed_gtids or ""
-
-    def _statement_dml(self, event: Any, query: str, dml: re.Match[str], database: str | None) -> None:
-        """DML logged as a statement (a session on binlog_format=STATEMENT or MIXED): its rows are not in
-        the binlog, so they cannot be captured. Captured tables get a WARN with the position (at most one
-        per table every 10 s, with the number since) and the statement_events metric; the event is
-        otherwise skipped, as Debezium skips it."""
-        table_id = _dml_table(dml, database)
-        if table_id is not None and not self.filters.table(table_id):
-            return
-        key = str(table_id) if table_id is not None else f"{database or '?'}.?"
-        counts = self.metrics.statement_events
-        counts[key] = counts.get(key, 0) + 1
-        now = time.monotonic()
-        last, suppressed = self._statement_warned.get(key, (0.0, 0))
-        if last and now - last < 10.0:
-            self._statement_warned[key] = (last, suppressed + 1)
-            return
-        self._statement_warned[key] = (now, 0)
-        log.warning(
-            "Statement-based DML on captured table %s at %s:%s is not captured: the writing session uses "
-            "binlog_format=STATEMENT or MIXED, so the binlog holds the statement, not the rows%s. Set "
-            "binlog_format=ROW (globally, in the server's configuration file and in any session that sets "
-            "it) and re-capture the table (for example with an incremental snapshot): %.200s",
-            key,
-            self.file,
-            _start_of(event, self.event_start),
-            f" ({suppressed} more since the last warning)" if suppressed else "",
-            query,
-        )
 
     def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
@@ -701,27 +644,6 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
     if second:
         return [TableId(first, second)]
     return [TableId(database or "", first)] if database else []
-
-
-_NAME = r"(?:`((?:[^`]|``)+)`|([\w$]+))"
-# The statement's (first) target table: INSERT/REPLACE … INTO t, UPDATE t, DELETE … FROM t.
-_DML = re.compile(
-    r"^\s*(?:/\*.*?\*/\s*)*(?:"
-    r"(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*(?:\s+INTO)?"
-    r"|UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*"
-    r"|DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM"
-    r"|LOAD\s+DATA\b.*?\bINTO\s+TABLE"
-    rf")\s+{_NAME}(?:\s*\.\s*{_NAME})?",
-    re.IGNORECASE | re.DOTALL,
-)
-
-
-def _dml_table(match: re.Match[str], database: str | None) -> TableId | None:
-    first = (match.group(1) or match.group(2) or "").replace("``", "`")
-    second = (match.group(3) or match.group(4) or "").replace("``", "`")
-    if second:
-        return TableId(first, second)
-    return TableId(database, first) if database else None
 
 
 _DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)

@@ -8,7 +8,7 @@ from pymysqlreplication.constants import FIELD_TYPE
 
 from cdc.history.model import TableId
 from cdc.mysql.row_images import check_images, fill_unavailable, partial_error
-from cdc.mysql.streaming import _DML, _dml_table
+from cdc.mysql.statements import dml_table
 
 COLUMNS = [
     SimpleNamespace(name="id", type=FIELD_TYPE.LONG),
@@ -54,13 +54,13 @@ def test_noblob_images_get_the_placeholder_in_place_of_the_left_out_values() -> 
 
 
 def test_the_target_table_of_statement_based_dml() -> None:
-    def target(query: str) -> TableId | None:
-        match = _DML.match(query)
-        return None if match is None else _dml_table(match, "d")
+    def target(query: str) -> TableId | bool | None:
+        return dml_table(query, "d")
 
     assert target("UPDATE customers SET name='Bo' WHERE id=2") == TableId("d", "customers")
     assert target("insert ignore into `a`.`b``c` values (1)") == TableId("a", "b`c")
     assert target("DELETE QUICK FROM x.y WHERE 1") == TableId("x", "y")
     assert target("/* app */ REPLACE t VALUES (1)") == TableId("d", "t")
-    assert _DML.match("CREATE TABLE t (a INT)") is None
-    assert _DML.match("UPDATEx") is None
+    assert target("CREATE TABLE t (a INT)") is False
+    assert target("UPDATEx") is False
+    assert dml_table("UPDATE t SET a=1", None) is None  # DML, but on a table of no known database
