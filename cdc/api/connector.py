@@ -151,6 +151,14 @@ class Connector(ABC):
         configs that may not validate: never raises for a bad value, leaves such a key out."""
         return []
 
+    def validate_in_group(
+        self, props: Mapping[str, str], others: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, list[str]]:
+        """Errors by key that only the worker group can see: ``others`` holds the configs of the group's
+        other connectors by name (the one validated excluded). Called by validate and create after
+        :meth:`validate` found no error; none by default (Connect has no such check)."""
+        return {}
+
 
 class SourceConnector(Connector):
     def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:

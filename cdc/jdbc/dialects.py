@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.api.errors import ConnectError, RetriableError
-from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_connect, pymysql_conversions
+from cdc.drivers import DRIVER_ENV, mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.greeting import explain, pymysql_connect
 from cdc.jdbc.tables import TableId, quote_identifier
 from cdc.jdbc.tls import JdbcTls, TlsConnectError, is_tls_failure
 from cdc.jdbc.types import ColumnInfo, column_info_from_sqlalchemy
@@ -251,15 +252,15 @@ class MySqlDialect(Dialect):
 
         timeout = self.options.socket_timeout_s
         try:
-            return pymysql_connect(
-                host=self.url.host,
+            return pymysql_connect(  # the timeout covers the server's greeting too (cdc.greeting)
+                self.connect_timeout,
+                host=self.url.host or "localhost",
                 port=self.url.port,
                 user=self.url.user or "",
                 password=self.url.password or "",
                 database=self.url.database or None,
                 charset="utf8mb4",
                 autocommit=False,
-                connect_timeout=self.connect_timeout,
                 read_timeout=timeout,
                 write_timeout=timeout,
                 conv=pymysql_conversions(),
@@ -295,6 +296,10 @@ class MySqlDialect(Dialect):
                 raise self._tls_error(exc) from exc
             if exc.args and exc.args[0] in (1044, 1045, 1049):
                 raise ConnectError(f"Cannot connect to {self.describe_url()}: {exc.args[1]}") from exc
+            # libmariadb words a refused port "(115)" (EINPROGRESS), a silent one as a lost handshake
+            reason = explain(exc, self.url.host or "localhost", int(self.url.port))
+            if reason is not None:
+                raise MySQLdb.OperationalError(exc.args[0], reason) from exc
             raise
         tls.check_encrypted(conn)
         return conn

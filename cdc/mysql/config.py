@@ -502,8 +502,21 @@ def _def() -> ConfigDef:
         "fail",
         v.case_insensitive_one_of("fail", "warn", "ignore", "skip"),
         LO,
-        "What to do with an event that cannot be processed.",
+        "What to do with a binlog event that cannot be processed (a partial row image of "
+        "binlog_row_image=MINIMAL, a value that fails to decode): fail stops the task with the event's "
+        "position; warn logs the position and skips the event; skip (or ignore) skips it silently. Every "
+        "such event is counted in NumberOfErroneousEvents.",
         aliases=("event.deserialization.failure.handling.mode",),
+        **e,
+    )
+    d.define(
+        "unavailable.value.placeholder",
+        S,
+        "__debezium_unavailable_value",
+        None,
+        LO,
+        "The value of a BLOB/TEXT column that binlog_row_image=NOBLOB left out of a row image (bytes for "
+        "binary columns, text otherwise), as Debezium emits it.",
         **e,
     )
     d.define(
@@ -809,6 +822,7 @@ class MySqlSettings:
     max_queue_size: int = setting("max.queue.size")
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
+    unavailable_value_placeholder: str = setting("unavailable.value.placeholder")
     inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
     schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
     schema_history_internal: str = setting("schema.history.internal")

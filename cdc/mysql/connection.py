@@ -16,6 +16,7 @@ import pymysql.cursors
 
 from cdc.api.errors import ConfigError, ConnectError, RetriableError
 from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
+from cdc.greeting import GreetingError, explain
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.tls import TlsDowngradeError, is_tls_failure, tls_error_key
 
@@ -50,20 +51,21 @@ _PYMYSQL_CONV = pymysql_conversions()
 
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
+        # The timeout covers the server's greeting too (cdc.greeting).
         return settings.tls.pymysql_connect(
+            greeting_timeout=max(1, settings.connect_timeout_ms // 1000),
             host=settings.database_hostname,
             port=settings.database_port,
             user=settings.database_user,
             password=settings.password,
             database=database,
             charset="utf8mb4",
-            connect_timeout=max(1, settings.connect_timeout_ms // 1000),
             read_timeout=None,
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
             conv=_PYMYSQL_CONV,
         )
-    except pymysql.err.OperationalError as exc:
+    except (pymysql.err.OperationalError, GreetingError) as exc:
         raise _connect_error(settings, exc) from exc
 
 
@@ -94,7 +96,8 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
                 f"{exc.args[1]}: it must be signed by a CA of database.ssl.truststore (else the system's) "
                 f"and, under verify_identity, name database.hostname '{settings.database_hostname}'",
             )
-        raise _connect_error(settings, exc) from exc
+        reason = explain(exc, settings.database_hostname, settings.database_port)
+        raise _connect_error(settings, GreetingError(0, reason) if reason else exc) from exc
     except TlsDowngradeError as exc:
         raise ConnectError(str(exc)) from exc
     return conn
@@ -209,13 +212,15 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
     except ConfigError as exc:  # a store that cannot be read: validate_mysql has said so on its key
         return {exc.name or "database.ssl.mode": [str(exc)]}
     try:
-        conn = tls.pymysql_connect(
-            host=settings.database_hostname,
-            port=settings.database_port,
-            user=settings.database_user,
-            password=settings.password,
-            charset="utf8mb4",
-            connect_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
+        conn = (
+            tls.pymysql_connect(  # the timeout covers the greeting: an answer within ~10 s whatever listens
+                greeting_timeout=max(1, min(settings.connect_timeout_ms // 1000, 10)),
+                host=settings.database_hostname,
+                port=settings.database_port,
+                user=settings.database_user,
+                password=settings.password,
+                charset="utf8mb4",
+            )
         )
     except (pymysql.err.MySQLError, OSError) as exc:
         message = str(exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else exc)

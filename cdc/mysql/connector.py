@@ -54,6 +54,8 @@ class MySqlConnector(SourceConnector):
         parsed = {v.name: v.value for v in values if v.name in MYSQL_DEF}
         settings = settings_from(MySqlSettings, parsed, raw=dict(props))
         problems = validate_connection(settings)
+        if not problems:
+            problems = _replica_problems(settings)
         for key, messages in problems.items():
             for message in messages:
                 by_name[key].add_error(message)
@@ -84,6 +86,22 @@ class MySqlConnector(SourceConnector):
             out.append(FileUse("snapshot.spark.state.dir", os.path.expanduser(state)))
         return out
 
+    def validate_in_group(
+        self, props: Mapping[str, str], others: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, list[str]]:
+        """A ``database.server.id`` another binlog connector of the group uses on the same server."""
+        from cdc.mysql.server_ids import group_conflicts
+
+        values = {v.name: v.value for v in MYSQL_DEF.validate(props)}
+        messages = group_conflicts(
+            int(values["database.server.id"]),
+            str(values["database.hostname"]),
+            int(values["database.port"]),
+            others,
+            _is_binlog_connector,
+        )
+        return {"database.server.id": messages} if messages else {}
+
     def validate_offset(
         self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
     ) -> bool:
@@ -97,3 +115,26 @@ class MariaDbConnector(MySqlConnector):
         from cdc.mysql.task import MariaDbSourceTask
 
         return MariaDbSourceTask
+
+
+def _is_binlog_connector(class_name: str) -> bool:
+    from cdc.plugins import registry
+
+    try:
+        return issubclass(registry.load(class_name), MySqlConnector)
+    except Exception:  # not loadable here: not one of ours
+        return False
+
+
+def _replica_problems(settings: MySqlSettings) -> dict[str, list[str]]:
+    """A live replica of the server holding ``database.server.id`` (not this connector's own client)."""
+    from cdc.mysql.connection import connect
+    from cdc.mysql.server_ids import replica_conflicts
+
+    where = f"{settings.database_hostname}:{settings.database_port}"
+    conn = connect(settings)
+    try:
+        messages = replica_conflicts(conn, settings.database_server_id, settings.prefix, where)
+    finally:
+        conn.close()
+    return {"database.server.id": messages} if messages else {}

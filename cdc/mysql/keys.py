@@ -137,11 +137,6 @@ REFUSED: tuple[Refusal, ...] = (
         "a value that cannot be converted fails the task",
         ("fail",),
     ),
-    Refusal(
-        r"unavailable\.value\.placeholder",
-        "MySQL rows are never partial with binlog_row_image=FULL",
-        ("__debezium_unavailable_value",),
-    ),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
     Refusal(r"max\.queue\.size\.in\.bytes", "the queue is bounded by records (max.queue.size)", ("0",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),

@@ -152,13 +152,21 @@ class StreamingMetrics:
         self.committed_transactions = 0
         self.disconnects = 0
         self.skipped_events = 0
+        self.erroneous_events = 0
+        """Events event.processing.failure.handling.mode skipped or failed on (Debezium's counter)."""
+        self.partial_row_images: dict[str, int] = {}
+        """Rows events with partial images (binlog_row_image=MINIMAL) by table, whatever the mode did."""
+        self.unavailable_values = 0
+        """BLOB/TEXT values a NOBLOB image left out, emitted as unavailable.value.placeholder."""
+        self.statement_events: dict[str, int] = {}
+        """Statement-based DML (binlog_format=STATEMENT/MIXED) on captured tables, by table: not captured."""
         self.binlog_filename = ""
         self.binlog_position = 0
         self.gtid_set = ""
         self.last_event_ts_ms = 0
         self.millis_behind_source = -1
         self.last_transaction_id: str | None = None
-        REGISTRY.register("streaming", server, self)
+        REGISTRY.register("streaming", server, self, extra=_StreamingProblems(self))
 
     def event(self, source_ts_ms: int) -> None:
         self.events_seen += 1
@@ -190,6 +198,7 @@ class StreamingMetrics:
             "NumberOfDisconnects": self.disconnects,
             "NumberOfSkippedEvents": self.skipped_events,
             "BinlogFilename": self.binlog_filename,
+            "NumberOfErroneousEvents": self.erroneous_events,
             "BinlogPosition": self.binlog_position,
             "GtidSet": self.gtid_set,
             "MilliSecondsBehindSource": self.millis_behind_source,
@@ -244,3 +253,36 @@ class SignalMetrics:
             "Signals the task could not act on, logged and skipped",
             counter=True,
         )
+
+
+class _StreamingProblems:
+    """cdc's own counters of binlog events it cannot capture as they are (not Debezium's: it only logs)."""
+
+    def __init__(self, metrics: StreamingMetrics) -> None:
+        self.metrics = metrics
+
+    def readings(self) -> Iterator[Reading]:
+        server = self.metrics.server
+        for table, count in sorted(self.metrics.partial_row_images.items()):
+            yield Reading(
+                "cdc_mysql_streaming_partial_row_images",
+                count,
+                {"server": server, "table": table},
+                "Rows events with partial row images (binlog_row_image=MINIMAL), failed on or skipped",
+                counter=True,
+            )
+        yield Reading(
+            "cdc_mysql_streaming_unavailable_values",
+            self.metrics.unavailable_values,
+            {"server": server},
+            "BLOB/TEXT values left out by binlog_row_image=NOBLOB, emitted as unavailable.value.placeholder",
+            counter=True,
+        )
+        for table, count in sorted(self.metrics.statement_events.items()):
+            yield Reading(
+                "cdc_mysql_streaming_statement_events",
+                count,
+                {"server": server, "table": table},
+                "Statement-based DML on captured tables (binlog_format not ROW): changes not captured",
+                counter=True,
+            )

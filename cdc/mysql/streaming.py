@@ -50,7 +50,10 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
 from cdc.mysql.rowdecoder import RowDecoder
+from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
+from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 
@@ -132,6 +135,8 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
                 "password": settings.password,
             },
             server_id=settings.database_server_id,
+            # registered under a name of its own: validate tells this connector's connection from others'
+            report_slave=report_host(settings.prefix),
             resume_stream=True,
             log_file=start.file,
             log_pos=start.pos,
@@ -180,6 +185,9 @@ class Streamer:
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
+        self.placeholder = settings.unavailable_value_placeholder
+        self.statements = StatementDml(ctx.filters, metrics)
+        self.same_id = SameIdGuard(settings)
         # Position state.
         self.file = ""
         self.next_pos = 4
@@ -235,13 +243,16 @@ class Streamer:
         retries = 0
         while not self.stopping.is_set():
             resume = self.checkpoint()
+            same_id = False
             try:
                 self._stream(resume)
                 backoff = 1.0
             except OperationalError as exc:
                 code = exc.args[0] if exc.args else 0
                 message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-                if code == 1236:
+                if is_same_id_error(code, message):
+                    same_id = self.same_id.disconnect(message, exc)
+                elif code == 1236:
                     raise BinlogPurgedError(
                         f"The connector is trying to read binlog starting at file '{resume.file}', position "
                         f"{resume.pos}"
@@ -250,7 +261,7 @@ class Streamer:
                         "connector to use a snapshot when needed (snapshot.mode=when_needed) to take a new "
                         "snapshot, or delete the connector's offsets and restart it."
                     ) from exc
-                if code not in _RETRIABLE_CODES and code < 2000:
+                elif code not in _RETRIABLE_CODES and code < 2000:
                     raise
                 self.metrics.connected = False
                 self.metrics.disconnects += 1
@@ -263,7 +274,7 @@ class Streamer:
                 )
                 # Re-reading the transaction from its start means skipping what was already emitted.
                 restart = self.checkpoint()
-                if restart != resume:
+                if restart != resume and not same_id:
                     backoff = 1.0  # this connection made progress: the next loss is a new incident
                     retries = 0
                 retries += 1
@@ -361,6 +372,8 @@ class Streamer:
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
         database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        if self.statements.on_query(query, database or None, self.file, _start_of(event, self.event_start)):
+            return  # DML logged as a statement: warned about, not captured
         self._ddl(event, query, database or None)
 
     def _commit(self, event: Any) -> None:
@@ -468,9 +481,21 @@ class Streamer:
         if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
             self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
             return
+        kind = _kind(event)
+        # Partial images are refused before anything of the event is decoded or emitted.
+        images = check_images(
+            kind,
+            event.columns_present_bitmap,
+            getattr(event, "columns_present_bitmap2", b"") if kind == "u" else b"",
+            library_table.columns,
+        )
+        if images is not None and images.partial:
+            self._partial_image(event, table_id, images, [str(c.name) for c in library_table.columns])
+            return
         try:
-            records = self._row_records(event, table, table_id, first_row)
+            records = self._row_records(event, table, table_id, first_row, kind, images)
         except Exception:
+            self.metrics.erroneous_events += 1
             if self.event_failure_mode == "fail":
                 raise
             log.warning(
@@ -484,14 +509,29 @@ class Streamer:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
 
-    def _row_records(self, event: Any, table: Any, table_id: TableId, first_row: int) -> list[SourceRecord]:
+    def _partial_image(self, event: Any, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
+        """A MINIMAL image: fail (the default), or skip the event with a WARN (warn) or without (skip)."""
+        self.metrics.erroneous_events += 1
+        key = str(table_id)
+        self.metrics.partial_row_images[key] = self.metrics.partial_row_images.get(key, 0) + 1
+        start = _start_of(event, self.event_start)
+        error = partial_error(check, key, self.file, start, names, self.event_failure_mode)
+        if self.event_failure_mode == "fail":
+            raise error
+        if self.event_failure_mode == "warn":
+            log.warning("Skipping the binlog event at %s:%s: %s", self.file, start, error)
+
+    def _row_records(
+        self,
+        event: Any,
+        table: Any,
+        table_id: TableId,
+        first_row: int,
+        kind: str,
+        partial: ImageCheck | None = None,
+    ) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
         names = ts.column_names
-        if type(event) is FastRows:
-            kind = event.kind
-        else:
-            update = isinstance(event, UpdateRowsEvent)
-            kind = "c" if isinstance(event, WriteRowsEvent) else "u" if update else "d"
         update = kind == "u"
         # Rows as lists in our column order: one image per row, (before, after) for updates. The
         # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
@@ -506,6 +546,8 @@ class Streamer:
                     images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
                 else:
                     images.append(_ordered(row["values"], names, row.get("none_sources")))
+        if partial is not None:  # NOBLOB: the left-out BLOB/TEXT values are Debezium's placeholder
+            self.metrics.unavailable_values += self._unavailable(images, update, partial, table, names)
         self.hooks.on_row_images(table_id, images)
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
@@ -555,6 +597,14 @@ class Streamer:
         self.metrics.events(ts_ms, emitted)
         return out
 
+    def _unavailable(
+        self, images: list[list[Any]], update: bool, check: ImageCheck, table: Any, names: list[str]
+    ) -> int:
+        at = {name: i for i, name in enumerate(names)}
+        positions = [at.get(c.name) for c in table.columns]
+        binary = [c.base_type in _BINARY_BLOBS for c in table.columns]
+        return fill_unavailable(images, update, check, positions, binary, self.placeholder)
+
     def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
             f"Encountered change event for table {table_id} whose schema isn't known to this connector "
@@ -601,6 +651,17 @@ def _truncated_tables(query: str, database: str | None) -> list[TableId]:
 
 
 _DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
+
+
+_BINARY_BLOBS = frozenset({"TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
+
+
+def _kind(event: Any) -> str:
+    if type(event) is FastRows:
+        return event.kind
+    if isinstance(event, UpdateRowsEvent):
+        return "u"
+    return "c" if isinstance(event, WriteRowsEvent) else "d"
 
 
 def _start_of(event: Any, fallback: int) -> int:

@@ -230,12 +230,20 @@ class MySqlTls:
             return {}
         return {"ssl": self.context()}
 
-    def pymysql_connect(self, **kwargs: Any) -> Any:
+    def pymysql_connect(self, greeting_timeout: float | None = None, **kwargs: Any) -> Any:
         """``pymysql.connect(**kwargs)`` with this TLS; a ``pymysql_wrapper`` for python-mysql-replication,
         so the binlog connections are encrypted as the SQL ones are."""
         import pymysql
 
-        from cdc.drivers import pymysql_connect  # multi-statements off on every connection
+        if greeting_timeout is not None:
+            # the timeout covers the server's greeting too (cdc.greeting); multi-statements off there too
+            from cdc.greeting import pymysql_connect as greeted
+
+            def pymysql_connect(**options: Any) -> Any:
+                return greeted(greeting_timeout, **options)
+
+        else:
+            from cdc.drivers import pymysql_connect  # multi-statements off on every connection
 
         if self.mode == "preferred" and self.keypair is not None:
             # PyMySQL requires TLS whenever it is given a context: fall back by hand, and only when the

@@ -484,7 +484,9 @@ class ConnectHerder(Herder):
         config = {k: str(v) for k, v in config.items()}
         config["name"] = name
         self._check_config_size(config)
-        infos = validation.validate(config, self.worker_props, self.worker.settings.resolve)
+        infos = validation.validate(
+            config, self.worker_props, self.worker.settings.resolve, self._other_configs(name)
+        )
         if infos["error_count"]:
             raise BadRequestError(validation.invalid_config_message(infos))
         self._require_leader()
@@ -803,9 +805,15 @@ class ConnectHerder(Herder):
         return validation.plugin_config(plugin)
 
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
+        props = {k: str(v) for k, v in config.items()}
         return validation.validate(
-            {k: str(v) for k, v in config.items()}, self.worker_props, self.worker.settings.resolve
+            props, self.worker_props, self.worker.settings.resolve, self._other_configs(props.get("name"))
         )
+
+    def _other_configs(self, name: str | None) -> dict[str, dict[str, str]]:
+        """The configs of the group's connectors other than ``name`` (which a replacing PUT validates)."""
+        configs = self._snapshot().connector_configs
+        return {other: dict(config) for other, config in configs.items() if other != name}
 
     # -- waiting helpers for tests and the CLI -----------------------------------------------------------
     def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:

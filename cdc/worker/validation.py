@@ -120,12 +120,15 @@ def validate(
     props: Mapping[str, str],
     worker: Mapping[str, Any] | None = None,
     resolve: Resolver | None = None,
+    others: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """ConfigInfos for a connector config (raises BadRequestError without a usable class).
 
     ``worker`` (the worker's config) adds the exactly-once preflight checks that depend on it
     (:func:`cdc.worker.exactly_once.validate_exactly_once`). ``resolve`` (the worker's config provider
     transform) resolves placeholders first, as Connect does; the answer shows each placeholder as written.
+    ``others`` (the group's other connector configs by name) adds :meth:`Connector.validate_in_group`
+    (a ``database.server.id`` already in use).
     """
     raw = props
     props, provider_errors = _resolve(props, resolve)
@@ -161,6 +164,8 @@ def validate(
         own_values = connector.validate(props)
     except Exception as exc:
         own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
+    if others is not None and not any(v.errors for v in own_values):
+        _check_in_group(connector, props, others, own_values)
     seen = {k.name for k, _ in results}
     own_values = list(own_values)
     for key_name, message in provider_errors.items():
@@ -215,6 +220,28 @@ def validate(
         "groups": groups,
         "configs": configs,
     }
+
+
+def _check_in_group(
+    connector: Connector,
+    props: Mapping[str, str],
+    others: Mapping[str, Mapping[str, str]],
+    values: list[ConfigValue],
+) -> None:
+    by_name = {v.name: v for v in values}
+    try:
+        errors = connector.validate_in_group(props, others)
+    except Exception as exc:  # a check that cannot run must not hide the config's own answer
+        log.warning("Checking the config against the group's other connectors failed: %s", exc)
+        return
+    for name, messages in errors.items():
+        value = by_name.get(name)
+        if value is None:
+            value = ConfigValue(name, props.get(name))
+            values.append(value)
+            by_name[name] = value
+        for message in messages:
+            value.add_error(message)
 
 
 def _log_unknown(props: Mapping[str, str], runtime: ConfigDef, own: ConfigDef) -> None:

@@ -58,6 +58,10 @@ def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> Any:
     columns = [Column(name=n, type=FIELD_TYPE.VARCHAR, unsigned=False, is_primary=False) for n in names]
     event.table_id = 1
     event.table_map = {1: Table(1, "db", "t", columns)}
+    # Full images (binlog_row_image=FULL): every column present, as the library reads the bitmaps.
+    event.columns_present_bitmap = event.columns_present_bitmap2 = ((1 << len(names)) - 1).to_bytes(
+        (len(names) + 7) // 8, "little"
+    )
     return event
 
 
