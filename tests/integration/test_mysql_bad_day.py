@@ -143,11 +143,16 @@ def _write(mysql_db: Any, session: str, *statements: str) -> None:
 
 
 def _metric(prefix: str, name: str, **labels: str) -> float | None:
+    """The value of ``name`` whose labels include ``server=prefix`` and ``labels`` (other labels, such as
+    ``connector``, may be there too)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    wanted = {"server": prefix, **labels}
     rendered = generate_latest(exposition(None)).decode()
-    wanted = ",".join([f'server="{prefix}"', *(f'{k}="{v}"' for k, v in labels.items())])
-    for line in rendered.splitlines():
-        if line.startswith(f"{name}{{") and line.split("}")[0][len(name) + 1 :] == wanted:
-            return float(line.split()[-1])
+    for family in text_string_to_metric_families(rendered):
+        for sample in family.samples:
+            if sample.name == name and wanted.items() <= sample.labels.items():
+                return float(sample.value)
     return None
 
 

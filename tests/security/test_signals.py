@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import threading
 import time
 from pathlib import Path
@@ -135,10 +134,15 @@ def _canary(mysql_db: Any) -> int:
 
 
 def _metric(worker: WorkerProcess, name: str, server: str) -> float:
+    """``name``'s value for ``server`` (its series carry the connector's name as well)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
     text = call(worker, "GET", "/metrics").text
-    match = re.search(rf'^{name}\{{server="{re.escape(server)}"\}} (\S+)$', text, re.MULTILINE)
-    assert match, f"{name} for {server} not in /metrics"
-    return float(match.group(1))
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels.get("server") == server:
+                return float(sample.value)
+    raise AssertionError(f"{name} for {server} not in /metrics")
 
 
 # -------------------------------------------------------------------------------------------------- tests
