@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -164,7 +165,7 @@ class BatchWriter:
             raise
 
     def _refusal(self, change: Change, exc: BaseException) -> RecordRefused:
-        column = _column_named(exc)
+        column = _column_named(exc) or _too_long(change, exc)
         detail = f" (column {column})" if column else ""
         error = RecordRefused(
             f"Table {change.layout.table.unquoted()} refused the record at {where(change.record)}{detail}: "
@@ -303,6 +304,21 @@ class BatchWriter:
                 raise
             what = f"column {column}" if column else "the table"
             raise RecordRefused(f"Table {table.unquoted()}, {what}: {ddl} failed: {exc}") from exc
+
+
+_LENGTH = re.compile(r"character(?: varying)?\((\d+)\)")
+
+
+def _too_long(change: Change, exc: BaseException) -> str | None:
+    """The column whose value is longer than the length PostgreSQL's "value too long for type character
+    varying(n)" names (the only refusal it does not name a column for)."""
+    found = _LENGTH.search(str(exc))
+    if found is None:
+        return None
+    limit = int(found.group(1))
+    names = [c.name for c in change.layout.values]
+    longer = [n for n, v in zip(names, change.row, strict=True) if isinstance(v, str) and len(v) > limit]
+    return ", ".join(longer) or None
 
 
 def _column_named(exc: BaseException) -> str | None:

@@ -248,6 +248,7 @@ def test_a_refused_value_goes_to_the_reporter_and_the_rest_is_written(target: Ta
         record, error = recorder.reported[0]
         assert record.kafka_offset == 1
         assert "refused the record at (topic='items',partition=0,offset=1" in str(error)
+        assert "name" in str(error)  # the column, named by us (PostgreSQL) or by the database
     finally:
         sink.stop()
 
