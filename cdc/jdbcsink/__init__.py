@@ -26,7 +26,10 @@ _DEBEZIUM = "cdc.jdbcsink.connector:DebeziumJdbcSinkConnector"
 
 PLUGINS: dict[str, str] = {
     "io.confluent.connect.jdbc.JdbcSinkConnector": _CONFLUENT,
+    "JdbcSinkConnector": _CONFLUENT,
+    "JdbcSink": _CONFLUENT,
     "io.debezium.connector.jdbc.JdbcSinkConnector": _DEBEZIUM,
 }
-"""Both classes share the simple name ``JdbcSinkConnector``: as in Connect, an ambiguous simple name is no
-alias, so users write the full class names."""
+"""Both classes share the simple name ``JdbcSinkConnector``. It means Confluent's, as on the Connect
+clusters our users come from (Confluent's plugin installed, Debezium's not); Debezium's class is written
+in full."""

@@ -3,7 +3,8 @@ spread by the consumer group), and validates its keys, its cross-key rules and t
 
 Validate connects once (one attempt, no backoff) when the keys are valid, so a wrong URL, an unreachable
 host or a wrong password is an error on ``connection.url`` or ``connection.password`` — the REST API
-answers 400 when a connector is created with them, as it does for a bad key.
+answers 400 when a connector is created with them, as it does for a bad key. SQLite is not opened at
+validate (sqlite3 would create the file before the worker checked its path).
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def check_connection(plan: SinkPlan) -> tuple[str, str] | None:
         return "connection.url", str(exc)
     except Exception as exc:
         return "connection.url", f"Invalid JDBC URL or dialect: {exc}"
+    if sql.family == "sqlite":
+        # Nothing to check (no host, no password), and connecting creates the file: validate runs before
+        # the worker confines it to connector.file.allowed.paths, so validate must not open it.
+        return None
     try:
         conn = sql.dialect.connect()
     except Exception as exc:

@@ -64,6 +64,8 @@ def test_debezium_defaults_and_aliases() -> None:
 
 
 def test_both_classes_are_registered_as_their_java_names() -> None:
+    # the shared simple name is Confluent's, as on the clusters users come from
+    assert registry.load("JdbcSinkConnector") is registry.load("io.confluent.connect.jdbc.JdbcSinkConnector")
     canonical = registry.canonical()
     assert (
         canonical["io.confluent.connect.jdbc.JdbcSinkConnector"] == "cdc.jdbcsink.connector:JdbcSinkConnector"
