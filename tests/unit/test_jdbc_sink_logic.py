@@ -150,10 +150,10 @@ def test_statements_per_family() -> None:
     table = TableId(None, "s", "t")
     pg = PostgresSql(PostgresDialect(parse_jdbc_url("jdbc:postgresql://h/db"), dt.UTC), True)
     assert pg.upsert(table, ["id"], ["v"], 2) == (
-        'INSERT INTO "s"."t" ("id","v") VALUES (%s,%s),(%s,%s) '
+        'INSERT INTO "s"."t" ("id","v") VALUES ($1,$2),($3,$4) '
         'ON CONFLICT ("id") DO UPDATE SET "v"=EXCLUDED."v"'
     )
-    assert pg.delete(table, ["a", "b"], 2) == 'DELETE FROM "s"."t" WHERE ("a","b") IN ((%s,%s),(%s,%s))'
+    assert pg.delete(table, ["a", "b"], 2) == 'DELETE FROM "s"."t" WHERE ("a","b") IN (($1,$2),($3,$4))'
     unquoted = PostgresSql(pg.dialect, False)
     assert unquoted.ident("Order") == '"order"'  # folded as PostgreSQL folds it, a reserved word still parses
     from cdc.jdbc.dialects import MySqlDialect
