@@ -1,7 +1,7 @@
 """kill -9 of a ``cdc standalone`` worker running the JDBC sink, three times during a load: the PostgreSQL
 table ends equal to the state the topic describes.
 
-The topic holds inserts of 20 000 keys, then updates of all of them, then deletes (tombstones) of a tenth.
+The topic holds inserts of 30 000 keys, then updates of all of them, then deletes (tombstones) of a tenth.
 Offsets are committed every 500 ms, so each kill lands between a database commit and the offset commit
 that follows it, or in the middle of a batch: the restarted worker reads again from the last committed
 offset, and the upserts and deletes it writes again change nothing.
@@ -23,7 +23,7 @@ from worker_process import WorkerProcess, free_port, seed_properties, wait_for
 pytestmark = pytest.mark.integration
 
 PG = {"host": "127.0.0.1", "port": 5432, "user": "cdc", "password": "cdc", "dbname": "cdc"}
-KEYS = 20_000
+KEYS = 30_000
 
 KEY_SCHEMA = {
     "type": "struct",
@@ -87,6 +87,11 @@ def _rows(schema: str) -> list[tuple[Any, ...]] | None:
         ]
 
 
+def _state(worker: WorkerProcess, name: str) -> str | None:
+    tasks = worker.get(f"/connectors/{name}/status").json().get("tasks") or []
+    return str(tasks[0]["state"]) if tasks else None
+
+
 def test_kill_9_three_times_during_a_load(
     tmp_path: Path, kafka: Any, workers: list[WorkerProcess], pg_schema: str
 ) -> None:
@@ -139,16 +144,17 @@ def test_kill_9_three_times_during_a_load(
         ["standalone", str(worker_file), str(connector_file)], port, tmp_path / "worker.log"
     )
     workers.append(worker)
-    seen = 0
     at_kills: list[int] = []
     for kill in range(3):
         worker.start()
-        # let it write a part of what is left, then kill it in the middle
-        wait_for(lambda s=seen: count() > s, 60, f"progress before kill {kill + 1}")
-        time.sleep(0.3 + 0.2 * kill)
+        if kill == 0:
+            wait_for(lambda: count() > 0, 60, "the first rows")  # then kill it in the middle of the inserts
+            time.sleep(0.2)
+        else:  # some time after the restarted task resumed, wherever the load then is
+            wait_for(lambda: _state(worker, name) == "RUNNING", 60, f"RUNNING after kill {kill}")
+            time.sleep(1.0 + 0.5 * kill)
         worker.kill9()
-        seen = count()
-        at_kills.append(seen)
+        at_kills.append(count())
     worker.start()
     final = sorted(expected.values())
     assert at_kills[0] < KEYS, at_kills  # the first kill at least landed in the middle of the inserts
