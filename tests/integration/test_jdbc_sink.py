@@ -387,3 +387,27 @@ def test_validate_names_the_wrong_password_the_wrong_url_and_upsert_without_key(
     assert errors(**{"insert.mode": "merge"})["insert.mode"] == [
         "Invalid value merge for configuration insert.mode: Invalid enumerator"
     ]
+
+
+def test_a_killed_connection_is_replaced_and_the_batch_written_whole(target: Target) -> None:
+    if target.family == "sqlite":
+        pytest.skip("no server connection to kill")
+    sink = Sink(
+        target,
+        **{"insert.mode": "upsert", "pk.mode": "record_key", "auto.create": "true", "retry.backoff.ms": "100"},
+    )
+    try:
+        sink.put(sink.row(1, "a"))
+        sink.flush()
+        assert sink.task.writer is not None
+        conn = sink.task.writer.connection()
+        if target.family == "postgresql":
+            target.execute(f"SELECT pg_terminate_backend({conn.info.backend_pid})")
+        else:
+            target.execute(f"KILL {conn.thread_id()}")
+        sink.put(sink.row(2, "b"), sink.row(1, "a2"))
+        sink.flush()  # the first attempt meets the dead connection; the retry writes the batch
+        assert _names(target) == [(1, "a2"), (2, "b")]
+        assert sink.task.writer.connection() is not conn
+    finally:
+        sink.stop()
