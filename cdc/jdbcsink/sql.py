@@ -3,8 +3,9 @@
 A batch's rows go out as multi-row statements: ``INSERT … VALUES (…), (…) …`` with the family's upsert
 clause (PostgreSQL and SQLite ``ON CONFLICT (key) DO UPDATE SET c = excluded.c``, MariaDB/MySQL ``ON
 DUPLICATE KEY UPDATE c = VALUES(c)``), deletes as ``DELETE … WHERE key IN (…)`` (row values for
-composite keys), sized under each driver's bind-parameter limit. UPDATE mode runs one statement per
-row through ``executemany`` (pipelined by psycopg, in-process for SQLite; a round trip per row on MySQL).
+composite keys), sized under each driver's bind-parameter limit. UPDATE mode is a multi-row ``UPDATE …
+JOIN`` on MySQL, and ``executemany`` of a one-row UPDATE elsewhere (pipelined by psycopg, in process for
+SQLite).
 
 Connections come from :mod:`cdc.jdbc.dialects` (the JDBC source's), so the URL, credentials, session time
 zone and driver choice are the same for both directions.
@@ -37,6 +38,8 @@ class SinkSql:
     placeholder = "%s"
     max_params = 30000
     max_rows = 1000
+    multi_row_update = False
+    """Whether UPDATE mode has a multi-row statement (:meth:`update_rows`) rather than ``executemany``."""
 
     def __init__(self, dialect: Dialect, quote: bool) -> None:
         self.dialect = dialect
@@ -104,6 +107,9 @@ class SinkSql:
         sets = ",".join(f"{self.ident(c)}={next(marks)}" for c in columns)
         where = " AND ".join(f"{self.ident(k)}={next(marks)}" for k in keys)
         return f"UPDATE {self.table_sql(table)} SET {sets} WHERE {where}"
+
+    def update_rows(self, table: TableId, keys: Sequence[str], columns: Sequence[str], rows: int) -> str:
+        raise NotImplementedError
 
     def delete(self, table: TableId, keys: Sequence[str], rows: int) -> str:
         if len(keys) == 1:
@@ -219,6 +225,18 @@ class PostgresSql(SinkSql):
 class MySql(SinkSql):
     family = "mysql"
     max_params = 60000
+    multi_row_update = True
+
+    def update_rows(self, table: TableId, keys: Sequence[str], columns: Sequence[str], rows: int) -> str:
+        # executemany would send one UPDATE per row: a join with the rows as a derived table instead, keys
+        # compared by the database (its collation), rows whose key is absent left alone
+        names = [*keys, *columns]
+        first = "SELECT " + ",".join(f"{self.placeholder} AS {self.ident(n)}" for n in names)
+        other = " UNION ALL SELECT " + ",".join([self.placeholder] * len(names))
+        derived = first + other * (rows - 1)
+        on = " AND ".join(f"`__t`.{self.ident(k)} = `__v`.{self.ident(k)}" for k in keys)
+        sets = ",".join(f"`__t`.{self.ident(c)} = `__v`.{self.ident(c)}" for c in columns)
+        return f"UPDATE {self.table_sql(table)} AS `__t` JOIN ({derived}) AS `__v` ON {on} SET {sets}"
 
     def _qualified(self, parts: list[str]) -> TableId:
         return TableId(parts[-2], None, parts[-1])

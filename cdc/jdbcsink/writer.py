@@ -197,8 +197,15 @@ class BatchWriter:
         if self.plan.insert_mode is InsertMode.UPDATE:
             if not values:
                 return
-            rows = [(*c.row, *c.key) for c in group.changes]
-            sql.run_many(conn, sql.update(table, keys, values), rows)
+            if not sql.multi_row_update:
+                rows = [(*c.row, *c.key) for c in group.changes]
+                sql.run_many(conn, sql.update(table, keys, values), rows)
+                return
+            per = sql.rows_per_statement(len(keys) + len(values))
+            for start in range(0, len(group.changes), per):
+                chunk = group.changes[start : start + per]
+                params = [v for c in chunk for v in (*c.key, *c.row)]
+                sql.run(conn, sql.update_rows(table, keys, values, len(chunk)), params)
             return
         width = len(keys) + len(values)
         per = sql.rows_per_statement(width)

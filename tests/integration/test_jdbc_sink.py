@@ -184,12 +184,17 @@ def test_update_mode_changes_only_existing_rows(target: Target) -> None:
     target.execute(
         f"CREATE TABLE {target.table('items')} (id INT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2))"
     )
-    target.execute(f"INSERT INTO {target.table('items')} VALUES (1, 'old', 1.00)")
+    target.execute(
+        f"INSERT INTO {target.table('items')} VALUES (1, 'old', 1.00), (2, 'old2', 1.00), (3, 'x', 1.00)"
+    )
     sink = Sink(target, **{"insert.mode": "update", "pk.mode": "record_key"})
     try:
-        sink.put(sink.row(1, "new", "2.50"), sink.row(2, "never"))
+        # a null first (MySQL's derived table takes its column types from all rows), an absent key
+        sink.put(sink.row(3, None, None), sink.row(1, "new", "2.50"), sink.row(4, "never"))
         sink.flush()
-        assert _names(target) == [(1, "new")]
+        amounts = [r[2] for r in target.rows("items")]
+        assert _names(target) == [(1, "new"), (2, "old2"), (3, None)]
+        assert [float(a) if a is not None else None for a in amounts] == [2.5, 1.0, None]
     finally:
         sink.stop()
 
@@ -394,7 +399,12 @@ def test_a_killed_connection_is_replaced_and_the_batch_written_whole(target: Tar
         pytest.skip("no server connection to kill")
     sink = Sink(
         target,
-        **{"insert.mode": "upsert", "pk.mode": "record_key", "auto.create": "true", "retry.backoff.ms": "100"},
+        **{
+            "insert.mode": "upsert",
+            "pk.mode": "record_key",
+            "auto.create": "true",
+            "retry.backoff.ms": "100",
+        },
     )
     try:
         sink.put(sink.row(1, "a"))
