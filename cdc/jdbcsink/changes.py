@@ -40,6 +40,8 @@ class Layout:
     table: TableId
     keys: tuple[ColumnSpec, ...]
     values: tuple[ColumnSpec, ...]
+    value_indexes: tuple[int, ...] = ()
+    """Where each of ``values`` is in the row struct (the layout is cached per row schema)."""
 
     @property
     def columns(self) -> tuple[ColumnSpec, ...]:
@@ -152,7 +154,7 @@ class ChangeReader:
         values = row.values
         fields = row.schema.fields
         converted = []
-        for spec, index in zip(layout.values, self._value_indexes(layout, row.schema), strict=True):
+        for spec, index in zip(layout.values, layout.value_indexes, strict=True):
             raw = values[index]
             if raw is None and fields[index].schema.default is not None:
                 raw = fields[index].schema.default
@@ -234,12 +236,14 @@ class ChangeReader:
                 raise DataError(f"No key headers {sorted(wanted)} at {where(record)}")
         key_names = {k.name for k in key_specs}
         value_specs: list[ColumnSpec] = []
+        indexes: list[int] = []
         if row is not None:
             for f in row.fields:
                 if f.name in key_names or not self._wanted(record.topic, f.name):
                     continue
                 value_specs.append(self._spec(f.name, f.schema, False))
-        return Layout(table, tuple(key_specs), tuple(value_specs))
+                indexes.append(f.index)
+        return Layout(table, tuple(key_specs), tuple(value_specs), tuple(indexes))
 
     def _wanted(self, topic: str, name: str) -> bool:
         include, exclude = self.plan.field_include, self.plan.field_exclude
@@ -247,14 +251,6 @@ class ChangeReader:
         if include and name not in include and qualified not in include:
             return False
         return not (exclude and (name in exclude or qualified in exclude))
-
-    def _value_indexes(self, layout: Layout, schema: Schema) -> list[int]:
-        out = []
-        for spec in layout.values:
-            f = schema.field(spec.name)
-            assert f is not None
-            out.append(f.index)
-        return out
 
     def _key(self, layout: Layout, record: SinkRecord, row: Any) -> tuple[Any, ...]:
         mode = self.plan.pk_mode
