@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 SCENARIO ?=
 BENCH_ARGS ?=
 
-.PHONY: help install spark up down status test test-all lint demo bench compat fuzz test-security clean-stack
+.PHONY: help install spark up down status test test-all lint demo demo-replicate bench compat fuzz test-security clean-stack
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -56,6 +56,9 @@ lint: install ## ruff check, ruff format --check, mypy
 
 demo: install up ## the main job end to end: a worker, the seed Debezium config, changes printed as they arrive
 	@scripts/demo.sh
+
+demo-replicate: install up ## MariaDB → cdc (seed Debezium config, JDBC sink) → PostgreSQL: changes upstream, both tables compared
+	@scripts/demo-replicate.sh
 
 bench: install up ## run benchmarks against the peers (SCENARIO=B10|B9|B3, default all; BENCH_ARGS="--runs 3 --rows N")
 	$(BIN)/python -m bench run $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)

@@ -26,6 +26,7 @@ _PACKAGES = (
     "cdc.file",
     "cdc.mysql",
     "cdc.jdbc",
+    "cdc.jdbcsink",
 )
 
 

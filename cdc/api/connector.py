@@ -23,6 +23,7 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
+    "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "FileUse",
     "OffsetStorageReader",
@@ -247,6 +248,18 @@ class SourceTask(Task):
 TopicPartition = tuple[str, int]
 
 
+class ErrantRecordReporter(ABC):
+    """KIP-610's reporter: a sink task hands it a record it could not write, with the reason.
+
+    The runtime applies the connector's ``errors.tolerance``: with ``all`` the record goes to the dead
+    letter queue (when one is configured) and ``report`` returns, so the task goes on without it; with
+    ``none`` ``report`` raises, and the task fails naming the record. Synchronous: when it returns, the
+    record is in the dead letter queue, so the task may commit past it."""
+
+    @abstractmethod
+    def report(self, record: SinkRecord, error: BaseException) -> None: ...
+
+
 class SinkTaskContext(ABC):
     @abstractmethod
     def configs(self) -> dict[str, str]: ...
@@ -263,6 +276,10 @@ class SinkTaskContext(ABC):
     def pause(self, *partitions: TopicPartition) -> None: ...
 
     def resume(self, *partitions: TopicPartition) -> None: ...
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        """The reporter for records ``put`` cannot write (None outside a worker: the task then fails)."""
+        return None
 
 
 class SinkTask(Task):

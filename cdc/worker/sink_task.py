@@ -17,7 +17,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
-from cdc.api.connector import SinkTask, SinkTaskContext
+from cdc.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
@@ -28,12 +28,12 @@ from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
 from cdc.worker.tolerance import ErrorHandler, Stage
 
-__all__ = ["DeadLetterQueueReporter", "SinkTaskSettings", "WorkerSinkTask"]
+__all__ = ["DeadLetterQueueReporter", "ReserializedRecord", "SinkTaskSettings", "WorkerSinkTask"]
 
 log = logging.getLogger(__name__)
 
 
-def _header_items(msg: Message) -> list[tuple[str, str | bytes | None]]:
+def _header_items(msg: Message | ReserializedRecord) -> list[tuple[str, str | bytes | None]]:
     raw = msg.headers()
     if raw is None:
         return []
@@ -100,8 +100,8 @@ class DeadLetterQueueReporter:
         self.task = task
 
     def report(self, stage: str, origin: str, error: BaseException, record: Any) -> None:
-        msg = record if isinstance(record, Message) else getattr(record, "_raw", None)
-        if not isinstance(msg, Message):
+        msg = record if isinstance(record, Message | ReserializedRecord) else getattr(record, "_raw", None)
+        if not isinstance(msg, Message | ReserializedRecord):
             return
         headers: list[tuple[str, str | bytes | None]] = list(_header_items(msg))
         if self.context_headers:
@@ -135,6 +135,65 @@ class DeadLetterQueueReporter:
             )
 
 
+class ReserializedRecord:
+    """A record a sink task reported (KIP-610) as the dead letter queue writes it: the key, value and
+    headers converted back to bytes with the task's converters (what Connect's
+    ``WorkerErrantRecordReporter`` does for a record it no longer holds the consumed bytes of), at the
+    topic, partition and offset the record was consumed from. The same methods as a consumed
+    :class:`~confluent_kafka.Message`, so :class:`DeadLetterQueueReporter` writes either."""
+
+    def __init__(self, record: SinkRecord, owner: WorkerSinkTask) -> None:
+        self._topic = record.original_topic or record.topic
+        self._partition = (
+            record.original_kafka_partition
+            if record.original_kafka_partition is not None
+            else record.kafka_partition or 0
+        )
+        self._offset = (
+            record.original_kafka_offset if record.original_kafka_offset is not None else record.kafka_offset
+        )
+        self._key = owner.key_converter.from_connect_data(record.topic, record.key_schema, record.key)
+        self._value = owner.value_converter.from_connect_data(record.topic, record.value_schema, record.value)
+        self._headers: list[tuple[str, str | bytes | None]] = [
+            (h.key, owner.header_converter.from_connect_header(record.topic, h.key, h.schema, h.value))
+            for h in record.headers
+        ]
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def headers(self) -> list[tuple[str, str | bytes | None]]:
+        return self._headers
+
+
+class _ErrantReporter(ErrantRecordReporter):
+    """``errors.tolerance`` applied to a record the task could not write (stage ``TASK_PUT``)."""
+
+    def __init__(self, owner: WorkerSinkTask) -> None:
+        self.owner = owner
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        def failed() -> None:
+            raise error
+
+        owner = self.owner
+        owner.errors.execute(
+            Stage.TASK_PUT, type(owner.task).__name__, failed, ReserializedRecord(record, owner)
+        )
+
+
 class _Context(SinkTaskContext):
     def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
         self.owner = owner
@@ -159,6 +218,9 @@ class _Context(SinkTaskContext):
     def resume(self, *partitions: tuple[str, int]) -> None:
         if self.owner.consumer is not None:
             self.owner.consumer.resume([TopicPartition(t, p) for t, p in partitions])
+
+    def errant_record_reporter(self) -> ErrantRecordReporter:
+        return _ErrantReporter(self.owner)
 
 
 class WorkerSinkTask(WorkerTask):
@@ -252,6 +314,10 @@ class WorkerSinkTask(WorkerTask):
                 self.task.put(records)
                 self.metrics.put(read, len(records), started)
                 self._record_lag(consumer, {(m.topic() or "", m.partition() or 0) for m in messages})
+            else:
+                # an idle poll: Connect calls put with no records then too, which tells a task that
+                # batches across puts (the JDBC sinks) that it has caught up and may write now
+                self.task.put([])
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self._commit()

@@ -127,6 +127,12 @@ def test_a_distributed_worker_refuses_connector_files_outside_its_allowed_paths(
             "topic.prefix": kafka.topic("jdbc-"),
         }
         _refused(worker, f"sqlite-{i}", config, "connection.url")
+        sink = {  # the JDBC sink's validate must not open (so create) the file before the check either
+            "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+            "connection.url": url,
+            "topics": kafka.topic("jdbc-sink"),
+        }
+        _refused(worker, f"sqlite-sink-{i}", sink, "connection.url")
     config = _mysql(mysql_db, kafka, "sp", **{"snapshot.spark.state.dir": str(tmp_path / "spark-state")})
     _refused(worker, "spark-state", config, "snapshot.spark.state.dir")
 

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "cdc"
 
-CONNECTOR_PACKAGES = ("cdc.mysql", "cdc.jdbc", "cdc.file")
+CONNECTOR_PACKAGES = ("cdc.mysql", "cdc.jdbc", "cdc.jdbcsink", "cdc.file")
 """Connectors and the support libraries they stand on: none of them may import the runtime."""
 WORKER_FREE = ("cdc.api", "cdc.config", "cdc.history", "cdc.snapshot", "cdc.kafka", *CONNECTOR_PACKAGES)
 
