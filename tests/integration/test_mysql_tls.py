@@ -18,6 +18,7 @@ If the stack runs without TLS (started before it had it) these tests fail saying
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -521,9 +522,11 @@ def test_seed_config_with_verify_identity_captures_from_the_tls_only_user(
             status = requests.get(f"{url}/connectors/{name}/status", timeout=30).json()
             assert not status.get("tasks") or status["tasks"][0]["state"] != "FAILED", status
             metrics = requests.get(f"{url}/metrics", timeout=30).text
-            if (
-                'debezium_mysql_snapshot_SnapshotCompleted{server="mysqlavro"} 1' in metrics
-                and 'debezium_mysql_streaming_Connected{server="mysqlavro"} 1' in metrics
+            # the series carry connector="<name>" too: match the server label among them
+            if re.search(
+                r'debezium_mysql_snapshot_SnapshotCompleted\{[^}]*server="mysqlavro"[^}]*\} 1', metrics
+            ) and (
+                re.search(r'debezium_mysql_streaming_Connected\{[^}]*server="mysqlavro"[^}]*\} 1', metrics)
             ):
                 break
             time.sleep(0.5)

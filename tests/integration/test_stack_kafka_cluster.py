@@ -68,6 +68,8 @@ def test_three_brokers_replicate_and_stop_together() -> None:
         "CDC_STACK_BACKEND": "local",
         "CDC_KAFKA_BROKERS": "3",
         "CDC_KAFKA_PORT": str(base),
+        # the SSL listeners (node n on this port + 10(n-1)), away from the shared broker's 9095
+        "CDC_KAFKA_SSL_PORT": str(_free_run(21)),
         "CDC_KAFKA_HEAP": "256m",
     }
 
