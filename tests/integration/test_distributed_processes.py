@@ -631,6 +631,7 @@ def _run_leader_kill_hammer(cluster: Cluster, workers: list[WorkerProcess], star
     )
 
 
+@pytest.mark.slow  # a 70 s soak: make test-all
 def test_soak_kill_9_and_restart_every_15_s(cluster: Cluster) -> None:
     with cluster.logs_on_failure():
         _soak(cluster)

@@ -57,6 +57,7 @@ def _eos_worker(tmp_path: Path, kafka: Any, extra: dict[str, str] | None = None)
     return Worker("distributed", [str(props)], port, tmp_path / "worker.log")
 
 
+@pytest.mark.slow  # 155 s: make test-all; test_faults_broker covers exactly-once in make test
 @pytest.mark.timeout(1200)
 def test_kill_9_with_exactly_once_delivers_every_change_once(
     tmp_path: Path, kafka: Any, mysql_db: Any
