@@ -34,8 +34,8 @@ __all__ = [
     "jvm_heap",
 ]
 
-CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.3.1")
-DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.5.0.Final")
+CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
+DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
