@@ -20,6 +20,7 @@ from cdc import __version__
 from cdc.api.errors import ConnectError, DataError
 from cdc.api.offsets import check_offset_map, offset_key, partition_key
 from cdc.worker import validation
+from cdc.worker.config import CONNECTOR_CLASS_CONFIG, NAME_CONFIG
 from cdc.worker.errors import (
     AlreadyExistsError,
     BadRequestError,
@@ -32,6 +33,7 @@ from cdc.worker.membership import Membership
 from cdc.worker.names import name_error, printable
 from cdc.worker.offsets import decode_offset, encode_offset
 from cdc.worker.rest.loggers import Loggers
+from cdc.worker.settings import ConnectorSettings
 from cdc.worker.stores.base import (
     ClusterConfigState,
     ConfigBackingStore,
@@ -64,18 +66,17 @@ class ConnectHerder(Herder):
         status_store: StatusBackingStore,
         offset_store: OffsetBackingStore,
         membership: Membership,
-        worker_props: Mapping[str, Any],
         kafka_cluster_id: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.config_store = config_store
         self.status_store = status_store
         self.offset_store = offset_store
         self.membership = membership
-        self.worker_props = worker_props
         self.loggers = Loggers()  # shared with the REST API's /admin/loggers
         self._cluster_id_fn = kafka_cluster_id
         self._cluster_id: str | None = None
         self.worker = worker_factory(self)
+        self.settings = self.worker.settings
         self.worker_id = self.worker.worker_id
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -246,7 +247,7 @@ class ConnectHerder(Herder):
         self._put_task(task, State.UNASSIGNED, safe=True)
 
     def on_topic_seen(self, topic: str, connector: str, task: int) -> None:
-        if not self.worker_props.get("topic.tracking.enable", True):
+        if not self.settings.topic_tracking_enable:
             return
         if self.status_store.get_topic(connector, topic) is None:
             self.status_store.put_topic(TopicStatus(topic, connector, task))
@@ -322,15 +323,14 @@ class ConnectHerder(Herder):
                 continue
             if snapshot.target_state(name) is not TargetState.STARTED:
                 continue
-            config = snapshot.connector_configs[name]
-            max_tasks = int(config.get("tasks.max", "1"))
+            config = ConnectorSettings.parse(snapshot.connector_configs[name])
+            max_tasks = config.tasks_max
             try:
                 configs = self.worker.connector_task_configs(name, max_tasks)
             except Exception as exc:
                 self.worker.fail_connector(name, exc)
                 continue
-            enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
-            if enforce and len(configs) > max_tasks:
+            if config.tasks_max_enforce and len(configs) > max_tasks:
                 self.worker.fail_connector(
                     name,
                     ConnectError(
@@ -414,7 +414,7 @@ class ConnectHerder(Herder):
         # Connect runs requests on the herder thread once it has joined the group, so a request made while
         # this worker is still joining (just started, or in a rebalance with no known leader) waits for the
         # join instead of failing with 409; REST gives up after 90 s.
-        wait_s = min(float(self.worker_props.get("rebalance.timeout.ms", 60000)) / 1000, 80.0)
+        wait_s = min(self.settings.rebalance_timeout_ms / 1000, 80.0)
         deadline = time.monotonic() + wait_s
         while (
             self.membership.leader_url() is None
@@ -462,7 +462,7 @@ class ConnectHerder(Herder):
             "name": name,
             "config": dict(config),
             "tasks": [t.to_json() for t in snapshot.tasks(name)],
-            "type": connector_kind(config.get("connector.class")),
+            "type": connector_kind(config.get(CONNECTOR_CLASS_CONFIG)),
         }
 
     def connector_info(self, name: str) -> JSON:
@@ -482,11 +482,9 @@ class ConnectHerder(Herder):
         if problem is not None:
             raise BadRequestError(f"Connector name {printable(name)} is invalid: {problem}")
         config = {k: str(v) for k, v in config.items()}
-        config["name"] = name
+        config[NAME_CONFIG] = name
         self._check_config_size(config)
-        infos = validation.validate(
-            config, self.worker_props, self.worker.settings.resolve, self._other_configs(name)
-        )
+        infos = validation.validate(config, self.settings, self.settings.resolve, self._other_configs(name))
         if infos["error_count"]:
             raise BadRequestError(validation.invalid_config_message(infos))
         self._require_leader()
@@ -504,7 +502,7 @@ class ConnectHerder(Herder):
     def _check_config_size(self, config: Mapping[str, str]) -> None:
         """``connector.config.max.bytes``: a config the config topic could not take is a 400 here, not a
         failed write (a 500) after validation has connected to the database."""
-        limit = int(self.worker_props.get("connector.config.max.bytes") or 524288)
+        limit = self.settings.connector_config_max_bytes
         size = sum(
             len(k.encode("utf-8", "surrogatepass")) + len(v.encode("utf-8", "surrogatepass"))
             for k, v in config.items()
@@ -517,7 +515,7 @@ class ConnectHerder(Herder):
 
     def _check_connector_count(self) -> None:
         """``connectors.max``: the cap on connectors a REST user can create (0: none)."""
-        limit = int(self.worker_props.get("connectors.max") or 0)
+        limit = self.settings.connectors_max
         if limit and len(self._snapshot().connector_configs) >= limit:
             raise BadRequestError(
                 f"This worker group holds {limit} connectors, its limit (connectors.max); "
@@ -531,9 +529,9 @@ class ConnectHerder(Herder):
                 current.pop(key, None)
             else:
                 current[key] = str(value)
-        if current.get("name", name) != name:
+        if current.get(NAME_CONFIG, name) != name:
             raise BadRequestError(
-                f"Connector name configuration ({current.get('name')}) doesn't match "
+                f"Connector name configuration ({current.get(NAME_CONFIG)}) doesn't match "
                 f"connector name in the URL ({name})"
             )
         return self.put_connector_config(name, current, True).info
@@ -557,7 +555,7 @@ class ConnectHerder(Herder):
             "name": name,
             "connector": _state_json(status.state, status.worker_id, status.trace),
             "tasks": [{"id": t.task, **self._task_state(t)} for t in snapshot.tasks(name)],
-            "type": connector_kind(snapshot.connector_configs[name].get("connector.class")),
+            "type": connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG)),
         }
 
     def _task_state(self, task: TaskId) -> JSON:
@@ -657,15 +655,15 @@ class ConnectHerder(Herder):
         self._set_target(name, TargetState.STOPPED)
 
     def connector_active_topics(self, name: str) -> list[str]:
-        if not self.worker_props.get("topic.tracking.enable", True):
+        if not self.settings.topic_tracking_enable:
             raise ForbiddenError("Topic tracking is disabled.")
         self._require(name)
         return sorted({t.topic for t in self.status_store.get_all_topics(name)})
 
     def reset_connector_active_topics(self, name: str) -> None:
-        if not self.worker_props.get("topic.tracking.enable", True):
+        if not self.settings.topic_tracking_enable:
             raise ForbiddenError("Topic tracking is disabled.")
-        if not self.worker_props.get("topic.tracking.allow.reset", True):
+        if not self.settings.topic_tracking_allow_reset:
             raise ForbiddenError("Topic tracking reset is disabled.")
         self._require(name)
         for status in self.status_store.get_all_topics(name):
@@ -674,7 +672,7 @@ class ConnectHerder(Herder):
     # -- offsets -----------------------------------------------------------------------------------------
     def connector_offsets(self, name: str) -> JSON:
         snapshot = self._require(name)
-        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        kind = connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG))
         if kind == "sink":
             return {"offsets": self._sink_offsets(name)}
         partitions = self.offset_store.connector_partitions(name)
@@ -693,7 +691,7 @@ class ConnectHerder(Herder):
 
         from cdc.kafka.clients import client_config, to_librdkafka
 
-        admin = AdminClient(to_librdkafka(client_config(self.worker_props, "admin.")))
+        admin = AdminClient(to_librdkafka(client_config(self.settings.client_props(), "admin.")))
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(f"connect-{name}")])
         result = next(iter(futures.values())).result(30)
         return [
@@ -721,7 +719,7 @@ class ConnectHerder(Herder):
     def alter_connector_offsets(self, name: str, offsets: list[JSON]) -> str:
         snapshot = self._require_stopped(name)
         self._require_leader()
-        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        kind = connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG))
         if kind == "sink":
             raise BadRequestError(
                 "Altering the offsets of sink connectors is not supported yet by this worker"
@@ -749,7 +747,7 @@ class ConnectHerder(Herder):
     def reset_connector_offsets(self, name: str) -> str:
         snapshot = self._require_stopped(name)
         self._require_leader()
-        kind = connector_kind(snapshot.connector_configs[name].get("connector.class"))
+        kind = connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG))
         if kind == "sink":
             raise BadRequestError(
                 "Resetting the offsets of sink connectors is not supported yet by this worker"
@@ -768,8 +766,8 @@ class ConnectHerder(Herder):
         from cdc.plugins import registry
 
         try:
-            connector = registry.load(config["connector.class"])()
-            return bool(connector.alter_offsets(self.worker.settings.resolve(dict(config)), offsets))
+            connector = registry.load(config[CONNECTOR_CLASS_CONFIG])()
+            return bool(connector.alter_offsets(self.settings.resolve(dict(config)), offsets))
         except NotImplementedError as exc:
             raise BadRequestError(
                 f"Failed to modify offsets for connector {name} because it doesn't support "
@@ -786,7 +784,7 @@ class ConnectHerder(Herder):
         from cdc.worker.distributed.internal import check_signature
 
         if self.internal_requests_signed():
-            allowed = self.worker_props.get("inter.worker.verification.algorithms") or ["HmacSHA256"]
+            allowed = self.settings.inter_worker_verification_algorithms or ("HmacSHA256",)
             check_signature(self._snapshot().session_key, signature, list(allowed))
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: Any = None) -> None:
@@ -807,7 +805,7 @@ class ConnectHerder(Herder):
     def validate_connector_config(self, config: Mapping[str, str]) -> JSON:
         props = {k: str(v) for k, v in config.items()}
         return validation.validate(
-            props, self.worker_props, self.worker.settings.resolve, self._other_configs(props.get("name"))
+            props, self.settings, self.settings.resolve, self._other_configs(props.get(NAME_CONFIG))
         )
 
     def _other_configs(self, name: str | None) -> dict[str, dict[str, str]]:

@@ -69,8 +69,12 @@ class FilePolicy:
         empty distributed); ``strict`` when the worker starts."""
         if worker is None:
             return cls(None)
-        value = worker.get(ALLOWED_PATHS_CONFIG)
-        return cls(None if value is None else parse_allowed(value, strict))
+        return cls.of(worker.get(ALLOWED_PATHS_CONFIG), strict)
+
+    @classmethod
+    def of(cls, allowed: Any, strict: bool = False) -> FilePolicy:
+        """The policy of the key's parsed value (None: a standalone worker without it)."""
+        return cls(None if allowed is None else parse_allowed(allowed, strict))
 
     def refusal(self, path: str) -> str | None:
         """Why ``path`` may not be opened, or None when it may."""
@@ -105,11 +109,10 @@ def file_violations(
 
 
 def check_connector_files(
-    connector: Connector, configs: Sequence[Mapping[str, str]], worker: Mapping[str, Any]
+    connector: Connector, configs: Sequence[Mapping[str, str]], policy: FilePolicy
 ) -> None:
     """ConnectError naming the key when any of ``configs`` (a connector's, a task's) names a file outside
-    the worker's policy: what the worker runs before it starts a connector or a task."""
-    policy = FilePolicy.from_worker(worker)
+    the worker's ``policy``: what the worker runs before it starts a connector or a task."""
     for config in configs:
         for key, message in file_violations(connector, config, policy):
             raise ConnectError(f"{key}: {message}")

@@ -20,6 +20,7 @@ from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.config_providers import is_from_provider
 from cdc.worker.errors import BadRequestError
+from cdc.worker.settings import WorkerSettings
 
 __all__ = ["invalid_config_message", "plugin_config", "plugins", "validate"]
 
@@ -118,7 +119,7 @@ def _resolve(props: Mapping[str, str], resolve: Resolver | None) -> tuple[dict[s
 
 def validate(
     props: Mapping[str, str],
-    worker: Mapping[str, Any] | None = None,
+    worker: WorkerSettings | None = None,
     resolve: Resolver | None = None,
     others: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
@@ -258,7 +259,7 @@ def _log_unknown(props: Mapping[str, str], runtime: ConfigDef, own: ConfigDef) -
 def _check_exactly_once(
     connector: SourceConnector,
     props: Mapping[str, str],
-    worker: Mapping[str, Any] | None,
+    worker: WorkerSettings | None,
     results: list[tuple[Any, ConfigValue]],
 ) -> None:
     from cdc.worker.exactly_once import validate_exactly_once
@@ -275,13 +276,13 @@ def _check_exactly_once(
 def _check_files(
     connector: Connector,
     props: Mapping[str, str],
-    worker: Mapping[str, Any] | None,
+    worker: WorkerSettings | None,
     results: list[tuple[Any, ConfigValue]],
 ) -> None:
     """An error on each key naming a file outside the worker's ``connector.file.allowed.paths``."""
     from cdc.worker.file_paths import FilePolicy, file_violations
 
-    violations = file_violations(connector, props, FilePolicy.from_worker(worker))
+    violations = file_violations(connector, props, worker.file_policy() if worker else FilePolicy(None))
     by_name = {v.name: v for _, v in results}
     for name, message in violations:
         value = by_name.get(name)
