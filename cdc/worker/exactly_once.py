@@ -51,6 +51,7 @@ from cdc.api.connector import (
 )
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.records import SourceRecord
+from cdc.kafka.produce import produce
 from cdc.worker.settings import WorkerSettings
 from cdc.worker.source_task import WorkerSourceTask
 
@@ -283,12 +284,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._begin()  # offsets of records every one of which was dropped by transforms
         for key, value in snapshot.items():
             topic, partition = self.eos.offset_placement(key)
-            while True:
-                try:
-                    producer.produce(topic, key=key, value=value, partition=partition)
-                    break
-                except BufferError:
-                    producer.poll(0.05)
+            produce(producer, topic, key=key, value=value, partition=partition)
         started = time.monotonic()
         deadline = started + self.eos.commit_timeout_ms / 1000
         while True:

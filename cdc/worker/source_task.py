@@ -40,6 +40,7 @@ from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
 from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
+from cdc.kafka.produce import produce
 from cdc.logs import in_context
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
@@ -370,16 +371,14 @@ class WorkerSourceTask(WorkerTask):
             kwargs["timestamp"] = record.timestamp
         if record.kafka_partition is not None:
             kwargs["partition"] = record.kafka_partition
-        while True:
-            try:
-                producer.produce(topic, **kwargs)
-                break
-            except BufferError:  # the queue is full (the brokers away): wait for room, but not past a stop
-                producer.poll(0.05)
-                self._check_delivery()
-                if self.stopping.is_set():
-                    raise _StoppedWhileQueueFull() from None
+        # the queue is full (the brokers away): wait for room, but not past a stop
+        produce(producer, topic, while_full=self._while_queue_full, **kwargs)
         self._offset(original)
+
+    def _while_queue_full(self) -> None:
+        self._check_delivery()
+        if self.stopping.is_set():
+            raise _StoppedWhileQueueFull()
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
         if type(self.task).commit_record is SourceTask.commit_record:
