@@ -294,9 +294,3 @@ class RecordingConfigListener:
 
     def on_logging_level_update(self, namespace: str, level: str) -> None:
         self.calls.append(("logger", (namespace, level)))
-
-
-def _throwaway_cycle() -> object:  # THROWAWAY: shows the import test catching a sub-package cycle
-    from cdc.worker.rest.loggers import Loggers
-
-    return Loggers
