@@ -13,16 +13,16 @@ the producer.
   part of ``schemas.enable=true``, the whole envelope around ``after`` (``before``, ``source`` with the
   run's position and each snapshot marker, ``op``, ``ts_*``). The envelope is rendered once per chunk by
   :class:`~cdc.converters.json_converter.JsonConverter` with ``after`` null and cut at ``"after":null``.
-* Only each row's ``after`` (and key) payload is computed in SQL, column by column (see
-  :func:`~cdc.mysql.spark.jvm_columns.column_sql`). The server's SELECT computes what it computes exactly: integers, booleans, epoch
-  days and micro/milliseconds of dates and datetimes (its own date functions, integer arithmetic; no
-  Spark calendar or session zone involved), TIMESTAMP text in the UTC session, base64 of binary data,
-  the two's-complement hex of an exact decimal's unscaled value (its DECIMAL arithmetic, any precision).
-  Spark SQL then escapes strings as Jackson does, writes doubles and floats with Jackson's own
+* Only each row's ``after`` (and key) payload is computed in SQL, column by column
+  (:func:`~cdc.mysql.spark.jvm_columns.column_sql`). The server's SELECT computes what it computes exactly:
+  integers, booleans, epoch days and micro/milliseconds of dates and datetimes (its own date functions,
+  integer arithmetic; no Spark calendar or session zone involved), TIMESTAMP text in the UTC session, base64
+  of binary data, the two's-complement hex of an exact decimal's unscaled value (its DECIMAL arithmetic, any
+  precision). Spark SQL then escapes strings as Jackson does, writes doubles and floats with Jackson's own
   shortest-digit writer (``schubfach``: what the JDK 19+ ``Double.toString`` our Python writer follows
   prints; Java 17's, which Spark's ``to_json`` uses, differs in ~0.3 % of doubles), base64-encodes the
-  decimals and puts in the NULL texts. Expressions stay small: Catalyst and the code generator take
-  seconds over large trees, and nothing in them depends on the chunk, so they compile once per table.
+  decimals and puts in the NULL texts. Expressions stay small: Catalyst and the code generator take seconds
+  over large trees, and nothing in them depends on the chunk, so they compile once per table.
 * Values the database sends as text and Python parses (FLOAT, DOUBLE, DECIMAL as a double) are read as
   the same text (``CAST(… AS CHAR)``) and parsed the same way (``Double.parseDouble`` rounds as
   ``float()`` does).
