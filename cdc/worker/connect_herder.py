@@ -24,7 +24,15 @@ from cdc.worker.errors import (
     ForbiddenError,
     NotFoundError,
 )
-from cdc.worker.herder import Herder, PutResult
+from cdc.worker.herder import (
+    JSON,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    Herder,
+    PutResult,
+    ServerInfo,
+    TaskConfig,
+)
 from cdc.worker.herder_offsets import OffsetsApi
 from cdc.worker.herder_status import HerderStatus
 from cdc.worker.names import name_error, printable
@@ -44,7 +52,6 @@ __all__ = ["KAFKA_COMPAT_VERSION", "ConnectHerder"]
 log = logging.getLogger(__name__)
 
 KAFKA_COMPAT_VERSION = "4.4.0"
-JSON = dict[str, Any]
 
 
 class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
@@ -122,7 +129,7 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
     def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         self.config_store.put_logger_level(namespace, level)
 
-    def server_info(self) -> JSON:
+    def server_info(self) -> ServerInfo:
         if self._cluster_id is None:
             try:
                 self._cluster_id = self._cluster_id_fn()
@@ -144,7 +151,7 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
     def connectors(self) -> list[str]:
         return self._snapshot().connectors()
 
-    def _info(self, name: str, snapshot: ClusterConfigState) -> JSON:
+    def _info(self, name: str, snapshot: ClusterConfigState) -> ConnectorInfo:
         config = snapshot.connector_configs[name]
         return {
             "name": name,
@@ -153,7 +160,7 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
             "type": connector_kind(config.get(CONNECTOR_CLASS_CONFIG)),
         }
 
-    def connector_info(self, name: str) -> JSON:
+    def connector_info(self, name: str) -> ConnectorInfo:
         return self._info(name, self._require(name))
 
     def connector_config(self, name: str) -> dict[str, str]:
@@ -210,7 +217,7 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
                 "delete one or raise the limit in the worker file"
             )
 
-    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> JSON:
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         current = self.connector_config(name)
         for key, value in patch.items():
             if value is None:
@@ -234,7 +241,7 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
         self._refresh()
         self.wake()
 
-    def task_configs(self, name: str) -> list[JSON]:
+    def task_configs(self, name: str) -> list[TaskConfig]:
         snapshot = self._require(name)
         return [
             {"id": t.to_json(), "config": dict(snapshot.task_config(t) or {})} for t in snapshot.tasks(name)
@@ -244,7 +251,9 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
         snapshot = self._require(name)
         return {str(t): dict(snapshot.task_config(t) or {}) for t in snapshot.tasks(name)}
 
-    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> JSON | None:
+    def restart_connector(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo | None:
         snapshot = self._require(name)
         request = RestartRequest(name, only_failed=only_failed, include_tasks=include_tasks)
         self._require_leader()
@@ -349,14 +358,16 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
         configs = self._snapshot().connector_configs
         return {other: dict(config) for other, config in configs.items() if other != name}
 
-    def await_state(self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None) -> JSON:
+    def await_state(
+        self, name: str, state: str, timeout: float = 30.0, tasks: int | None = None
+    ) -> ConnectorStateInfo:
         deadline = time.monotonic() + timeout
-        last: JSON = {}
+        last: ConnectorStateInfo | None = None
         while time.monotonic() < deadline:
             try:
                 last = self.connector_status(name)
             except NotFoundError:
-                last = {}
+                last = None
             if (
                 last
                 and last["connector"]["state"] == state
@@ -367,4 +378,4 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
             ):
                 return last
             time.sleep(0.1)
-        raise TimeoutError(f"{name} did not reach {state}: {last}")
+        raise TimeoutError(f"{name} did not reach {state}: {last or {}}")

@@ -17,6 +17,7 @@ from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.errors import (
     BadRequestError,
 )
+from cdc.worker.herder import ConnectorOffsets, OffsetEntry
 from cdc.worker.herder_core import HerderCore
 from cdc.worker.offsets import decode_offset, encode_offset
 from cdc.worker.stores.base import (
@@ -35,7 +36,7 @@ JSON = dict[str, Any]
 class OffsetsApi(HerderCore):
     """The offsets endpoints (a mixin of :class:`~cdc.worker.connect_herder.ConnectHerder`)."""
 
-    def connector_offsets(self, name: str) -> JSON:
+    def connector_offsets(self, name: str) -> ConnectorOffsets:
         snapshot = self._require(name)
         kind = connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG))
         if kind == "sink":
@@ -43,14 +44,14 @@ class OffsetsApi(HerderCore):
         partitions = self.offset_store.connector_partitions(name)
         keys = [offset_key(name, p) for p in partitions]
         values = self.offset_store.get(keys)
-        offsets = []
+        offsets: list[OffsetEntry] = []
         for partition, key in zip(partitions, keys, strict=True):
             value = decode_offset(values.get(key))
             if value is not None:
                 offsets.append({"partition": partition, "offset": value})
         return {"offsets": offsets}
 
-    def _sink_offsets(self, name: str) -> list[JSON]:
+    def _sink_offsets(self, name: str) -> list[OffsetEntry]:
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import AdminClient
 
@@ -81,7 +82,7 @@ class OffsetsApi(HerderCore):
     def _tasks_still_running(self, name: str) -> bool:
         return any(t.connector == name for t in self.worker.task_ids())
 
-    def alter_connector_offsets(self, name: str, offsets: list[JSON]) -> str:
+    def alter_connector_offsets(self, name: str, offsets: list[OffsetEntry]) -> str:
         snapshot = self._require_stopped(name)
         self._require_leader()
         kind = connector_kind(snapshot.connector_configs[name].get(CONNECTOR_CLASS_CONFIG))

@@ -8,12 +8,12 @@ group generation. The REST status answers (``GET /connectors/{name}/status``, a 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.errors import (
     NotFoundError,
 )
+from cdc.worker.herder import JSON, ConnectorStateInfo, StateInfo
 from cdc.worker.herder_core import HerderCore
 from cdc.worker.stores.base import (
     ConnectorStatus,
@@ -27,8 +27,6 @@ from cdc.worker.worker import connector_kind
 __all__ = ["HerderStatus"]
 
 log = logging.getLogger(__name__)
-
-JSON = dict[str, Any]
 
 
 class HerderStatus(HerderCore):
@@ -90,7 +88,7 @@ class HerderStatus(HerderCore):
         if self.status_store.get_topic(connector, topic) is None:
             self.status_store.put_topic(TopicStatus(topic, connector, task))
 
-    def connector_status(self, name: str) -> JSON:
+    def connector_status(self, name: str) -> ConnectorStateInfo:
         snapshot = self._snapshot()
         status = self.status_store.get(name)
         if status is None or not snapshot.contains(name):
@@ -137,8 +135,8 @@ class HerderStatus(HerderCore):
 _CONNECT_TASK_KEYS = frozenset({"id", "state", "worker_id", "trace"})
 
 
-def _state_json(state: State, worker_id: str | None, trace: str | None) -> JSON:
-    out: JSON = {"state": state.value, "worker_id": worker_id}
+def _state_json(state: State, worker_id: str | None, trace: str | None) -> StateInfo:
+    out: StateInfo = {"state": state.value, "worker_id": worker_id}
     if trace:
         out["trace"] = trace
     return out
