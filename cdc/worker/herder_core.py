@@ -9,7 +9,6 @@ mixin reads the state declared here, so none needs another.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -36,8 +35,6 @@ from cdc.worker.stores.base import (
 from cdc.worker.worker import Worker
 
 __all__ = ["HerderCore"]
-
-log = logging.getLogger(__name__)
 
 
 class HerderCore:

@@ -7,7 +7,6 @@ connector's consent (``SourceConnector.alterOffsets``), whose answer picks the m
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,8 +26,6 @@ from cdc.worker.stores.base import (
 from cdc.worker.worker import connector_kind
 
 __all__ = ["OffsetsApi"]
-
-log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 

@@ -26,7 +26,9 @@ from cdc.worker.worker import connector_kind
 
 __all__ = ["HerderStatus"]
 
-log = logging.getLogger(__name__)
+# The herder's logger, whichever of its modules logs: log lines and log levels (/admin/loggers, the
+# Java names mapped in docs/logging.md) stay as they were before the herder was split.
+log = logging.getLogger("cdc.worker.connect_herder")
 
 
 class HerderStatus(HerderCore):

@@ -24,7 +24,9 @@ from cdc.worker.stores.base import (
 
 __all__ = ["Reconciler"]
 
-log = logging.getLogger(__name__)
+# The herder's logger, whichever of its modules logs: log lines and log levels (/admin/loggers, the
+# Java names mapped in docs/logging.md) stay as they were before the herder was split.
+log = logging.getLogger("cdc.worker.connect_herder")
 
 
 class Reconciler(HerderCore):
