@@ -59,4 +59,4 @@ class Debezium(ConnectBinlogContender):
         )
 
     def versions(self) -> dict[str, str]:
-        return {"debezium connector": f"debezium-connector-{self.flavour} {jars.DEBEZIUM_VERSION}"}
+        return {"debezium connector": f"debezium-connector-{self.flavour} {jars.debezium_version(f"debezium-connector-{self.flavour}")}"}
