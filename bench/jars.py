@@ -12,8 +12,9 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
 
 Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0: 4.3.1's
 runs); Debezium 3.6.1.Final (``debezium-connector-mysql``, the JDBC sink), except
-``debezium-connector-mariadb``, whose newest on Maven Central is 3.5.0.Final. ``io.confluent:kafka-connect-jdbc`` is
-not on Maven Central (only on Confluent's own repository, which we cannot reach).
+``debezium-connector-mariadb``, whose newest on Maven Central is 3.5.0.Final.
+``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
+cannot reach).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ DEBEZIUM_MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5
 def debezium_version(artifact: str) -> str:
     """The version of a Debezium artifact fetched here."""
     return DEBEZIUM_MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
+
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
