@@ -187,6 +187,7 @@ def validate(
         key = own[value.name] if value.name in own else None  # noqa: SIM401 - ConfigDef has no .get
         results.append((key, value))
     _check_files(violations, props, results)
+    _check_internal_topics(props, worker, results)
     groups: list[str] = []
     for key, _ in results:
         group = getattr(key, "group", None)
@@ -283,6 +284,21 @@ def _check_files(
     """An error on each key naming a file outside the worker's ``connector.file.allowed.paths``."""
     by_name = {v.name: v for _, v in results}
     for name, message in violations:
+        value = by_name.get(name)
+        if value is None:
+            value = by_name[name] = ConfigValue(name, props.get(name))
+            results.append((None, value))
+        value.add_error(message)
+
+
+def _check_internal_topics(
+    props: Mapping[str, str], worker: Mapping[str, Any] | None, results: list[tuple[Any, ConfigValue]]
+) -> None:
+    """An error on each key that names (or a pattern that matches) one of the worker's internal topics."""
+    from cdc.worker.internal_topics import InternalTopics
+
+    by_name = {v.name: v for _, v in results}
+    for name, message in InternalTopics.of(worker).errors(props).items():
         value = by_name.get(name)
         if value is None:
             value = by_name[name] = ConfigValue(name, props.get(name))
