@@ -270,7 +270,7 @@ class MirrorCheckpointTask(SourceTask):
                     if tp.offset >= 0:
                         current[(tp.topic, tp.partition)] = tp.offset
             to_commit = [
-                TopicPartition(t, p, c.downstream_offset, metadata=c.metadata or None)
+                _tp(t, p, c.downstream_offset, c.metadata)
                 for (t, p), c in self.checkpoints[group].items()
                 if current.get((t, p), -1) < c.downstream_offset
             ]
@@ -293,6 +293,12 @@ class MirrorCheckpointTask(SourceTask):
                 continue
             synced[group] = {(tp.topic, tp.partition): tp.offset for tp in to_commit}
         return synced
+
+
+def _tp(topic: str, partition: int, offset: int, metadata: str) -> TopicPartition:
+    if metadata:
+        return TopicPartition(topic, partition, offset, metadata=metadata)
+    return TopicPartition(topic, partition, offset)
 
 
 def _group_request(group: str) -> Any:

@@ -3,8 +3,8 @@
 The connector creates the ``heartbeats`` topic on the target (one partition, compacted,
 ``heartbeats.topic.replication.factor``); its one task writes ``Heartbeat(source, target, now)`` there every
 ``emit.heartbeats.interval.seconds`` (no task when disabled or the interval is 0), keyed and encoded as
-Kafka's (:mod:`cdc.mirror.protocol`), with the Connect partition ``{"sourceClusterAlias","targetClusterAlias"}``
-and offset ``{"offset": 0}``.
+Kafka's (:mod:`cdc.mirror.protocol`), with the Connect partition
+``{"sourceClusterAlias","targetClusterAlias"}`` and offset ``{"offset": 0}``.
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ def test_identity_policy_keeps_names_but_not_heartbeats() -> None:
 
 
 def test_filters_match_whole_names() -> None:
-    s = MirrorSettings.parse({"source.cluster.alias": "a", "topics": "orders.*, pay", "groups.exclude": "tmp-.*"})
+    s = MirrorSettings.parse(
+        {"source.cluster.alias": "a", "topics": "orders.*, pay", "groups.exclude": "tmp-.*"}
+    )
     assert s.topic_filter("orders-eu") and s.topic_filter("pay") and not s.topic_filter("payment")
     assert not MirrorSettings.parse({"source.cluster.alias": "a", "topics": ".*"}).topic_filter("x.internal")
     assert s.group_filter("billing") and not s.group_filter("tmp-1")
@@ -126,5 +128,7 @@ def test_validation_messages() -> None:
     assert "source.cluster.alias" in _errors({"target.cluster.bootstrap.servers": "x:1"}, "heartbeat")
     assert "replication.policy.class" in _errors({**base, "replication.policy.class": "com.acme.Policy"})
     assert "topic.filter.class" in _errors({**base, "topic.filter.class": "com.acme.Filter"})
-    off = _errors({**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"})
+    off = _errors(
+        {**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"}
+    )
     assert "offset-syncs feature" in off["emit.offset-syncs.enabled"][0]
