@@ -71,20 +71,20 @@ def test_client_settings_order() -> None:
 def test_offset_sync_rule_as_kafka() -> None:
     w = OffsetSyncWriter(None, "t", max_lag=3)
     w.maybe_queue("x", 0, 10, 0)  # first: synced
-    assert [s.upstream_offset for s in w._pending.values()] == [10]
-    w._pending.clear()
+    assert [s.upstream_offset for s in w.pending()] == [10]
+    w.fire_pending()
     for up, down in ((11, 1), (12, 2), (13, 3)):
         w.maybe_queue("x", 0, up, down)
-    assert not w._pending and w._delayed[("x", 0)].upstream_offset == 13  # 3 - (0 + 1) < 3
+    assert not w.pending() and w.delayed() == [OffsetSync("x", 0, 13, 3)]  # 3 - (0 + 1) < 3
     w.maybe_queue("x", 0, 14, 4)  # 4 - 1 >= 3
-    assert w._pending[("x", 0)] == OffsetSync("x", 0, 14, 4) and not w._delayed
-    w._pending.clear()
+    assert w.pending() == [OffsetSync("x", 0, 14, 4)] and not w.delayed()
+    w.fire_pending()
     w.maybe_queue("x", 0, 20, 5)  # upstream skipped (compaction): synced
-    assert w._pending[("x", 0)].upstream_offset == 20
-    w._pending.clear()
+    assert w.pending() == [OffsetSync("x", 0, 20, 5)]
+    w.fire_pending()
     w.maybe_queue("x", 0, 21, 6)
     w.promote_delayed()
-    assert w._pending[("x", 0)].upstream_offset == 21
+    assert w.pending() == [OffsetSync("x", 0, 21, 6)]
 
 
 def test_index_never_ahead_and_dense() -> None:
