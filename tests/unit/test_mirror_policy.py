@@ -132,3 +132,23 @@ def test_validation_messages() -> None:
         {**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"}
     )
     assert "offset-syncs feature" in off["emit.offset-syncs.enabled"][0]
+
+
+def test_docs_list_every_key() -> None:
+    from pathlib import Path
+
+    from cdc.mirror.config import MIRROR_DEF
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "mirror-maker.md"
+    assert MIRROR_DEF.to_markdown() in docs.read_text()
+
+
+def test_plugin_names() -> None:
+    from cdc.mirror.checkpoint import MirrorCheckpointConnector
+    from cdc.mirror.heartbeat import MirrorHeartbeatConnector
+    from cdc.mirror.source import MirrorSourceConnector
+    from cdc.plugins import registry
+
+    for cls in (MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector):
+        assert registry.load(f"org.apache.kafka.connect.mirror.{cls.__name__}") is cls
+        assert registry.load(cls.__name__) is cls
