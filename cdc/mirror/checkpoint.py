@@ -92,10 +92,28 @@ class MirrorCheckpointConnector(SourceConnector):
             self._thread.start()
 
     def find_groups(self) -> list[str]:
+        """MirrorCheckpointConnector.findConsumerGroups: the groups the filter selects that have offsets for
+        at least one topic the topic filter selects."""
         s = self.settings
         assert s is not None
-        selected = s.group_filter
-        return [g for g in _list_groups(self.source_admin, s.admin_timeout_ms / 1000) if selected(g)]
+        timeout = s.admin_timeout_ms / 1000
+        selected, topics = s.group_filter, s.topic_filter
+        groups = [g for g in _list_groups(self.source_admin, timeout) if selected(g)]
+        if not groups:
+            return []
+        out = []
+        for group in groups:  # librdkafka lists one group's offsets per request
+            try:
+                listed = self.source_admin.list_consumer_group_offsets(
+                    [_group_request(group)], request_timeout=timeout
+                )
+                offsets = listed[group].result(timeout).topic_partitions
+            except KafkaException as exc:
+                log.warning("Could not list the offsets of consumer group %s: %s", group, exc)
+                continue
+            if any(topics(tp.topic) for tp in offsets):
+                out.append(group)
+        return out
 
     def _refresh(self) -> None:
         s = self.settings

@@ -708,7 +708,8 @@ def validate_mirror(
         if not props.get(key, "").strip():
             by_name[key].add_error(f'Missing required configuration "{key}" which has no default value.')
             missing = True
-    if any(r.errors for r in results) or missing or not check_clusters or not settings.enabled:
+    skip = not settings.enabled and kind != HEARTBEAT  # heartbeats run for disabled flows too
+    if any(r.errors for r in results) or missing or not check_clusters or skip:
         return results
     brokers: dict[str, int] = {}
     for cluster in needed:
