@@ -468,3 +468,52 @@ def test_kill_9_during_replication_loses_nothing(
         print(f"kill -9 after {copied_before} records: {duplicates} duplicates")
         assert copied_before < total, "all copied before the kill: nothing was tested"
         assert duplicates <= copied_before
+
+
+def test_checkpoint_task_reads_back_its_checkpoints(kafka: Any) -> None:
+    """A restarted checkpoint task starts from the checkpoints already written (Kafka's CheckpointStore)."""
+    from cdc.api.connector import OffsetStorageReader, SourceTaskContext
+    from cdc.mirror.checkpoint import MirrorCheckpointTask
+
+    a = kafka.bootstrap_servers
+    uid = uuid.uuid4().hex[:6]
+    src = f"cps{uid}"
+    group, other = kafka.topic("g1"), kafka.topic("g2")
+    with _cleanup(a, uid):
+        topic = f"{src}.checkpoints.internal"
+        written = [
+            Checkpoint(group, "x.t", 0, 10, 9, ""),
+            Checkpoint(other, "x.t", 0, 10, 9, ""),
+            Checkpoint(group, "x.t", 0, 20, 19, "m"),  # the newer one of the same key wins
+        ]
+        producer = Producer({"bootstrap.servers": a})
+        for cp in written:
+            producer.produce(topic, cp.record_value(), cp.record_key(), 0)
+        producer.flush(30)
+
+        class Reader(OffsetStorageReader):
+            def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
+                return {}
+
+        class Context(SourceTaskContext):
+            def configs(self) -> dict[str, str]:
+                return {}
+
+            def offset_storage_reader(self) -> OffsetStorageReader:
+                return Reader()
+
+        task = MirrorCheckpointTask()
+        task.initialize(Context())
+        task.start(
+            {
+                "source.cluster.alias": src,
+                "target.cluster.alias": f"cpt{uid}",
+                "source.cluster.bootstrap.servers": a,
+                "target.cluster.bootstrap.servers": a,
+                "task.assigned.groups": group,
+            }
+        )
+        try:
+            assert task.checkpoints == {group: {("x.t", 0): written[2]}}
+        finally:
+            task.stop()
