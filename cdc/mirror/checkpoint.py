@@ -42,7 +42,7 @@ from cdc.mirror.config import (
     validate_mirror,
 )
 from cdc.mirror.offset_syncs import OffsetSyncIndex, OffsetSyncReader
-from cdc.mirror.protocol import Checkpoint, source_offset
+from cdc.mirror.protocol import Checkpoint, check_connect_offset, source_offset
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
 
@@ -70,6 +70,12 @@ class MirrorCheckpointConnector(SourceConnector):
 
     def task_class(self) -> type[Task]:
         return MirrorCheckpointTask
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        check_connect_offset(partition, offset, ("group", "topic"), with_partition=True, only_zero=True)
+        return True
 
     def start(self, props: dict[str, str]) -> None:
         self.props = dict(props)

@@ -65,7 +65,12 @@ from cdc.mirror.config import (
     validate_mirror,
 )
 from cdc.mirror.policy import PROVENANCE_HEADER
-from cdc.mirror.protocol import OffsetSync, source_partition, unwrap_source_offset
+from cdc.mirror.protocol import (
+    OffsetSync,
+    check_connect_offset,
+    source_partition,
+    unwrap_source_offset,
+)
 
 __all__ = ["MirrorSourceConnector", "MirrorSourceTask", "OffsetSyncWriter", "decode_topic_partition"]
 
@@ -139,7 +144,10 @@ class MirrorSourceConnector(SourceConnector):
             for i in range(n)
         ]
 
-    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        check_connect_offset(partition, offset, ("cluster", "topic"), with_partition=True, only_zero=False)
         return True
 
     # -- topics ---------------------------------------------------------------------------------------
