@@ -24,7 +24,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupState, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 
 from cdc.api.connector import SourceConnector, SourceTask, Task
@@ -39,10 +46,10 @@ from cdc.mirror.config import (
     TASK_INDEX,
     MirrorSettings,
     connector_def,
-    validate_mirror,
 )
 from cdc.mirror.offset_syncs import OffsetSyncIndex, OffsetSyncReader
 from cdc.mirror.protocol import Checkpoint, check_connect_offset, source_offset
+from cdc.mirror.validation import validate_mirror
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
 
@@ -340,8 +347,6 @@ class MirrorCheckpointTask(SourceTask):
             ]
             if not to_commit:
                 continue
-            from confluent_kafka import ConsumerGroupTopicPartitions
-
             futures = self.target_admin.alter_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions(group, to_commit)], request_timeout=self.timeout
             )
@@ -366,6 +371,4 @@ def _tp(topic: str, partition: int, offset: int, metadata: str) -> TopicPartitio
 
 
 def _group_request(group: str) -> Any:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
     return ConsumerGroupTopicPartitions(group)

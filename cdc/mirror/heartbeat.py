@@ -21,8 +21,9 @@ from cdc.api.records import SourceRecord
 from cdc.api.schema import BYTES_SCHEMA
 from cdc.config import ConfigDef, ConfigValue
 from cdc.mirror import admin as adm
-from cdc.mirror.config import HEARTBEAT, MirrorSettings, connector_def, validate_mirror
+from cdc.mirror.config import HEARTBEAT, MirrorSettings, connector_def
 from cdc.mirror.protocol import Heartbeat, check_connect_offset, heartbeat_partition, source_offset
+from cdc.mirror.validation import validate_mirror
 
 __all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
 
