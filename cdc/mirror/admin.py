@@ -24,7 +24,7 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, RetriableError
 from cdc.mirror.policy import ConfigPropertyFilter
 
 __all__ = [
@@ -64,9 +64,13 @@ def create_compacted_topic(
         raise ConnectError(f"Unable to create topic '{topic}' on the {cluster} cluster: {exc}") from exc
 
 
-def partition_counts(admin: AdminClient, timeout: float) -> dict[str, int]:
-    """Every topic of a cluster with its partition count."""
-    metadata = admin.list_topics(timeout=timeout)
+def partition_counts(admin: AdminClient, timeout: float, cluster: str) -> dict[str, int]:
+    """Every topic of a cluster with its partition count; a cluster that does not answer is a
+    :class:`RetriableError` naming it (at start it fails the connector; later, the next refresh retries)."""
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise RetriableError(f"Could not list the topics of the {cluster} cluster: {exc}") from exc
     return {name: len(t.partitions) for name, t in metadata.topics.items() if t.error is None}
 
 

@@ -59,7 +59,7 @@ from confluent_kafka.admin import (
 )
 
 from cdc.api.connector import SourceConnector, SourceTask, Task
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.offsets import partition_key
 from cdc.api.records import OFFSET_ONLY_TOPIC, Header, Headers, SourceRecord
 from cdc.api.schema import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
@@ -172,8 +172,11 @@ class MirrorSourceConnector(SourceConnector):
         return selected and not policy.is_internal_topic(topic) and not policy.is_cycle(topic, s.target_alias)
 
     def find_source_topics(self) -> dict[str, int]:
-        assert self.settings is not None
-        counts = adm.partition_counts(self.source_admin, self.settings.admin_timeout_ms / 1000)
+        s = self.settings
+        assert s is not None
+        counts = adm.partition_counts(
+            self.source_admin, s.admin_timeout_ms / 1000, f"source '{s.source_alias}'"
+        )
         return {t: n for t, n in counts.items() if self.should_replicate_topic(t)}
 
     def compute_and_create(self, source: Mapping[str, int]) -> None:
@@ -182,7 +185,7 @@ class MirrorSourceConnector(SourceConnector):
         s = self.settings
         assert s is not None
         timeout = s.admin_timeout_ms / 1000
-        target = adm.partition_counts(self.target_admin, timeout)
+        target = adm.partition_counts(self.target_admin, timeout, f"target '{s.target_alias}'")
         remote = {t: s.policy.format_remote_topic(s.source_alias, t) for t in source}
         new = [t for t in source if remote[t] not in target]
         if new:
@@ -202,7 +205,9 @@ class MirrorSourceConnector(SourceConnector):
         found = self.find_source_topics()
         s = self.settings
         assert s is not None
-        target = adm.partition_counts(self.target_admin, s.admin_timeout_ms / 1000)
+        target = adm.partition_counts(
+            self.target_admin, s.admin_timeout_ms / 1000, f"target '{s.target_alias}'"
+        )
         missing = [
             t for t, n in found.items() if target.get(s.policy.format_remote_topic(s.source_alias, t), 0) < n
         ]
@@ -222,7 +227,7 @@ class MirrorSourceConnector(SourceConnector):
         s = self.settings
         assert s is not None
         timeout = s.admin_timeout_ms / 1000
-        target = adm.partition_counts(self.target_admin, timeout)
+        target = adm.partition_counts(self.target_admin, timeout, f"target '{s.target_alias}'")
         topics = [t for t in self.known if s.policy.format_remote_topic(s.source_alias, t) in target]
         configs = adm.describe_topic_configs(self.source_admin, topics, timeout)
         remote = {
@@ -320,6 +325,8 @@ class MirrorSourceConnector(SourceConnector):
                 due[i] = time.monotonic() + interval
                 try:
                     job()
+                except RetriableError as exc:  # a cluster away for a while: the next round retries
+                    log.warning("%s failed while %s; will retry: %s", s.connector_name, name, exc)
                 except ConnectError as exc:
                     log.error("%s failed while %s: %s", s.connector_name, name, exc)
                     self.context.raise_error(exc)
