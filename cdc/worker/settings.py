@@ -21,6 +21,7 @@ from cdc.config import ConfigDef
 from cdc.config.settings import setting, settings_from
 from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF, connector_def
 from cdc.worker.file_paths import FilePolicy
+from cdc.worker.internal_topics import InternalTopics
 
 __all__ = [
     "ConnectorSettings",
@@ -76,6 +77,9 @@ class WorkerSettings:
     connector_file_allowed_paths: tuple[str, ...] | None = setting("connector.file.allowed.paths")
     offset_storage_file_filename: str | None = setting("offset.storage.file.filename")
     group_id: str | None = setting("group.id")
+    config_storage_topic: str | None = setting("config.storage.topic")
+    offset_storage_topic: str | None = setting("offset.storage.topic")
+    status_storage_topic: str | None = setting("status.storage.topic")
     rebalance_timeout_ms: int = setting("rebalance.timeout.ms")
     inter_worker_verification_algorithms: tuple[str, ...] = setting("inter.worker.verification.algorithms")
     resolve: Resolver = field(default=_unresolved)
@@ -105,6 +109,12 @@ class WorkerSettings:
     def eos_mode(self) -> str:
         """``exactly.once.source.support`` in lower case (``disabled``, ``preparing``, ``enabled``)."""
         return self.exactly_once_source_support.strip().lower()
+
+    def internal_topics(self) -> InternalTopics:
+        """The worker's three internal topics, which no connector may read or write (none standalone)."""
+        return InternalTopics(
+            self.config_storage_topic or "", self.offset_storage_topic or "", self.status_storage_topic or ""
+        )
 
     def file_policy(self) -> FilePolicy:
         """Where connector configs may name files (``connector.file.allowed.paths``), resolved now."""

@@ -440,6 +440,7 @@ class Worker:
                 topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
                 worker_clients=self.worker_client_entries,
+                internal_topics=worker.internal_topics().names,
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
             args = (*common, reader, writer, settings)
@@ -475,6 +476,7 @@ class Worker:
             topics=[t for t in parsed.topics if t],
             topics_regex=parsed.topics_regex or "",
             flush_interval_ms=worker.offset_flush_interval_ms,
+            internal_topics=worker.internal_topics().names,
         )
         return WorkerSinkTask(*common, sink_settings)
 
