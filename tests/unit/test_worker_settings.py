@@ -50,6 +50,7 @@ def test_a_standalone_worker_reads_the_group_keys_at_their_defaults() -> None:
     assert (s.connectors_max, s.connector_config_max_bytes) == (1000, 524288)
     assert (s.topic_tracking_enable, s.topic_tracking_allow_reset, s.topic_creation_enable) == (True,) * 3
     assert s.eos_mode == "disabled"
+    assert s.internal_topics().names == frozenset()
     assert s.client_props()["bootstrap.servers"] == ["localhost:9092"]  # parsed values over the raw ones
 
 
@@ -61,6 +62,7 @@ def test_a_distributed_worker() -> None:
     assert (s.group_id, s.distributed, s.rebalance_timeout_ms, s.eos_mode) == ("g", True, 5000, "enabled")
     assert s.connector_file_allowed_paths == ()  # distributed: none unless listed
     assert s.offset_storage_file_filename is None
+    assert s.internal_topics().names == {"c", "o", "s"}
     group = GroupSettings.from_worker(DISTRIBUTED_DEF.parse({**DISTRIBUTED, "connect.protocol": "EAGER"}))
     assert group.protocol is ConnectProtocol.EAGER
     assert (group.group_id, group.rebalance_timeout_ms, group.key_ttl_ms) == ("g", 60000, 3600000)
