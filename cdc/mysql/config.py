@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
 from cdc.mysql.keys import PATTERN_KEYS
+from cdc.mysql.naming import STRATEGIES as TOPIC_NAMING_STRATEGIES
+from cdc.mysql.naming import TopicNaming, field_adjuster, schema_adjuster
 from cdc.mysql.tls import MySqlTls
 
 __all__ = ["MYSQL_DEF", "MySqlSettings"]
@@ -493,6 +495,32 @@ def _def() -> ConfigDef:
     )
     d.define("topic.transaction", S, "transaction", None, LO, "Suffix of the transaction topic.", **e)
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
+    d.define(
+        "topic.naming.strategy",
+        S,
+        "io.debezium.schema.DefaultTopicNamingStrategy",
+        v.predicate(
+            lambda x: x in TOPIC_NAMING_STRATEGIES,
+            "cdc implements Debezium's built-in strategies "
+            + ", ".join(TOPIC_NAMING_STRATEGIES)
+            + "; a strategy class of your own cannot run in cdc: keep the default and rename topics with "
+            "the RegexRouter transform (transforms.<name>.type=org.apache.kafka.connect.transforms.RegexRouter)",
+        ),
+        LO,
+        "How topics are named: DefaultTopicNamingStrategy (<prefix>.<db>.<table>, invalid characters as _), "
+        "DefaultUnicodeTopicNamingStrategy (invalid characters, _ included, as _uXXXX) or "
+        "SchemaTopicNamingStrategy (<prefix>.<table>); record schemas are named after the topic.",
+        **e,
+    )
+    d.define(
+        "topic.cache.size",
+        INT,
+        10000,
+        v.at_least(1),
+        LO,
+        "Size of Debezium's topic name cache; accepted, cdc computes each table's names once.",
+        **e,
+    )
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
@@ -534,7 +562,17 @@ def _def() -> ConfigDef:
         "none",
         v.case_insensitive_one_of("none", "avro", "avro_unicode"),
         LO,
-        "Adjust schema names for Avro.",
+        "Schema names made valid for Avro: avro replaces an invalid character by _, avro_unicode by _uXXXX.",
+        **e,
+    )
+    d.define(
+        "field.name.adjustment.mode",
+        S,
+        "none",
+        v.case_insensitive_one_of("none", "avro", "avro_unicode"),
+        LO,
+        "Field (column) names made valid for Avro: avro replaces an invalid character by _, avro_unicode by "
+        "_uXXXX.",
         **e,
     )
     _define_signals(d)
@@ -825,6 +863,9 @@ class MySqlSettings:
     unavailable_value_placeholder: str = setting("unavailable.value.placeholder")
     inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
     schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
+    field_name_adjustment_mode: str = setting("field.name.adjustment.mode")
+    topic_naming_strategy: str = setting("topic.naming.strategy")
+    topic_cache_size: int = setting("topic.cache.size")
     schema_history_internal: str = setting("schema.history.internal")
     history_kafka_topic: str | None = setting("schema.history.internal.kafka.topic")
     history_kafka_bootstrap_servers: str | None = setting("schema.history.internal.kafka.bootstrap.servers")
@@ -883,6 +924,21 @@ class MySqlSettings:
             return pw.value() if isinstance(pw, Password) else pw
 
         return MySqlTls.from_props(self.raw, clear)
+
+    @functools.cached_property
+    def naming(self) -> TopicNaming:
+        """``topic.naming.strategy`` with its keys: every topic name of the connector."""
+        return TopicNaming.of(self)
+
+    @functools.cached_property
+    def schema_name(self) -> Callable[[str], str]:
+        """``schema.name.adjustment.mode``, one adjuster per task (it remembers what it replaced)."""
+        return schema_adjuster(self.schema_name_adjustment_mode)
+
+    @functools.cached_property
+    def field_name(self) -> Callable[[str], str]:
+        """``field.name.adjustment.mode``, one adjuster per task."""
+        return field_adjuster(self.field_name_adjustment_mode)
 
     @functools.cached_property
     def override_tables(self) -> frozenset[str]:

@@ -69,15 +69,6 @@ REFUSED: tuple[Refusal, ...] = (
     ),
     Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
     Refusal(
-        r"topic\.naming\.strategy",
-        "only Debezium's default topic names are implemented",
-        (
-            "io.debezium.schema.SchemaTopicNamingStrategy",
-            "io.debezium.schema.DefaultTopicNamingStrategy",
-        ),
-    ),
-    Refusal(r"topic\.cache\.size", _NO_EFFECT, ("10000",)),
-    Refusal(
         r"transaction\.metadata\.factory",
         "only the default transaction metadata is implemented",
         ("io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",),
@@ -131,7 +122,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(
         r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
     ),
-    Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",
         "a value that cannot be converted fails the task",
