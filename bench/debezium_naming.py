@@ -46,7 +46,7 @@ NAMES = [
     "col-name",
     "first name",
     "9lives",
-    "١digit",
+    "\u0661digit",  # ARABIC-INDIC DIGIT ONE: a digit to Java's Character.isDigit
     "ctl\x01char",
     "ā101",
     "emoji😀",

@@ -504,7 +504,8 @@ def _def() -> ConfigDef:
             "cdc implements Debezium's built-in strategies "
             + ", ".join(TOPIC_NAMING_STRATEGIES)
             + "; a strategy class of your own cannot run in cdc: keep the default and rename topics with "
-            "the RegexRouter transform (transforms.<name>.type=org.apache.kafka.connect.transforms.RegexRouter)",
+            "the RegexRouter transform "
+            "(transforms.<name>.type=org.apache.kafka.connect.transforms.RegexRouter)",
         ),
         LO,
         "How topics are named: DefaultTopicNamingStrategy (<prefix>.<db>.<table>, invalid characters as _), "

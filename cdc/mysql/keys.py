@@ -137,6 +137,33 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"binlog\.net\.(write|read)\.timeout", _NO_EFFECT, ("0",)),
     Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
     Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
+    # -- new in Debezium 3.6's MySqlConnector
+    Refusal(
+        r"legacy\.snapshot\.max\.threads",
+        "Debezium's table-per-thread parallel snapshot is not implemented (see snapshot.max.threads)",
+        ("false",),
+    ),
+    Refusal(
+        r"statistics\.metrics\.enabled",
+        "cdc's metrics are always collected (they cost no measurable time); scrape fewer of them instead",
+        ("true",),
+    ),
+    Refusal(
+        r"memory\.management\.(schemas|tables)\.class",
+        "a Java class of Debezium's in-memory table model; cdc keeps its own",
+        ("io.debezium.relational.ConcurrentMapTableMappingStorage",),
+    ),
+    Refusal(
+        r"ddl\.parser\.type",
+        "cdc parses DDL with its own parser (cdc/mysql/ddl), not Debezium's ANTLR grammars",
+        ("default",),
+    ),
+    Refusal(
+        r"gtid\.ignore\.on\.recovery",
+        "a restart resumes from the offset's GTID set when it has one; to restart from a binlog position, "
+        "store an offset without GTIDs (docs/mysql.md, offsets)",
+        ("false",),
+    ),
     Refusal(r"internal\..+", "an internal Debezium setting"),
     Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
 )

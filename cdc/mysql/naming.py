@@ -14,8 +14,9 @@ their answers in ``tests/fixtures/mysql/debezium-naming.tsv``):
 * ``SchemaTopicNamingStrategy``: ``<prefix>.<schema>.<table>``; a MySQL table has no schema, so its topic is
   ``<prefix>.<table>`` (databases share it), as the real one does.
 * every strategy: the schema change topic is ``<prefix>``, the heartbeat topic
-  ``<topic.heartbeat.prefix><delimiter><prefix>``, the transaction topic ``<prefix><delimiter><topic.transaction>``
-  (neither sanitized); ``topic.cache.size`` only sizes Debezium's name cache (cdc keeps every name).
+  ``<topic.heartbeat.prefix><delimiter><prefix>``, the transaction topic
+  ``<prefix><delimiter><topic.transaction>`` (neither sanitized); ``topic.cache.size`` only sizes
+  Debezium's name cache (cdc keeps every name).
 
 The adjusters: ``avro`` replaces what Avro does not allow in a name by ``_`` (a leading digit keeps itself
 behind the ``_``), ``avro_unicode`` by ``_uXXXX``; schema names keep ``.``, field names do not. Two names
@@ -81,7 +82,7 @@ def _ascii_letter(c: str) -> bool:
 
 
 def _java_digit(c: str) -> bool:
-    """``Character.isDigit``: Unicode's decimal digits (``١`` too, not ``²``)."""
+    """``Character.isDigit``: Unicode's decimal digits (ARABIC-INDIC DIGIT ONE too, not ``²``)."""
     return unicodedata.category(c) == "Nd"
 
 
@@ -183,7 +184,8 @@ class TopicNaming:
         return _java_hex(c) if self.strategy == UNICODE else "_"
 
     def sanitized(self, name: str) -> str:
-        """Debezium's ``sanitizedTopicName``: invalid characters replaced, cut to 249, ``.``/``..`` replaced."""
+        """Debezium's ``sanitizedTopicName``: invalid characters replaced, cut to 249, ``.``/``..``
+        replaced."""
         out = "".join(c if self._valid(c) else self._replace(c) for c in _utf16(name))
         if len(out) > MAX_NAME_LENGTH:
             out = out[:MAX_NAME_LENGTH]

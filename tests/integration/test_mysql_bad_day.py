@@ -224,6 +224,7 @@ def _wait_state_failed(worker: ConnectRuntime, name: str) -> dict[str, Any]:
     pytest.fail(f"task of {name} still not FAILED: {_status(worker, name)}")
 
 
+@pytest.mark.honours("event.processing.failure.handling.mode")
 def test_minimal_row_image_in_warn_mode_skips_the_event_with_its_position(
     worker: ConnectRuntime, mysql_db: Any, kafka: Any, reader_path: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -69,7 +69,9 @@ def _table(*columns: str) -> Table:
     return Table(TableId("my-db", "order_items"), cols, primary_key=(columns[0],))
 
 
-@pytest.mark.honours("topic.naming.strategy", "topic.delimiter", "field.name.adjustment.mode")
+@pytest.mark.honours(
+    "topic.naming.strategy", "topic.delimiter", "field.name.adjustment.mode", "schema.name.adjustment.mode"
+)
 def test_records_take_the_strategys_topic_and_schema_names_and_adjusted_field_names() -> None:
     settings = MySqlSettings.parse(
         {
@@ -83,6 +85,10 @@ def test_records_take_the_strategys_topic_and_schema_names_and_adjusted_field_na
     assert ts.topic == "server1-my-db-order_u005fitems"
     assert ts.value_schema.name == "server1-my-db-order_u005fitems.Value"
     assert ts.envelope.name == "server1-my-db-order_u005fitems.Envelope"
+    unicode = MySqlSettings.parse({**dict(settings.raw), "schema.name.adjustment.mode": "avro_unicode"})
+    named = EventFactory(unicode).schema_for(_table("order-id"))
+    assert named.value_schema.name == "server1_u002dmy_u002ddb_u002dorder_u005fu005fitems.Value"
+    assert named.topic == ts.topic  # topics are never adjusted, only schema names
     assert [f.name for f in ts.value_schema.fields] == ["order_id", "_1st_col"]
     assert [f.name for f in ts.key_schema.fields] == ["order_id"]  # type: ignore[union-attr]
     schema_topic = MySqlSettings.parse(
