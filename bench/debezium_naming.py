@@ -71,6 +71,30 @@ def _cases() -> list[tuple[str, ...]]:
 
 CASES = _cases()
 
+COMMENT_DDL = [
+    "CREATE TABLE t (id INT PRIMARY KEY COMMENT 'the key', name VARCHAR(10) COMMENT 'it''s \\\\n \"q\"', "
+    "x INT) COMMENT='a table'",
+    "CREATE TABLE u (a INT COMMENT \"dq\") COMMENT 'no equals'",
+    "CREATE TABLE v (a INT COMMENT 'héllo ✓', b TEXT) ENGINE=InnoDB COMMENT = 'spaced'",
+]
+COMMENTS_FIXTURE = FIXTURE.with_name("debezium-comments.tsv")
+
+
+def cdc_comments(ddl: str, include: bool) -> str:
+    """cdc's parser on ``ddl`` in DebeziumComments.java's format."""
+    from cdc.history.model import Tables
+    from cdc.mysql.ddl.parser import DdlParser
+
+    tables = Tables()
+    DdlParser(include_comments=include).apply(tables, ddl, "db")
+    out = []
+    for table_id in tables.ids():
+        t = tables.get(table_id)
+        assert t is not None
+        out.append(t.comment if t.comment is not None else "\\N")
+        out += [f"{c.name}={c.comment if c.comment is not None else chr(92) + 'N'}" for c in t.columns]
+    return "\t".join(out)
+
 
 def cdc_answer(case: tuple[str, ...]) -> str:
     from cdc.history.model import TableId
@@ -109,7 +133,21 @@ def main(argv: list[str] | None = None) -> int:
         same = ours == answer
         differences += not same
         print(("same " if same else "DIFF ") + " | ".join((_line(case), answer, *(() if same else (ours,)))))
-    print(f"{len(CASES)} cases, {differences} differences")
+    comments: list[str] = []
+    for include in (True, False):
+        stdin = "".join(d + "\n" for d in COMMENT_DDL)
+        answers = _java("DebeziumComments", args.cache, [str(include).lower()], stdin, artifact=ARTIFACT)
+        for ddl, answer in zip(COMMENT_DDL, answers, strict=True):
+            ours = cdc_comments(ddl, include)
+            differences += ours != answer
+            print(("same " if ours == answer else "DIFF ") + f"comments={include} | {ddl} | {answer}")
+            comments.append(f"{str(include).lower()}\t{ddl}\t|\t{answer}\n")
+    print(f"{len(CASES) + len(comments)} cases, {differences} differences")
+    if args.record:
+        COMMENTS_FIXTURE.write_text(
+            "# Debezium 3.6.1's MySQL DDL parser on COMMENT clauses (python -m bench.debezium_naming --record): "
+            "include.schema.comments, the DDL, then the table's comment and each column's\n" + "".join(comments)
+        )
     if args.record:
         FIXTURE.write_text(
             "# Debezium 3.6.1's answers to bench/debezium_naming.py's cases (python -m bench.debezium_naming "

@@ -462,6 +462,16 @@ def _def() -> ConfigDef:
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
     d.define(
+        "include.schema.comments",
+        B,
+        False,
+        None,
+        LO,
+        "Keep the COMMENT of tables and columns: in the schema history and schema change records, and as the "
+        "doc of each column's field schema. Off (Debezium's default), DDL comments are left out everywhere.",
+        **e,
+    )
+    d.define(
         "extended.headers.enabled",
         B,
         True,
@@ -850,6 +860,7 @@ class MySqlSettings:
     converters: tuple[str, ...] = setting("converters")
     tombstones_on_delete: bool = setting("tombstones.on.delete")
     include_schema_changes: bool = setting("include.schema.changes")
+    include_schema_comments: bool = setting("include.schema.comments")
     extended_headers_enabled: bool = setting("extended.headers.enabled")
     include_query: bool = setting("include.query")
     provide_transaction_metadata: bool = setting("provide.transaction.metadata")

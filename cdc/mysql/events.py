@@ -93,6 +93,17 @@ def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
     return settings.naming.data_change_topic(table_id)
 
 
+def _documented(m: ColumnMapping) -> ColumnMapping:
+    """``m`` with the column's comment as its field schema's doc (include.schema.comments)."""
+    if not m.column.comment:
+        return m
+    out = ColumnMapping(
+        m.column, SchemaBuilder.from_schema(m.schema).doc(m.column.comment).build(), m.convert, m.null
+    )
+    out.custom = m.custom
+    return out
+
+
 @dataclass(frozen=True)
 class SourcePosition:
     """Where a change came from, for the ``source`` block (and offsets)."""
@@ -132,6 +143,8 @@ class TableSchema:
             self.mappings = [adjust(table.id, m) for m in self.mappings]
         names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
+        if settings.include_schema_comments:  # Debezium's addField: the column's COMMENT is the field's doc
+            self.mappings = [_documented(m) for m in self.mappings]
         value_builder = SchemaBuilder.struct().name(schema_name(base + ".Value"))
         for m in self.mappings:
             value_builder.field(field_name(m.column.name), m.schema)

@@ -127,3 +127,47 @@ def test_two_names_adjusted_to_one_fail_as_debezium_does() -> None:
     assert adjust("a_b") == "a_b"  # valid as it is: no conflict
     with pytest.raises(ConnectError, match="conflicts with another different field 'a-b'"):
         adjust("a b")
+
+
+COMMENT_CASES = [
+    line.split("\t|\t")
+    for line in (FIXTURE.with_name("debezium-comments.tsv")).read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+]
+
+
+@pytest.mark.honours("include.schema.comments")
+@pytest.mark.parametrize(("case", "debezium"), COMMENT_CASES)
+def test_ddl_comments_are_kept_only_with_include_schema_comments_as_debezium_keeps_them(
+    case: str, debezium: str
+) -> None:
+    from bench.debezium_naming import cdc_comments
+
+    include, ddl = case.split("\t", 1)
+    assert cdc_comments(ddl, include == "true") == debezium
+    settings = MySqlSettings.parse({**BASE, "include.schema.comments": include})
+    assert settings.include_schema_comments is (include == "true")
+
+
+@pytest.mark.honours("include.schema.comments")
+def test_column_comments_become_field_docs_and_history_comments() -> None:
+    from cdc.history.store import MemorySchemaHistory
+    from cdc.mysql.filters import Filters
+    from cdc.mysql.schema import SchemaState
+
+    ddl = "CREATE TABLE db.t (id INT PRIMARY KEY COMMENT 'the key', v INT COMMENT 'a value') COMMENT 'rows'"
+    docs = {}
+    for include in ("true", "false"):
+        settings = MySqlSettings.parse({**BASE, "include.schema.comments": include})
+        history = MemorySchemaHistory()
+        state = SchemaState(settings, Filters(settings), history)
+        (change,) = state.apply_ddl(ddl, "db", {"file": "b.000001", "pos": 4})
+        ts = EventFactory(settings).schema_for(change.table)
+        docs[include] = (
+            [f.schema.doc for f in ts.value_schema.fields],
+            [f.schema.doc for f in ts.key_schema.fields],  # type: ignore[union-attr]
+            change.table.comment,
+            history._lines[0].count('"comment":null'),
+        )
+    assert docs["true"] == (["the key", "a value"], ["the key"], "rows", 0)
+    assert docs["false"] == ([None, None], [None], None, 3)  # table and both columns: null, as Debezium
