@@ -302,6 +302,16 @@ def _def() -> ConfigDef:
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
+    d.define(
+        "snapshot.tables.order.by.row.count",
+        S,
+        "disabled",
+        v.case_insensitive_one_of("disabled", "ascending", "descending"),
+        LO,
+        "The order the initial snapshot reads tables in: by the server's row estimate, ascending or "
+        "descending (ties in name order), or disabled (name order).",
+        **s,
+    )
     d.define("snapshot.include.collection.list", LST, "", v.regex, LO, "Tables to snapshot.", **s)
     d.define(
         "snapshot.select.statement.overrides", S, "", None, LO, "Tables with custom snapshot SELECTs.", **s
@@ -839,6 +849,7 @@ class MySqlSettings:
     snapshot_lock_timeout_ms: int = setting("snapshot.lock.timeout.ms")
     snapshot_fetch_size: int | None = setting("snapshot.fetch.size")
     snapshot_delay_ms: int = setting("snapshot.delay.ms")
+    snapshot_tables_order_by_row_count: str = setting("snapshot.tables.order.by.row.count")
     snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
     snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")
     snapshot_engine: str = setting("snapshot.engine")

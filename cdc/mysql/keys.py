@@ -96,9 +96,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("1",),
     ),
     Refusal(r"snapshot\.max\.threads\.multiplier", "see snapshot.max.threads", ("1",)),
-    Refusal(
-        r"snapshot\.tables\.order\.by\.row\.count", "tables are snapshotted in name order", ("disabled",)
-    ),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
     Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),

@@ -24,6 +24,7 @@ from cdc.mysql.connection import connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.snapshot_order import order_by_row_count
 
 __all__ = ["SnapshotResult", "Snapshotter"]
 
@@ -230,6 +231,12 @@ class Snapshotter:
         pending: SourceRecord | None = None
         first_overall = True
         self.metrics.estimated_rows = estimated_rows(conn, tables)
+        tables = order_by_row_count(
+            tables,
+            self.metrics.estimated_rows,
+            self.settings.snapshot_tables_order_by_row_count,
+            self.settings.override_tables,
+        )
         for t_index, table_id in enumerate(tables):
             table = self.schema.table(table_id)
             if table is None:

@@ -1,0 +1,69 @@
+"""Snapshot keys shown on the stack's MariaDB: ``snapshot.tables.order.by.row.count`` (the order tables are
+read in, and so which table's records carry ``snapshot=first``/``last``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from cdc.history.store import MemorySchemaHistory
+from cdc.mysql.capture import CaptureContext
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.metrics import SnapshotMetrics
+from cdc.mysql.snapshot import Snapshotter
+from tests.conftest import MySqlDb
+
+
+def _config(db: MySqlDb, **more: str) -> dict[str, str]:
+    return {
+        "database.hostname": db.host,
+        "database.port": str(db.port),
+        "database.user": db.user,
+        "database.password": db.password,
+        "database.server.id": "5401",
+        "topic.prefix": "p",
+        "database.include.list": db.name,
+        "schema.history.internal.kafka.topic": "unused",
+        "snapshot.locking.mode": "none",  # the shared server: no global read lock
+        **more,
+    }
+
+
+def _snapshot(config: dict[str, str]) -> list[Any]:
+    settings = MySqlSettings.parse(config)
+    records: list[Any] = []
+
+    def emit(batch: list[Any]) -> bool:
+        records.extend(r for r in batch if r.value is not None and r.topic.count(".") == 2)
+        return True
+
+    ctx = CaptureContext.build(settings, MemorySchemaHistory(), emit, threading.Event(), True)
+    Snapshotter(ctx, SnapshotMetrics(settings.prefix), emit_schema_changes=False).run(data=True)
+    return records
+
+
+@pytest.mark.honours("snapshot.tables.order.by.row.count")
+@pytest.mark.parametrize(
+    ("order", "tables"),
+    [
+        ("disabled", ["a_small", "b_big", "c_mid"]),
+        ("ascending", ["a_small", "c_mid", "b_big"]),
+        ("DESCENDING", ["b_big", "c_mid", "a_small"]),
+    ],
+)
+def test_tables_are_read_in_row_count_order(mysql_db: MySqlDb, order: str, tables: list[str]) -> None:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        for name, rows in (("a_small", 3), ("b_big", 40), ("c_mid", 12)):
+            cur.execute(f"CREATE TABLE {name} (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=InnoDB")
+            cur.executemany(f"INSERT INTO {name} VALUES (%s, 'x')", [(i,) for i in range(rows)])
+            cur.execute(f"ANALYZE TABLE {name}")  # exact estimates in information_schema.tables
+            cur.fetchall()
+        conn.commit()
+    records = _snapshot(_config(mysql_db, **{"snapshot.tables.order.by.row.count": order}))
+    read = [r.topic.rsplit(".", 1)[1] for r in records]
+    assert list(dict.fromkeys(read)) == tables
+    assert len(read) == 55
+    markers = [r.value.get("source").get("snapshot") for r in records]
+    assert (markers[0], markers[-1]) == ("first", "last")
