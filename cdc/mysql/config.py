@@ -543,6 +543,27 @@ def _def() -> ConfigDef:
         **e,
     )
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
+    d.define(
+        "guardrail.collections.max",
+        INT,
+        0,
+        v.at_least(0),
+        M,
+        "At most this many tables whose schemas the task holds (the captured ones with "
+        "schema.history.internal.store.only.captured.tables.ddl, else every table the history records), "
+        "checked when the task starts; 0: no limit.",
+        **e,
+    )
+    d.define(
+        "guardrail.collections.limit.action",
+        S,
+        "warn",
+        v.case_insensitive_one_of("warn", "fail"),
+        M,
+        "Above guardrail.collections.max: warn logs Debezium's message and goes on, fail stops the task "
+        "with it.",
+        **e,
+    )
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
     d.define(
@@ -880,6 +901,8 @@ class MySqlSettings:
     topic_transaction: str = setting("topic.transaction")
     topic_delimiter: str = setting("topic.delimiter")
     max_batch_size: int = setting("max.batch.size")
+    guardrail_collections_max: int = setting("guardrail.collections.max")
+    guardrail_collections_limit_action: str = setting("guardrail.collections.limit.action")
     max_queue_size: int = setting("max.queue.size")
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")

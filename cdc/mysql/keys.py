@@ -114,10 +114,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
     Refusal(r"custom\.metric\.tags", "custom metric tags are not implemented", ("",)),
-    Refusal(r"guardrail\.collections\.max", "the collection guardrail is not implemented", ("0",)),
-    Refusal(
-        r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
-    ),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",
         "a value that cannot be converted fails the task",

@@ -32,7 +32,9 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.filters import Filters
 from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
+from cdc.mysql.guardrail import check_guardrail
 from cdc.mysql.history import open_history
 from cdc.mysql.include_lists import warn_unmatched
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
@@ -97,6 +99,7 @@ class MySqlSourceTask(SourceTask):
         try:
             server = check_server(conn, settings)
             warn_unmatched(conn, settings)
+            check_guardrail(conn, settings, Filters(settings))
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)

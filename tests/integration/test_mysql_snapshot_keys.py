@@ -67,3 +67,48 @@ def test_tables_are_read_in_row_count_order(mysql_db: MySqlDb, order: str, table
     assert len(read) == 55
     markers = [r.value.get("source").get("snapshot") for r in records]
     assert (markers[0], markers[-1]) == ("first", "last")
+
+
+@pytest.mark.honours("guardrail.collections.max", "guardrail.collections.limit.action")
+def test_the_guardrail_counts_the_tables_the_task_holds(
+    mysql_db: MySqlDb, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from cdc.api.errors import ConnectError
+    from cdc.mysql.filters import Filters
+    from cdc.mysql.guardrail import check_guardrail
+
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        for name in ("t1", "t2", "t3"):
+            cur.execute(f"CREATE TABLE {name} (id INT PRIMARY KEY)")
+
+    def check(**more: str) -> None:
+        settings = MySqlSettings.parse(_config(mysql_db, **more))
+        with mysql_db.connect() as conn:
+            check_guardrail(conn, settings, Filters(settings))
+
+    only_captured = {
+        "schema.history.internal.store.only.captured.tables.ddl": "true",
+        "table.include.list": f"{mysql_db.name}.t[12]",
+    }
+    check(**only_captured, **{"guardrail.collections.max": "2", "guardrail.collections.limit.action": "fail"})
+    with pytest.raises(
+        ConnectError, match="Guardrail limit exceeded: 3 tables/collections configured for capture, "
+    ):
+        check(
+            **{"schema.history.internal.store.only.captured.tables.ddl": "true"},
+            **{"guardrail.collections.max": "2", "guardrail.collections.limit.action": "fail"},
+        )
+    # the history holds every table of the captured databases: the message says why, and warn goes on
+    with caplog.at_level(logging.WARNING, logger="cdc.mysql.guardrail"):
+        check(
+            **{
+                **only_captured,
+                "schema.history.internal.store.only.captured.tables.ddl": "false",
+                "schema.history.internal.store.only.captured.databases.ddl": "true",
+                "guardrail.collections.max": "2",
+            }
+        )
+    assert "3 tables/collections configured for capture, but maximum allowed is 2. Since" in caplog.text
+    check(**{"guardrail.collections.max": "0", "guardrail.collections.limit.action": "fail"})  # off
