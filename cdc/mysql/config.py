@@ -17,6 +17,7 @@ from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
 from cdc.mysql.keys import PATTERN_KEYS
+from cdc.mysql.metric_tags import parse_metric_tags, validate_metric_tags
 from cdc.mysql.naming import STRATEGIES as TOPIC_NAMING_STRATEGIES
 from cdc.mysql.naming import TopicNaming, field_adjuster, schema_adjuster
 from cdc.mysql.tls import MySqlTls
@@ -544,6 +545,16 @@ def _def() -> ConfigDef:
     )
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
     d.define(
+        "custom.metric.tags",
+        S,
+        "",
+        validate_metric_tags,
+        LO,
+        "k1=v1,k2=v2: appended to the connector's metric names as Debezium appends them to its MBeans' "
+        "names, so each pair is a label on every series of the connector.",
+        **e,
+    )
+    d.define(
         "guardrail.collections.max",
         INT,
         0,
@@ -901,6 +912,7 @@ class MySqlSettings:
     topic_transaction: str = setting("topic.transaction")
     topic_delimiter: str = setting("topic.delimiter")
     max_batch_size: int = setting("max.batch.size")
+    custom_metric_tags: str = setting("custom.metric.tags")
     guardrail_collections_max: int = setting("guardrail.collections.max")
     guardrail_collections_limit_action: str = setting("guardrail.collections.limit.action")
     max_queue_size: int = setting("max.queue.size")
@@ -970,6 +982,11 @@ class MySqlSettings:
             return pw.value() if isinstance(pw, Password) else pw
 
         return MySqlTls.from_props(self.raw, clear)
+
+    @functools.cached_property
+    def metric_tags(self) -> dict[str, str]:
+        """``custom.metric.tags`` as metric labels."""
+        return parse_metric_tags(self.custom_metric_tags)
 
     @functools.cached_property
     def naming(self) -> TopicNaming:

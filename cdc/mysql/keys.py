@@ -113,7 +113,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(r"custom\.metric\.tags", "custom metric tags are not implemented", ("",)),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",
         "a value that cannot be converted fails the task",

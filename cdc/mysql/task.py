@@ -110,6 +110,7 @@ class MySqlSourceTask(SourceTask):
         schema, schema_events = ctx.schema, ctx.schema_events
         self._metrics_prefix = settings.prefix
         REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
+        REGISTRY.set_tags(settings.prefix, settings.metric_tags)  # custom.metric.tags
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
