@@ -304,6 +304,26 @@ def _def() -> ConfigDef:
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
     d.define(
+        "snapshot.max.threads",
+        INT,
+        1,
+        v.between(1, 64),
+        LO,
+        "Connections reading the local initial snapshot at once: each table's primary-key chunks (the Spark "
+        "engine's planning) are read in parallel, all in the snapshot's consistent view, and written in key "
+        "order, so the records are the single reader's.",
+        **s,
+    )
+    d.define(
+        "snapshot.max.threads.multiplier",
+        INT,
+        1,
+        v.at_least(1),
+        LO,
+        "Chunks per table: at least snapshot.max.threads * this (and at most 50000 rows each).",
+        **s,
+    )
+    d.define(
         "snapshot.tables.order.by.row.count",
         S,
         "disabled",
@@ -882,6 +902,8 @@ class MySqlSettings:
     snapshot_fetch_size: int | None = setting("snapshot.fetch.size")
     snapshot_delay_ms: int = setting("snapshot.delay.ms")
     snapshot_tables_order_by_row_count: str = setting("snapshot.tables.order.by.row.count")
+    snapshot_max_threads: int = setting("snapshot.max.threads")
+    snapshot_max_threads_multiplier: int = setting("snapshot.max.threads.multiplier")
     snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
     snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")
     snapshot_engine: str = setting("snapshot.engine")

@@ -90,12 +90,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"snapshot\.query\.mode", "only select_all snapshot queries are implemented", ("select_all",)),
     Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
-    Refusal(
-        r"snapshot\.max\.threads",
-        "the local snapshot reads with one thread; use snapshot.engine=spark for parallel reads",
-        ("1",),
-    ),
-    Refusal(r"snapshot\.max\.threads\.multiplier", "see snapshot.max.threads", ("1",)),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
     Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),

@@ -26,17 +26,19 @@ def _config(db: MySqlDb, **more: str) -> dict[str, str]:
         "topic.prefix": "p",
         "database.include.list": db.name,
         "schema.history.internal.kafka.topic": "unused",
-        "snapshot.locking.mode": "none",  # the shared server: no global read lock
+        "snapshot.locking.mode": "none",  # the shared server: no global read lock (unless a test asks)
         **more,
     }
 
 
-def _snapshot(config: dict[str, str]) -> list[Any]:
+def _snapshot(config: dict[str, str], on_batch: Any = None) -> list[Any]:
     settings = MySqlSettings.parse(config)
     records: list[Any] = []
 
     def emit(batch: list[Any]) -> bool:
         records.extend(r for r in batch if r.value is not None and r.topic.count(".") == 2)
+        if on_batch is not None:
+            on_batch(batch)
         return True
 
     ctx = CaptureContext.build(settings, MemorySchemaHistory(), emit, threading.Event(), True)
@@ -112,3 +114,66 @@ def test_the_guardrail_counts_the_tables_the_task_holds(
         )
     assert "3 tables/collections configured for capture, but maximum allowed is 2. Since" in caplog.text
     check(**{"guardrail.collections.max": "0", "guardrail.collections.limit.action": "fail"})  # off
+
+
+def _essence(records: list[Any]) -> list[tuple[Any, ...]]:
+    """What a snapshot record says, without the read time: topic, key, row, snapshot marker."""
+    return [
+        (
+            r.topic,
+            None if r.key is None else tuple(r.key.values),
+            tuple(r.value.get("after").values),
+            r.value.get("source").get("snapshot"),
+        )
+        for r in records
+    ]
+
+
+@pytest.mark.honours("snapshot.max.threads", "snapshot.max.threads.multiplier")
+def test_parallel_readers_write_the_single_readers_records_from_one_consistent_view(
+    mysql_db: MySqlDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cdc.mysql.parallel_snapshot import ChunkReaders
+
+    reads: list[tuple[str, str, int]] = []
+    original = ChunkReaders._read
+
+    def spied(self: ChunkReaders, table: Any, chunk: Any, select: str) -> Any:
+        reads.append((threading.current_thread().name, str(chunk.table), chunk.index))
+        return original(self, table, chunk, select)
+
+    monkeypatch.setattr(ChunkReaders, "_read", spied)
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(10,2))")
+        cur.executemany("INSERT INTO big VALUES (%s, %s, %s)", [(i * 3, f"v{i}", i / 4) for i in range(7000)])
+        cur.execute("CREATE TABLE pair (a VARCHAR(8), b INT, v INT, PRIMARY KEY (a, b))")
+        cur.executemany("INSERT INTO pair VALUES (%s, %s, %s)", [(f"k{i % 7}", i, i) for i in range(900)])
+        cur.execute("CREATE TABLE nokey (v INT)")
+        cur.executemany("INSERT INTO nokey VALUES (%s)", [(i,) for i in range(50)])
+        cur.execute("CREATE TABLE one (id INT PRIMARY KEY)")
+        cur.execute("INSERT INTO one VALUES (1)")
+        conn.commit()
+    single = _essence(_snapshot(_config(mysql_db)))
+    assert len(single) == 7000 + 900 + 50 + 1
+    threads = {"snapshot.max.threads": "4", "snapshot.max.threads.multiplier": "3"}
+    assert _essence(_snapshot(_config(mysql_db, **threads))) == single
+    # 12 chunks of big and of pair, one of nokey (no key) and of one (one row), on 4 threads
+    assert max(i for _, t, i in reads if t.endswith(".big")) == 11
+    assert len([r for r in reads if r[1].endswith(".nokey")]) == 1
+    assert len({name for name, _, _ in reads}) == 4
+
+    # rows written once the lock is released (after the first batch) are not read: every reader
+    # connection opened its consistent snapshot under the global read lock
+    written = threading.Event()
+
+    def write_once(batch: list[Any]) -> None:
+        if not written.is_set():
+            written.set()
+            with mysql_db.connect() as conn, conn.cursor() as cur:
+                cur.executemany("INSERT INTO big VALUES (%s, 'late', 0)", [(30000 + i,) for i in range(100)])
+                cur.execute("DELETE FROM pair WHERE b >= 800")
+                conn.commit()
+
+    locked = _config(mysql_db, **threads, **{"snapshot.locking.mode": "minimal"})
+    assert _essence(_snapshot(locked, on_batch=write_once)) == single
+    assert written.is_set()
