@@ -97,11 +97,10 @@ def test_the_key_lists_are_debeziums() -> None:
 
 def test_a_refused_key_set_to_debeziums_default_is_accepted() -> None:
     assert (
-        _errors({"snapshot.max.threads": "1", "post.processors": "", "extended.headers.enabled": "false"})
-        == {}
+        _errors({"query.fetch.size": "0", "post.processors": "", "extended.headers.enabled": "false"}) == {}
     )
-    errors = _errors({"snapshot.max.threads": "4"})
-    assert "only '1', Debezium's default, is accepted" in errors["snapshot.max.threads"][0]
+    errors = _errors({"query.fetch.size": "4"})
+    assert "only '0', Debezium's default, is accepted" in errors["query.fetch.size"][0]
     assert "reselect" in _errors({"post.processors": "reselector"})["post.processors"][0]
 
 
