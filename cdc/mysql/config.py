@@ -611,6 +611,18 @@ def _def() -> ConfigDef:
         **e,
     )
     d.define(
+        "post.processors",
+        S,
+        "",
+        None,
+        LO,
+        "Post processors run on each change event, each <name> with <name>.type: Debezium's "
+        "io.debezium.processors.reselect.ReselectColumnsPostProcessor and its <name>.reselect.* options "
+        "(columns.include.list, columns.exclude.list, unavailable.values, null.values, use.event.key, "
+        "error.handling.mode; see docs/mysql.md).",
+        **e,
+    )
+    d.define(
         "unavailable.value.placeholder",
         S,
         "__debezium_unavailable_value",
@@ -941,6 +953,7 @@ class MySqlSettings:
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
     unavailable_value_placeholder: str = setting("unavailable.value.placeholder")
+    post_processors: str = setting("post.processors")
     inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
     schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
     field_name_adjustment_mode: str = setting("field.name.adjustment.mode")

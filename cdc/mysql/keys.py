@@ -61,12 +61,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"incremental\.snapshot\..+", "this incremental-snapshot setting is not implemented"),
     Refusal(r"notification\..+", "notifications are not implemented"),
     # -- features cdc does not have
-    Refusal(
-        r"post\.processors",
-        "post processors (ReselectColumnsPostProcessor) are not implemented; with binlog_row_image=FULL "
-        "every column is in the event, which is what reselect restores",
-        ("",),
-    ),
     Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
     Refusal(
         r"transaction\.metadata\.factory",

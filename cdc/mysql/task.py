@@ -41,6 +41,7 @@ from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.post_processors import ProcessedEmit
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
@@ -83,6 +84,7 @@ class MySqlSourceTask(SourceTask):
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
         self._context_headers: list[Header] = []
+        self._post: ProcessedEmit | None = None
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -104,8 +106,17 @@ class MySqlSourceTask(SourceTask):
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)
         self.history = open_history(props, self.context.worker_client_config())
+        emit = self._post = ProcessedEmit(self._emit)  # post.processors run on every record first
         ctx = CaptureContext.build(
-            settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
+            settings, self.history, emit, self.stopping, server.mariadb, self.CONNECTOR
+        )
+        emit.install(
+            props,
+            settings.unavailable_value_placeholder,
+            ctx.schema,
+            ctx.events,
+            lambda: connect(settings, streaming=True),
+            ctx.filters.signal_table,
         )
         schema, schema_events = ctx.schema, ctx.schema_events
         self._metrics_prefix = settings.prefix
@@ -414,6 +425,8 @@ class MySqlSourceTask(SourceTask):
                 self.history.stop()
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
+        if self._post is not None:
+            self._post.close()
         if self._metrics_prefix is not None:
             REGISTRY.forget_server(self._metrics_prefix)
         if self.signal_metrics is not None:

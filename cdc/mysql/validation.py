@@ -29,6 +29,7 @@ from cdc.mysql.keys import (
     refusal_error,
     typo_errors,
 )
+from cdc.mysql.post_processors import post_processor_errors
 from cdc.mysql.tls import MySqlTls, driver_tls_errors, effective_mode, is_driver_tls_key
 from cdc.snapshot.spark_conf import connector_spark_errors
 
@@ -105,6 +106,7 @@ def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
             log.warning("%s", _undeclared_driver_key(key))
     names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
     errors.update(converter_errors(names, props))
+    errors.update(post_processor_errors(props))
     # Spark settings a connector may not make (JVM options, jars, the interpreter …): docs/snapshots.md
     errors.update(connector_spark_errors(props))
     return errors
@@ -212,12 +214,19 @@ def key_table(tested: Collection[str] = ()) -> str:
     for pattern, note in (
         ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
         (
+            "<post processor>.type, <post processor>.reselect.*",
+            "The post processors named in `post.processors`: Debezium's ReselectColumnsPostProcessor and its "
+            "options (columns.include.list, columns.exclude.list, unavailable.values, null.values, "
+            "use.event.key, error.handling.mode).",
+        ),
+        (
             "snapshot.spark.conf.*",
             "Spark settings of the Spark snapshot: only the keys docs/snapshots.md lists (parallelism, "
             "memory, shuffle, executors); any other Spark key comes from the worker file.",
         ),
     ):
-        status = "cdc only" if pattern.startswith("snapshot.") else key_status("converters", tested)
+        owner = "post.processors" if pattern.startswith("<post") else "converters"
+        status = "cdc only" if pattern.startswith("snapshot.") else key_status(owner, tested)
         rows.append((f"`{pattern}`", status, note))
     for refusal in REFUSED:
         name = (
