@@ -177,3 +177,48 @@ def test_parallel_readers_write_the_single_readers_records_from_one_consistent_v
     locked = _config(mysql_db, **threads, **{"snapshot.locking.mode": "minimal"})
     assert _essence(_snapshot(locked, on_batch=write_once)) == single
     assert written.is_set()
+
+
+@pytest.mark.honours(
+    "table.exclude.list",
+    "column.exclude.list",
+    "column.include.list",
+    "snapshot.include.collection.list",
+    "snapshot.select.statement.overrides",
+    "snapshot.delay.ms",
+)
+def test_filters_overrides_and_delay_shape_what_the_snapshot_reads(mysql_db: MySqlDb) -> None:
+    import time
+
+    db = mysql_db.name
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        for name in ("a", "b", "c"):
+            cur.execute(f"CREATE TABLE {name} (id INT PRIMARY KEY, v INT, secret VARCHAR(9))")
+            cur.executemany(f"INSERT INTO {name} VALUES (%s, %s, 's')", [(i, i * 10) for i in range(4)])
+        conn.commit()
+
+    def read(**more: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in _snapshot(_config(mysql_db, **more)):
+            after = r.value.get("after")
+            out.setdefault(r.topic.rsplit(".", 1)[1], []).append(
+                {f.name: after.values[i] for i, f in enumerate(after.schema.fields)}
+            )
+        return out
+
+    got = read(**{"table.exclude.list": rf"{db}\.b", "column.exclude.list": rf"{db}\.a\.secret"})
+    assert sorted(got) == ["a", "c"] and got["a"][0] == {"id": 0, "v": 0}
+    assert got["c"][0] == {"id": 0, "v": 0, "secret": "s"}
+    got = read(**{"column.include.list": rf"{db}\.[ab]\.id,{db}\.c\..*"})
+    assert got["a"][0] == {"id": 0} and got["c"][0] == {"id": 0, "v": 0, "secret": "s"}
+    got = read(
+        **{
+            "snapshot.include.collection.list": rf"{db}\.(a|c)",
+            "snapshot.select.statement.overrides": f"{db}.c",
+            f"snapshot.select.statement.overrides.{db}.c": f"SELECT * FROM `{db}`.c WHERE id >= 2",
+        }
+    )
+    assert sorted(got) == ["a", "c"] and len(got["a"]) == 4 and [r["id"] for r in got["c"]] == [2, 3]
+    started = time.monotonic()
+    read(**{"snapshot.delay.ms": "1500", "table.include.list": rf"{db}\.a"})
+    assert time.monotonic() - started >= 1.5

@@ -1,0 +1,70 @@
+"""Keys whose effect shows without a server: the filters' database exclude list and built-in databases,
+tombstones, and the queue's bounds (what MySqlSourceTask.start builds from max.queue.size and
+max.batch.size)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from cdc.history.model import Column, Table, TableId
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.events import EventFactory, SourcePosition
+from cdc.mysql.filters import Filters
+from cdc.mysql.queue import ChangeEventQueue
+
+BASE = {
+    "database.hostname": "localhost",
+    "database.user": "u",
+    "database.password": "p",
+    "topic.prefix": "p",
+    "schema.history.internal.kafka.topic": "h",
+}
+
+
+@pytest.mark.honours("database.exclude.list", "table.ignore.builtin")
+def test_excluded_and_builtin_databases_are_not_captured() -> None:
+    filters = Filters(MySqlSettings.parse({**BASE, "database.exclude.list": "stag.*,tmp"}))
+    assert [filters.database(d) for d in ("shop", "staging", "tmp", "tmp2", "mysql", "sys")] == [
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
+    builtin = Filters(MySqlSettings.parse({**BASE, "table.ignore.builtin": "false"}))
+    assert builtin.database("mysql") and builtin.table(TableId("mysql", "user"))
+
+
+@pytest.mark.honours("tombstones.on.delete")
+def test_a_delete_is_followed_by_a_tombstone_only_when_asked() -> None:
+    table = Table(TableId("db", "t"), (Column("id", 1, "INT", "INT", 4, optional=False),), ("id",))
+    counts = {}
+    for flag in ("true", "false"):
+        events = EventFactory(MySqlSettings.parse({**BASE, "tombstones.on.delete": flag}))
+        ts = events.schema_for(table)
+        source = events.source(SourcePosition("binlog.000001", 4, 1, 1), table.id, 1000, None, "db")
+        records = events.delete(ts, [7], source, {})
+        counts[flag] = [None if r.value is None else r.value.get("op") for r in records]
+    assert counts == {"true": ["d", None], "false": ["d"]}
+
+
+@pytest.mark.honours("max.queue.size", "max.batch.size")
+def test_the_queue_holds_at_most_max_queue_size_and_polls_at_most_max_batch_size() -> None:
+    settings = MySqlSettings.parse({**BASE, "max.queue.size": "5", "max.batch.size": "2"})
+    queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
+    stopping = threading.Event()
+    done = threading.Event()
+
+    def produce() -> None:
+        queue.put_all(list(range(8)), stopping)
+        done.set()
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    assert not done.wait(0.5) and len(queue) == 5  # blocked: the queue is full
+    assert queue.poll(1) == [0, 1] and queue.poll(1) == [2, 3]
+    assert done.wait(2)
+    assert [queue.poll(1) for _ in range(2)] == [[4, 5], [6, 7]]
