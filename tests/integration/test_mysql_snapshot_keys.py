@@ -222,3 +222,35 @@ def test_filters_overrides_and_delay_shape_what_the_snapshot_reads(mysql_db: MyS
     started = time.monotonic()
     read(**{"snapshot.delay.ms": "1500", "table.include.list": rf"{db}\.a"})
     assert time.monotonic() - started >= 1.5
+
+
+@pytest.mark.honours("snapshot.locking.mode")
+def test_extended_locking_blocks_writes_for_the_whole_read_and_minimal_only_for_the_schema(
+    mysql_db: MySqlDb,
+) -> None:
+    import pymysql
+
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        cur.executemany("INSERT INTO t VALUES (%s)", [(i,) for i in range(5)])
+        conn.commit()
+    outcome: dict[str, str] = {}
+
+    def try_write(mode: str) -> Any:
+        def during_read(batch: list[Any]) -> None:
+            if mode in outcome:
+                return
+            with mysql_db.connect() as conn, conn.cursor() as cur:
+                cur.execute("SET SESSION lock_wait_timeout = 1")
+                try:
+                    cur.execute(f"INSERT INTO t VALUES ({100 + len(outcome)})")
+                    conn.commit()
+                    outcome[mode] = "written"
+                except pymysql.err.OperationalError as exc:  # 1205: the global read lock held
+                    outcome[mode] = f"blocked {exc.args[0]}"
+
+        return during_read
+
+    for mode in ("minimal", "extended"):
+        _snapshot(_config(mysql_db, **{"snapshot.locking.mode": mode}), on_batch=try_write(mode))
+    assert outcome == {"minimal": "written", "extended": "blocked 1205"}

@@ -26,6 +26,7 @@ def _recorded(history: MemorySchemaHistory) -> list[dict[str, object]]:
     return [json.loads(line) for line in history._lines]
 
 
+@pytest.mark.honours("schema.history.internal.store.only.captured.databases.ddl")
 def test_a_table_statement_is_filed_under_the_tables_database() -> None:
     settings = MySqlSettings.parse(CONFIG)
     history = MemorySchemaHistory()

@@ -68,3 +68,38 @@ def test_the_queue_holds_at_most_max_queue_size_and_polls_at_most_max_batch_size
     assert queue.poll(1) == [0, 1] and queue.poll(1) == [2, 3]
     assert done.wait(2)
     assert [queue.poll(1) for _ in range(2)] == [[4, 5], [6, 7]]
+
+
+@pytest.mark.honours("enable.time.adjuster")
+def test_two_digit_years_are_adjusted_only_with_the_time_adjuster() -> None:
+    from cdc.mysql.types import TypeMapper
+
+    year = Column("y", 1, "YEAR", "YEAR", 91)
+    for flag, expected in (("true", [2069, 1970, 2024]), ("false", [69, 70, 2024])):
+        m = TypeMapper(MySqlSettings.parse({**BASE, "enable.time.adjuster": flag})).map(year)
+        assert m.convert is not None and [m.convert(v) for v in (69, 70, 2024)] == expected
+
+
+@pytest.mark.honours("schema.history.internal.store.only.captured.tables.ddl")
+def test_the_history_keeps_only_captured_tables_ddl_when_asked() -> None:
+    from cdc.history.store import MemorySchemaHistory
+    from cdc.mysql.schema import SchemaState
+
+    recorded = {}
+    for flag in ("true", "false"):
+        settings = MySqlSettings.parse(
+            {
+                **BASE,
+                "table.include.list": r"db\.kept",
+                "schema.history.internal.store.only.captured.tables.ddl": flag,
+            }
+        )
+        history = MemorySchemaHistory()
+        state = SchemaState(settings, Filters(settings), history)
+        for ddl in (
+            "CREATE TABLE db.kept (id INT PRIMARY KEY)",
+            "CREATE TABLE db.other (id INT PRIMARY KEY)",
+        ):
+            state.apply_ddl(ddl, "db", {"file": "b.000001", "pos": 4})
+        recorded[flag] = len(history._lines)
+    assert recorded == {"true": 1, "false": 2}
