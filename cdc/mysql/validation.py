@@ -155,6 +155,9 @@ def key_status(name: str, tested: Collection[str]) -> str:
     ``@pytest.mark.honours`` (``tests/honours.py``): *honoured* only with such a test; a declared key
     without one is *untested* (which ``tests/unit/test_mysql_keys.py`` does not let through)."""
     tested_names = {canonical_key(k) for k in tested}
+    client = _client_prefix(name)
+    if client is not None:  # the history's producer./consumer. settings: one family per prefix
+        return "honoured" if any(_client_prefix(k) == client for k in tested) else "untested"
     if MYSQL_DEF.knows(name) and not any(re.fullmatch(p, name) for p in PATTERN_KEYS):
         name = canonical_key(name)
         if name.startswith(CDC_ONLY):
@@ -171,6 +174,15 @@ def key_status(name: str, tested: Collection[str]) -> str:
         if refusal.matches(name):
             return "refused unless default" if refusal.accepted else "refused"
     return "unknown"
+
+
+def _client_prefix(name: str) -> str | None:
+    """``producer.``/``consumer.`` of a schema history client setting (either spelling), else None."""
+    for old in ("schema.history.internal.", "database.history."):
+        for client in ("producer.", "consumer."):
+            if name.startswith(old + client):
+                return client
+    return None
 
 
 def key_table(tested: Collection[str] = ()) -> str:

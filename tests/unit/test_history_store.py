@@ -124,6 +124,7 @@ def test_file_store_round_trip(tmp_path):
     "schema.history.internal.skip.unparseable.ddl",
     "schema.history.internal.kafka.recovery.attempts",
     "schema.history.internal.producer.acks",
+    "database.history.consumer.fetch.min.bytes",
 )
 def test_history_from_config(tmp_path):
     f = history_from_config(

@@ -103,3 +103,48 @@ def test_the_history_keeps_only_captured_tables_ddl_when_asked() -> None:
             state.apply_ddl(ddl, "db", {"file": "b.000001", "pos": 4})
         recorded[flag] = len(history._lines)
     assert recorded == {"true": 1, "false": 2}
+
+
+@pytest.mark.honours("connect.timeout.ms")
+def test_a_server_that_never_greets_is_given_up_after_connect_timeout_ms() -> None:
+    import socket
+    import time
+
+    from cdc.mysql.connection import connect
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel accepts; nothing ever speaks
+    try:
+        port = silent.getsockname()[1]
+        waited = {}
+        for ms in ("1000", "2000"):
+            settings = MySqlSettings.parse(
+                {
+                    **BASE,
+                    "database.hostname": "127.0.0.1",
+                    "database.port": str(port),
+                    "connect.timeout.ms": ms,
+                }
+            )
+            started = time.monotonic()
+            with pytest.raises(Exception, match="greeting"):
+                connect(settings)
+            waited[ms] = time.monotonic() - started
+        assert 0.9 <= waited["1000"] < 1.9 <= waited["2000"] < 3.5, waited
+    finally:
+        silent.close()
+
+
+@pytest.mark.honours("datatype.propagate.source.type")
+def test_columns_of_a_matching_type_carry_their_source_type() -> None:
+    columns = (
+        Column("id", 1, "INT", "INT", 4, optional=False),
+        Column("name", 2, "VARCHAR", "VARCHAR(20)", 12, length=20),
+    )
+    table = Table(TableId("db", "t"), columns, ("id",))
+    events = EventFactory(MySqlSettings.parse({**BASE, "datatype.propagate.source.type": r".+\.VARCHAR"}))
+    fields = {f.name: f.schema.parameters or {} for f in events.schema_for(table).value_schema.fields}
+    assert fields["name"]["__debezium.source.column.type"] == "VARCHAR"
+    assert fields["name"]["__debezium.source.column.length"] == "20"
+    assert "__debezium.source.column.type" not in fields["id"]
