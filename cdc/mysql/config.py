@@ -84,6 +84,7 @@ SNAPSHOT_MODES = (
     "schema_only_recovery",
     "always",
     "never",
+    "configuration_based",
 )
 LOCKING_MODES = ("minimal", "extended", "none", "minimal_percona")
 UNMATCHED_MODES = ("fail", "warn")
@@ -303,6 +304,22 @@ def _def() -> ConfigDef:
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
+    for switch, doc in (
+        ("snapshot.data", "read the data of every captured table (and the schema) on each start"),
+        ("snapshot.schema", "read the schema on each start"),
+        ("start.stream", "stream the binlog after the snapshot"),
+        ("snapshot.on.schema.error", "read the schema again when the schema history is missing"),
+        ("snapshot.on.data.error", "snapshot again when the offset's binlog position is gone"),
+    ):
+        d.define(
+            f"snapshot.mode.configuration.based.{switch}",
+            B,
+            False,
+            None,
+            LO,
+            f"snapshot.mode=configuration_based: {doc}.",
+            **s,
+        )
     d.define(
         "snapshot.max.threads",
         INT,
@@ -915,6 +932,21 @@ class MySqlSettings:
     snapshot_delay_ms: int = setting("snapshot.delay.ms")
     snapshot_tables_order_by_row_count: str = setting("snapshot.tables.order.by.row.count")
     snapshot_max_threads: int = setting("snapshot.max.threads")
+    snapshot_mode_configuration_based_snapshot_data: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.data"
+    )
+    snapshot_mode_configuration_based_snapshot_schema: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.schema"
+    )
+    snapshot_mode_configuration_based_start_stream: bool = setting(
+        "snapshot.mode.configuration.based.start.stream"
+    )
+    snapshot_mode_configuration_based_snapshot_on_schema_error: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.on.schema.error"
+    )
+    snapshot_mode_configuration_based_snapshot_on_data_error: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.on.data.error"
+    )
     snapshot_max_threads_multiplier: int = setting("snapshot.max.threads.multiplier")
     snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
     snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")

@@ -76,11 +76,6 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal(r"snapshot\.mode\.custom\.name", "custom snapshot modes are not implemented", ("",)),
-    Refusal(
-        r"snapshot\.mode\.configuration\.based\..+",
-        "snapshot.mode=configuration_based is not implemented",
-        ("false",),
-    ),
     Refusal(r"snapshot\.query\.mode", "only select_all snapshot queries are implemented", ("select_all",)),
     Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),

@@ -54,6 +54,7 @@ from cdc.mysql.signals import (
     SignalProcessor,
 )
 from cdc.mysql.snapshot import Snapshotter
+from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -195,6 +196,16 @@ class MySqlSourceTask(SourceTask):
 
         mode = settings.snapshot_mode.lower()
         mode = {"schema_only": "no_data", "schema_only_recovery": "recovery"}.get(mode, mode)
+        if mode == "configuration_based":
+            plan = configuration_based_plan(
+                ConfigurationBased.of(settings),
+                offset is not None,
+                lambda: offset is not None and self._binlog_available(settings, offset, server),
+                self.history.exists,
+            )
+            if plan == "stream" and offset is not None:
+                schema.recover(offset.position())
+            return plan
         if mode == "always":
             return "snapshot"
         if offset is None:
