@@ -30,17 +30,32 @@ import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cdc.api.errors import ConnectError
 from cdc.history.model import TableId
 
-if TYPE_CHECKING:  # config.py declares topic.naming.strategy with STRATEGIES from here
-    from cdc.mysql.config import MySqlSettings
+
+class NamingSettings(Protocol):
+    """What the names depend on: :class:`cdc.mysql.config.MySqlSettings` has it (config.py imports this
+    module for ``STRATEGIES``, so it is not imported here)."""
+
+    @property
+    def topic_naming_strategy(self) -> str: ...
+    @property
+    def topic_prefix(self) -> str: ...
+    @property
+    def topic_delimiter(self) -> str: ...
+    @property
+    def topic_heartbeat_prefix(self) -> str: ...
+    @property
+    def topic_transaction(self) -> str: ...
+
 
 __all__ = [
     "STRATEGIES",
     "NameAdjuster",
+    "NamingSettings",
     "TopicNaming",
     "adjust_name",
     "field_adjuster",
@@ -167,7 +182,7 @@ class TopicNaming:
             raise ValueError(f"unknown topic naming strategy {self.strategy}")
 
     @classmethod
-    def of(cls, settings: MySqlSettings) -> TopicNaming:
+    def of(cls, settings: NamingSettings) -> TopicNaming:
         return cls(
             strategy=settings.topic_naming_strategy,
             prefix=settings.topic_prefix,
@@ -211,6 +226,6 @@ class TopicNaming:
         return self.delimiter.join((self.prefix, self.transaction))
 
 
-def transaction_topic(settings: MySqlSettings) -> str:
+def transaction_topic(settings: NamingSettings) -> str:
     """The transaction metadata topic (``provide.transaction.metadata``) under the connector's strategy."""
     return TopicNaming.of(settings).transaction_topic()
