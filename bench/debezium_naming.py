@@ -145,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(CASES) + len(comments)} cases, {differences} differences")
     if args.record:
         COMMENTS_FIXTURE.write_text(
-            "# Debezium 3.6.1's MySQL DDL parser on COMMENT clauses (python -m bench.debezium_naming --record): "
-            "include.schema.comments, the DDL, then the table's comment and each column's\n" + "".join(comments)
+            "# Debezium 3.6.1's MySQL DDL parser on COMMENT clauses "
+            "(python -m bench.debezium_naming --record): "
+            "include.schema.comments, the DDL, then the table's comment and each column's\n"
+            + "".join(comments)
         )
     if args.record:
         FIXTURE.write_text(
