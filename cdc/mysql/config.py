@@ -10,12 +10,14 @@ no part reads raw strings. 1.x names map through ``aliases`` (``database.server.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from cdc.config import Password
 from cdc.config.settings import setting, settings_from
 from cdc.mysql.config_def import MYSQL_DEF
+from cdc.mysql.metric_tags import parse_metric_tags
+from cdc.mysql.naming import TopicNaming, field_adjuster, schema_adjuster
 from cdc.mysql.tls import MySqlTls
 
 __all__ = ["MYSQL_DEF", "MySqlSettings"]
@@ -62,6 +64,24 @@ class MySqlSettings:
     snapshot_lock_timeout_ms: int = setting("snapshot.lock.timeout.ms")
     snapshot_fetch_size: int | None = setting("snapshot.fetch.size")
     snapshot_delay_ms: int = setting("snapshot.delay.ms")
+    snapshot_tables_order_by_row_count: str = setting("snapshot.tables.order.by.row.count")
+    snapshot_max_threads: int = setting("snapshot.max.threads")
+    snapshot_mode_configuration_based_snapshot_data: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.data"
+    )
+    snapshot_mode_configuration_based_snapshot_schema: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.schema"
+    )
+    snapshot_mode_configuration_based_start_stream: bool = setting(
+        "snapshot.mode.configuration.based.start.stream"
+    )
+    snapshot_mode_configuration_based_snapshot_on_schema_error: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.on.schema.error"
+    )
+    snapshot_mode_configuration_based_snapshot_on_data_error: bool = setting(
+        "snapshot.mode.configuration.based.snapshot.on.data.error"
+    )
+    snapshot_max_threads_multiplier: int = setting("snapshot.max.threads.multiplier")
     snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
     snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")
     snapshot_engine: str = setting("snapshot.engine")
@@ -83,6 +103,7 @@ class MySqlSettings:
     converters: tuple[str, ...] = setting("converters")
     tombstones_on_delete: bool = setting("tombstones.on.delete")
     include_schema_changes: bool = setting("include.schema.changes")
+    include_schema_comments: bool = setting("include.schema.comments")
     extended_headers_enabled: bool = setting("extended.headers.enabled")
     include_query: bool = setting("include.query")
     provide_transaction_metadata: bool = setting("provide.transaction.metadata")
@@ -91,12 +112,19 @@ class MySqlSettings:
     topic_transaction: str = setting("topic.transaction")
     topic_delimiter: str = setting("topic.delimiter")
     max_batch_size: int = setting("max.batch.size")
+    custom_metric_tags: str = setting("custom.metric.tags")
+    guardrail_collections_max: int = setting("guardrail.collections.max")
+    guardrail_collections_limit_action: str = setting("guardrail.collections.limit.action")
     max_queue_size: int = setting("max.queue.size")
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
     unavailable_value_placeholder: str = setting("unavailable.value.placeholder")
+    post_processors: str = setting("post.processors")
     inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
     schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
+    field_name_adjustment_mode: str = setting("field.name.adjustment.mode")
+    topic_naming_strategy: str = setting("topic.naming.strategy")
+    topic_cache_size: int = setting("topic.cache.size")
     schema_history_internal: str = setting("schema.history.internal")
     history_kafka_topic: str | None = setting("schema.history.internal.kafka.topic")
     history_kafka_bootstrap_servers: str | None = setting("schema.history.internal.kafka.bootstrap.servers")
@@ -155,6 +183,26 @@ class MySqlSettings:
             return pw.value() if isinstance(pw, Password) else pw
 
         return MySqlTls.from_props(self.raw, clear)
+
+    @functools.cached_property
+    def metric_tags(self) -> dict[str, str]:
+        """``custom.metric.tags`` as metric labels."""
+        return parse_metric_tags(self.custom_metric_tags)
+
+    @functools.cached_property
+    def naming(self) -> TopicNaming:
+        """``topic.naming.strategy`` with its keys: every topic name of the connector."""
+        return TopicNaming.of(self)
+
+    @functools.cached_property
+    def schema_name(self) -> Callable[[str], str]:
+        """``schema.name.adjustment.mode``, one adjuster per task (it remembers what it replaced)."""
+        return schema_adjuster(self.schema_name_adjustment_mode)
+
+    @functools.cached_property
+    def field_name(self) -> Callable[[str], str]:
+        """``field.name.adjustment.mode``, one adjuster per task."""
+        return field_adjuster(self.field_name_adjustment_mode)
 
     @functools.cached_property
     def override_tables(self) -> frozenset[str]:

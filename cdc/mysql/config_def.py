@@ -13,6 +13,8 @@ from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance
 from cdc.config import validators as v
 from cdc.mysql.ddl.filter import DEBEZIUM_DDL_FILTER
 from cdc.mysql.keys import PATTERN_KEYS
+from cdc.mysql.metric_tags import validate_metric_tags
+from cdc.mysql.naming import STRATEGIES as TOPIC_NAMING_STRATEGIES
 
 __all__ = ["MYSQL_DEF"]
 
@@ -47,6 +49,7 @@ SNAPSHOT_MODES = (
     "schema_only_recovery",
     "always",
     "never",
+    "configuration_based",
 )
 LOCKING_MODES = ("minimal", "extended", "none", "minimal_percona")
 UNMATCHED_MODES = ("fail", "warn")
@@ -287,6 +290,52 @@ def _define_snapshot(d: ConfigDef) -> None:
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
+    for switch, doc in (
+        ("snapshot.data", "read the data of every captured table (and the schema) on each start"),
+        ("snapshot.schema", "read the schema on each start"),
+        ("start.stream", "stream the binlog after the snapshot"),
+        ("snapshot.on.schema.error", "read the schema again when the schema history is missing"),
+        ("snapshot.on.data.error", "snapshot again when the offset's binlog position is gone"),
+    ):
+        d.define(
+            f"snapshot.mode.configuration.based.{switch}",
+            B,
+            False,
+            None,
+            LO,
+            f"snapshot.mode=configuration_based: {doc}.",
+            **s,
+        )
+    d.define(
+        "snapshot.max.threads",
+        INT,
+        1,
+        v.between(1, 64),
+        LO,
+        "Connections reading the local initial snapshot at once: each table's primary-key chunks (the Spark "
+        "engine's planning) are read in parallel, all in the snapshot's consistent view, and written in key "
+        "order, so the records are the single reader's.",
+        **s,
+    )
+    d.define(
+        "snapshot.max.threads.multiplier",
+        INT,
+        1,
+        v.at_least(1),
+        LO,
+        "Chunks per table: at least snapshot.max.threads * this (and at most 50000 rows each).",
+        **s,
+    )
+    d.define(
+        "snapshot.tables.order.by.row.count",
+        S,
+        "disabled",
+        v.case_insensitive_one_of("disabled", "ascending", "descending"),
+        LO,
+        "The order the initial snapshot reads tables in: by the server's row estimate, ascending or "
+        "descending (ties in name order), or disabled (name order).",
+        **s,
+    )
     d.define("snapshot.include.collection.list", LST, "", v.regex, LO, "Tables to snapshot.", **s)
     d.define(
         "snapshot.select.statement.overrides", S, "", None, LO, "Tables with custom snapshot SELECTs.", **s
@@ -455,6 +504,16 @@ def _define_events(d: ConfigDef) -> None:
     d.define("tombstones.on.delete", B, True, None, M, "Emit a tombstone after each delete.", **e)
     d.define("include.schema.changes", B, True, None, M, "Write DDL to the schema change topic.", **e)
     d.define(
+        "include.schema.comments",
+        B,
+        False,
+        None,
+        LO,
+        "Keep the COMMENT of tables and columns: in the schema history and schema change records, and as the "
+        "doc of each column's field schema. Off (Debezium's default), DDL comments are left out everywhere.",
+        **e,
+    )
+    d.define(
         "extended.headers.enabled",
         B,
         True,
@@ -488,7 +547,65 @@ def _define_events(d: ConfigDef) -> None:
     )
     d.define("topic.transaction", S, "transaction", None, LO, "Suffix of the transaction topic.", **e)
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
+    d.define(
+        "topic.naming.strategy",
+        S,
+        "io.debezium.schema.DefaultTopicNamingStrategy",
+        v.predicate(
+            lambda x: x in TOPIC_NAMING_STRATEGIES,
+            "cdc implements Debezium's built-in strategies "
+            + ", ".join(TOPIC_NAMING_STRATEGIES)
+            + "; a strategy class of your own cannot run in cdc: keep the default and rename topics with "
+            "the RegexRouter transform "
+            "(transforms.<name>.type=org.apache.kafka.connect.transforms.RegexRouter)",
+        ),
+        LO,
+        "How topics are named: DefaultTopicNamingStrategy (<prefix>.<db>.<table>, invalid characters as _), "
+        "DefaultUnicodeTopicNamingStrategy (invalid characters, _ included, as _uXXXX) or "
+        "SchemaTopicNamingStrategy (<prefix>.<table>); record schemas are named after the topic.",
+        **e,
+    )
+    d.define(
+        "topic.cache.size",
+        INT,
+        10000,
+        v.at_least(1),
+        LO,
+        "Size of Debezium's topic name cache; accepted, cdc computes each table's names once.",
+        **e,
+    )
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
+    d.define(
+        "custom.metric.tags",
+        S,
+        "",
+        validate_metric_tags,
+        LO,
+        "k1=v1,k2=v2: appended to the connector's metric names as Debezium appends them to its MBeans' "
+        "names, so each pair is a label on every series of the connector.",
+        **e,
+    )
+    d.define(
+        "guardrail.collections.max",
+        INT,
+        0,
+        v.at_least(0),
+        M,
+        "At most this many tables whose schemas the task holds (the captured ones with "
+        "schema.history.internal.store.only.captured.tables.ddl, else every table the history records), "
+        "checked when the task starts; 0: no limit.",
+        **e,
+    )
+    d.define(
+        "guardrail.collections.limit.action",
+        S,
+        "warn",
+        v.case_insensitive_one_of("warn", "fail"),
+        M,
+        "Above guardrail.collections.max: warn logs Debezium's message and goes on, fail stops the task "
+        "with it.",
+        **e,
+    )
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
     d.define(
@@ -502,6 +619,18 @@ def _define_events(d: ConfigDef) -> None:
         "position; warn logs the position and skips the event; skip (or ignore) skips it silently. Every "
         "such event is counted in NumberOfErroneousEvents.",
         aliases=("event.deserialization.failure.handling.mode",),
+        **e,
+    )
+    d.define(
+        "post.processors",
+        S,
+        "",
+        None,
+        LO,
+        "Post processors run on each change event, each <name> with <name>.type: Debezium's "
+        "io.debezium.processors.reselect.ReselectColumnsPostProcessor and its <name>.reselect.* options "
+        "(columns.include.list, columns.exclude.list, unavailable.values, null.values, use.event.key, "
+        "error.handling.mode; see docs/mysql.md).",
         **e,
     )
     d.define(
@@ -529,7 +658,17 @@ def _define_events(d: ConfigDef) -> None:
         "none",
         v.case_insensitive_one_of("none", "avro", "avro_unicode"),
         LO,
-        "Adjust schema names for Avro.",
+        "Schema names made valid for Avro: avro replaces an invalid character by _, avro_unicode by _uXXXX.",
+        **e,
+    )
+    d.define(
+        "field.name.adjustment.mode",
+        S,
+        "none",
+        v.case_insensitive_one_of("none", "avro", "avro_unicode"),
+        LO,
+        "Field (column) names made valid for Avro: avro replaces an invalid character by _, avro_unicode by "
+        "_uXXXX.",
         **e,
     )
 

@@ -151,8 +151,16 @@ class DdlParser(AlterTable):
     it. Character sets follow MySQL: column, else table, else database, else ``character_set_server``.
     """
 
-    def __init__(self, default_database: str | None = None, server_charset: str | None = None) -> None:
+    def __init__(
+        self,
+        default_database: str | None = None,
+        server_charset: str | None = None,
+        include_comments: bool = True,
+    ) -> None:
         self.current_database = default_database
+        # include.schema.comments: Debezium's parser skips COMMENT clauses unless it is on, so neither the
+        # model, the history nor the schemas carry them
+        self.include_comments = include_comments
         self.server_charset = server_charset
         self.database_charset: str | None = None  # character_set_database
         self.database_charsets: dict[str, str] = {}
@@ -168,7 +176,8 @@ class DdlParser(AlterTable):
             sql = ddl[stmt[0].start : stmt[-1].end]
             cur = Cursor(stmt, ddl)
             try:
-                changes.extend(self._statement(tables, cur))
+                made = self._statement(tables, cur)
+                changes.extend(made if self.include_comments else [_uncommented(tables, c) for c in made])
             except UnparseableDdlError:
                 raise
             except (IndexError, ValueError, AssertionError) as e:
@@ -464,3 +473,14 @@ class DdlParser(AlterTable):
                 else:
                     self.database_charset = None if value.upper() == "DEFAULT" else value
         cur.skip_rest()
+
+
+def _uncommented(tables: Tables, change: TableChange) -> TableChange:
+    """``change`` with the table and column comments left out, in the model too (a DROP is kept)."""
+    table = change.table
+    if table.comment is None and all(c.comment is None for c in table.columns):
+        return change
+    bare = replace(table, comment=None, columns=tuple(replace(c, comment=None) for c in table.columns))
+    if tables.get(table.id) is table:
+        tables.put(bare)
+    return replace(change, table=bare)

@@ -236,8 +236,9 @@ def table_encoding(table: Table, ctx: RunContext) -> TableEncoding:
         alias = f"__cdc_{i}"
         select.append(f"{spec.select} AS {quote_name(alias)}")
         types.append(f"{alias} STRING")
-        aliases[m.column.name] = alias
-    by_name = {m.column.name: m for m in ts.mappings}
+        aliases[events.settings.field_name(m.column.name)] = alias
+    # by field name: field.name.adjustment.mode may have renamed a column's field
+    by_name = {events.settings.field_name(m.column.name): m for m in ts.mappings}
 
     def field_json(name: str, schema: Any, conv: Any) -> Any:
         m = by_name[name]
