@@ -7,12 +7,16 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
   (``ProducerPerformance``, i.e. ``kafka-producer-perf-test``) and a log4j2 binding for slf4j, run as
   ``java -cp 'libs/*' org.apache.kafka.connect.cli.ConnectDistributed worker.properties``, the way
   Kafka's ``bin/connect-distributed.sh`` runs it from a distribution's ``libs/``.
+* ``peers/mirror-<v>/libs``: Kafka's MirrorMaker 2 (connect-mirror, connect-mirror-client, with the
+  connect-runtime of the same version), run in dedicated mode as ``bin/connect-mirror-maker.sh`` runs it:
+  ``java -cp 'libs/*' org.apache.kafka.connect.mirror.MirrorMaker mm2.properties``.
 * ``peers/<artifact>-<v>/<artifact>/``: a Debezium connector and its dependencies (Kafka's own jars left
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
-Versions: Connect 4.3.1 is the newest served (4.4.0, the broker's, is not published for connect-runtime);
-Debezium 3.5.0.Final is the newest ``debezium-connector-{mysql,mariadb}`` Central serves (3.5.2 and
-3.6.0 are listed by some indexes but their jars are not there). ``io.confluent:kafka-connect-jdbc`` is
+Versions: Connect 4.4.0 and Debezium 3.6.1.Final, the newest Central serves (connect-file stays at 4.3.1,
+its newest). connect-mirror 4.4.0 is not on Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``),
+and dedicated mode builds Connect's ``Worker`` and ``DistributedHerder`` itself, so MM2 runs on the
+connect-runtime of its own version rather than a mix. ``io.confluent:kafka-connect-jdbc`` is
 not on Maven Central (only on Confluent's own repository, which we cannot reach).
 """
 
@@ -26,16 +30,19 @@ from pathlib import Path
 
 __all__ = [
     "CONNECT_VERSION",
+    "MIRROR_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
     "connect_libs",
     "debezium_plugin_path",
     "java_version",
     "jvm_heap",
+    "mirror_libs",
 ]
 
 CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
+MIRROR_VERSION = os.environ.get("BENCH_MIRROR_VERSION", "4.3.1")
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
@@ -106,6 +113,20 @@ def connect_libs(cache: Path) -> Path:
         libs,
         [f"-Dconnect.version={CONNECT_VERSION}"],
         _peers_dir(cache) / f"connect-{CONNECT_VERSION}.maven.log",
+    )
+    return libs
+
+
+def mirror_libs(cache: Path) -> Path:
+    """``libs/`` of Kafka's MirrorMaker 2 (connect-mirror and its Connect runtime), fetched on first use."""
+    home = _peers_dir(cache) / f"mirror-{MIRROR_VERSION}"
+    libs = home / "libs"
+    _fetch(
+        cache,
+        "mirror-pom.xml",
+        libs,
+        [f"-Dconnect.version={MIRROR_VERSION}"],
+        _peers_dir(cache) / f"mirror-{MIRROR_VERSION}.maven.log",
     )
     return libs
 
