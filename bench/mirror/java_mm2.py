@@ -116,7 +116,11 @@ class JavaMirrorMaker:
     def check(self) -> None:
         """Raise if the process has exited (with the end of its log)."""
         if not self.alive():
-            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-30:]) if self.log.exists() else ""
+            tail = (
+                "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
+                if self.log.exists()
+                else ""
+            )
             raise RuntimeError(f"MirrorMaker exited with {self.proc.returncode}; {self.log}:\n{tail}")
 
     def cpu_seconds(self) -> float:
