@@ -17,7 +17,7 @@ from bench import jars
 from bench.procstat import TreeMonitor
 from bench.workers import _connect_log4j
 
-__all__ = ["JavaMirrorMaker", "mm2_properties", "write_properties"]
+__all__ = ["CdcMirrorMaker", "JavaMirrorMaker", "MirrorMakerProcess", "mm2_properties", "write_properties"]
 
 
 def mm2_properties(
@@ -57,50 +57,25 @@ def write_properties(path: Path, props: Mapping[str, str]) -> Path:
     return path
 
 
-class JavaMirrorMaker:
-    """One dedicated-mode MirrorMaker process (``clusters``: its ``--clusters`` targets, all when empty).
-    A context manager: the process is stopped on exit whatever happens."""
+class MirrorMakerProcess:
+    """One dedicated-mode MirrorMaker process of ``argv`` (writing to ``<workdir>/<name>.out``). A context
+    manager: the process is stopped on exit whatever happens."""
 
-    def __init__(
-        self,
-        workdir: Path,
-        cache: Path,
-        props: Mapping[str, str],
-        *,
-        name: str = "mm2",
-        clusters: Sequence[str] = (),
-        cpus: str | None = None,
-        log_levels: Mapping[str, str] | None = None,
-    ) -> None:
-        libs = jars.mirror_libs(cache)
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.config = write_properties(workdir / f"{name}.properties", props)
-        log4j = workdir / f"{name}.log4j2.properties"
-        self.log = workdir / f"{name}.log"
-        _connect_log4j(log4j, self.log, log_levels)
-        argv = [
-            "java",
-            *jars.jvm_heap(),
-            *jars.JVM_OPTS,
-            f"-Dlog4j2.configurationFile={log4j}",
-            "-cp",
-            f"{libs}/*",
-            "org.apache.kafka.connect.mirror.MirrorMaker",
-            str(self.config),
-        ]
-        if clusters:
-            argv += ["--clusters", *clusters]
+    def __init__(self, workdir: Path, name: str, argv: list[str], log: Path, cpus: str | None = None) -> None:
         if cpus:
             argv = ["taskset", "-c", cpus, *argv]
         self.argv = argv
+        self.log = log
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
         self._out = (workdir / f"{name}.out").open("wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            argv, stdout=self._out, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True
+            argv, stdout=self._out, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
         self.monitor = TreeMonitor(self.proc.pid).start()
 
-    def __enter__(self) -> JavaMirrorMaker:
+    def __enter__(self) -> MirrorMakerProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -153,3 +128,59 @@ class JavaMirrorMaker:
             self.proc.wait(10)
         if not self._out.closed:
             self._out.close()
+
+
+class JavaMirrorMaker(MirrorMakerProcess):
+    """Kafka's MirrorMaker (``clusters``: its ``--clusters`` targets, all when empty)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        cache: Path,
+        props: Mapping[str, str],
+        *,
+        name: str = "mm2",
+        clusters: Sequence[str] = (),
+        cpus: str | None = None,
+        log_levels: Mapping[str, str] | None = None,
+    ) -> None:
+        libs = jars.mirror_libs(cache)
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.config = write_properties(workdir / f"{name}.properties", props)
+        log4j = workdir / f"{name}.log4j2.properties"
+        log = workdir / f"{name}.log"
+        _connect_log4j(log4j, log, log_levels)
+        argv = [
+            "java",
+            *jars.jvm_heap(),
+            *jars.JVM_OPTS,
+            f"-Dlog4j2.configurationFile={log4j}",
+            "-cp",
+            f"{libs}/*",
+            "org.apache.kafka.connect.mirror.MirrorMaker",
+            str(self.config),
+        ]
+        if clusters:
+            argv += ["--clusters", *clusters]
+        super().__init__(workdir, name, argv, log, cpus)
+
+
+class CdcMirrorMaker(MirrorMakerProcess):
+    """Ours: ``cdc mirror-maker mm2.properties`` (``python -m cdc.cli``, the given interpreter)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        python: str,
+        props: Mapping[str, str],
+        *,
+        name: str = "cdc-mm2",
+        clusters: Sequence[str] = (),
+        cpus: str | None = None,
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.config = write_properties(workdir / f"{name}.properties", props)
+        argv = [python, "-m", "cdc.cli", "mirror-maker", str(self.config)]
+        if clusters:
+            argv += ["--clusters", *clusters]
+        super().__init__(workdir, name, argv, workdir / f"{name}.out", cpus)
