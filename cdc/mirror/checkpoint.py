@@ -92,10 +92,28 @@ class MirrorCheckpointConnector(SourceConnector):
             self._thread.start()
 
     def find_groups(self) -> list[str]:
+        """MirrorCheckpointConnector.findConsumerGroups: the groups the filter selects that have offsets for
+        at least one topic the topic filter selects."""
         s = self.settings
         assert s is not None
-        selected = s.group_filter
-        return [g for g in _list_groups(self.source_admin, s.admin_timeout_ms / 1000) if selected(g)]
+        timeout = s.admin_timeout_ms / 1000
+        selected, topics = s.group_filter, s.topic_filter
+        groups = [g for g in _list_groups(self.source_admin, timeout) if selected(g)]
+        if not groups:
+            return []
+        out = []
+        for group in groups:  # librdkafka lists one group's offsets per request
+            try:
+                listed = self.source_admin.list_consumer_group_offsets(
+                    [_group_request(group)], request_timeout=timeout
+                )
+                offsets = listed[group].result(timeout).topic_partitions
+            except KafkaException as exc:
+                log.warning("Could not list the offsets of consumer group %s: %s", group, exc)
+                continue
+            if any(topics(tp.topic) for tp in offsets):
+                out.append(group)
+        return out
 
     def _refresh(self) -> None:
         s = self.settings
@@ -270,7 +288,7 @@ class MirrorCheckpointTask(SourceTask):
                     if tp.offset >= 0:
                         current[(tp.topic, tp.partition)] = tp.offset
             to_commit = [
-                TopicPartition(t, p, c.downstream_offset, metadata=c.metadata or None)
+                _tp(t, p, c.downstream_offset, c.metadata)
                 for (t, p), c in self.checkpoints[group].items()
                 if current.get((t, p), -1) < c.downstream_offset
             ]
@@ -293,6 +311,12 @@ class MirrorCheckpointTask(SourceTask):
                 continue
             synced[group] = {(tp.topic, tp.partition): tp.offset for tp in to_commit}
         return synced
+
+
+def _tp(topic: str, partition: int, offset: int, metadata: str) -> TopicPartition:
+    if metadata:
+        return TopicPartition(topic, partition, offset, metadata=metadata)
+    return TopicPartition(topic, partition, offset)
 
 
 def _group_request(group: str) -> Any:

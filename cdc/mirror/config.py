@@ -97,8 +97,9 @@ def _only_default(name: str, value: Any) -> None:
 def _policy(name: str, value: Any) -> None:
     if str(value).strip() not in POLICY_NAMES:
         raise ConfigError(
-            f"Class {value} cannot be used: cdc offers org.apache.kafka.connect.mirror.DefaultReplicationPolicy "
-            "and org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+            f"Class {value} cannot be used: cdc offers "
+            "org.apache.kafka.connect.mirror.DefaultReplicationPolicy and "
+            "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
             name,
             value,
         )
@@ -250,7 +251,8 @@ _KEYS: tuple[tuple[str, ConfigType, Any, Any, Importance, str, tuple[str, ...]],
         CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
         _regexes,
         H,
-        "Topic config properties that should not be replicated. Supports comma-separated property names and regexes.",
+        "Topic config properties that should not be replicated. Supports comma-separated property names "
+        "and regexes.",
         (SOURCE,),
     ),
     (
@@ -259,7 +261,8 @@ _KEYS: tuple[tuple[str, ConfigType, Any, Any, Importance, str, tuple[str, ...]],
         "target",
         v.one_of("source", "target"),
         LO,
-        "Which cluster's defaults (source or target) to use when syncing topic configurations that have default values.",
+        "Which cluster's defaults (source or target) to use when syncing topic configurations that have "
+        "default values.",
         (SOURCE,),
     ),
     (
@@ -692,11 +695,12 @@ def validate_mirror(
             f"source.cluster.alias and target.cluster.alias are both '{settings.source_alias}': a cluster "
             "cannot be replicated to itself under one alias"
         )
-    if kind in (SOURCE, CHECKPOINT) and "false" == props.get("emit.offset-syncs.enabled", "").strip().lower():
-        if kind == SOURCE and any(k.startswith(OFFSET_SYNCS_PREFIXES) for k in props):
-            by_name["emit.offset-syncs.enabled"].add_error(
-                "MirrorSourceConnector can't setup offset-syncs feature while emit.offset-syncs.enabled set to false"
-            )
+    emit_off = props.get("emit.offset-syncs.enabled", "").strip().lower() == "false"
+    if kind == SOURCE and emit_off and any(k.startswith(OFFSET_SYNCS_PREFIXES) for k in props):
+        by_name["emit.offset-syncs.enabled"].add_error(
+            "MirrorSourceConnector can't setup offset-syncs feature while "
+            "emit.offset-syncs.enabled set to false"
+        )
     needed = ("target",) if kind == HEARTBEAT else ("source", "target")
     missing = False
     for cluster in needed:
@@ -704,7 +708,8 @@ def validate_mirror(
         if not props.get(key, "").strip():
             by_name[key].add_error(f'Missing required configuration "{key}" which has no default value.')
             missing = True
-    if any(r.errors for r in results) or missing or not check_clusters or not settings.enabled:
+    skip = not settings.enabled and kind != HEARTBEAT  # heartbeats run for disabled flows too
+    if any(r.errors for r in results) or missing or not check_clusters or skip:
         return results
     brokers: dict[str, int] = {}
     for cluster in needed:

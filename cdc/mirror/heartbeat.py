@@ -3,8 +3,8 @@
 The connector creates the ``heartbeats`` topic on the target (one partition, compacted,
 ``heartbeats.topic.replication.factor``); its one task writes ``Heartbeat(source, target, now)`` there every
 ``emit.heartbeats.interval.seconds`` (no task when disabled or the interval is 0), keyed and encoded as
-Kafka's (:mod:`cdc.mirror.protocol`), with the Connect partition ``{"sourceClusterAlias","targetClusterAlias"}``
-and offset ``{"offset": 0}``.
+Kafka's (:mod:`cdc.mirror.protocol`), with the Connect partition
+``{"sourceClusterAlias","targetClusterAlias"}`` and offset ``{"offset": 0}``.
 """
 
 from __future__ import annotations
@@ -42,9 +42,8 @@ class MirrorHeartbeatConnector(SourceConnector):
 
     def start(self, props: dict[str, str]) -> None:
         self.props = dict(props)
+        # no ``enabled`` check: as Kafka's, heartbeats flow even for a pair whose replication is disabled
         s = self.settings = MirrorSettings.parse(props)
-        if not s.enabled:
-            return
         admin = AdminClient(s.client("target", "admin", f"{s.connector_name}-heartbeats-target-admin"))
         adm.create_compacted_topic(
             admin, s.policy.heartbeats_topic(), s.heartbeats_rf, s.target_alias, s.admin_timeout_ms / 1000
@@ -52,7 +51,7 @@ class MirrorHeartbeatConnector(SourceConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         s = self.settings
-        if s is None or not s.enabled or not s.emit_heartbeats or s.emit_heartbeats_s <= 0:
+        if s is None or not s.emit_heartbeats or s.emit_heartbeats_s <= 0:
             return []
         return [dict(self.props)]
 

@@ -108,15 +108,16 @@ class OffsetSyncReader:
             self.ready.set()
         while not self._stop.is_set():
             for msg in consumer.consume(1000, 0.5):
-                if msg.error() is not None:
-                    if msg.error().code() != KafkaError._PARTITION_EOF:
-                        log.warning("Reading %s: %s", self.topic, msg.error().str())
+                err = msg.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        log.warning("Reading %s: %s", self.topic, err.str())
                     continue
                 try:
                     self.index.add(OffsetSync.decode(msg.key() or b"", msg.value() or b""))
                 except DataError as exc:
                     log.warning("Skipping an unreadable offset sync at %s: %s", msg.offset(), exc)
-                if msg.offset() + 1 >= high:
+                if (msg.offset() or 0) + 1 >= high:
                     self.ready.set()
         consumer.close()
 

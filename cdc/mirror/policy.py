@@ -1,15 +1,15 @@
 """MM2's replication policies and filters: how remote topics are named and what is replicated.
 
-``DefaultReplicationPolicy`` names a remote topic ``<source alias><separator><topic>`` and reads the source
-back from the name; ``IdentityReplicationPolicy`` keeps the name (heartbeats excepted, which stay renamed so
-that heartbeats from several sources do not mix). Both follow Kafka's connect-mirror-client, including
-Java's ``String.split`` (trailing empty parts dropped) in ``topicSource``.
+``DefaultReplicationPolicy`` names a remote topic ``<source alias><separator><topic>`` and reads the
+source back from the name; ``IdentityReplicationPolicy`` keeps the name (heartbeats excepted, which stay
+renamed so that heartbeats from several sources do not mix). Both follow Kafka's connect-mirror-client,
+including Java's ``String.split`` (trailing empty parts dropped) in ``topicSource``.
 
 Provenance: with the default policy a topic already carrying the target's alias is a cycle and is not
-replicated (``MirrorSourceConnector.isCycle``). The identity policy keeps names, so a name cannot tell; Kafka's
-MM2 loops in active/active there. cdc adds a provenance header (:data:`PROVENANCE_HEADER`, the source alias,
-one per hop) to each record it copies under the identity policy and skips records that already went through
-the target cluster (see ``docs/mirror-maker.md``).
+replicated (``MirrorSourceConnector.isCycle``). The identity policy keeps names, so a name cannot tell;
+Kafka's MM2 loops in active/active there. cdc adds a provenance header (:data:`PROVENANCE_HEADER`, the
+source alias, one per hop) to each record it copies under the identity policy and skips records that
+already went through the target cluster (see ``docs/mirror-maker.md``).
 
 Filters follow ``DefaultTopicFilter``, ``DefaultGroupFilter`` and ``DefaultConfigPropertyFilter``: a list of
 names/regexes joined with ``|`` and matched against the whole name; an empty include list matches nothing.

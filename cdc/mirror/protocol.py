@@ -18,7 +18,8 @@ the order Java's ``HashMap`` iterates them, so the offsets topic holds the same 
 
 * MirrorSourceTask: ``{"cluster", "partition", "topic"}`` → ``{"offset": <offset of the last record copied>}``
   (the task resumes at offset + 1).
-* MirrorCheckpointTask: ``{"group", "topic", "partition"}`` (the checkpoint's, renamed topic) → ``{"offset": 0}``.
+* MirrorCheckpointTask: ``{"group", "topic", "partition"}`` (the checkpoint's, renamed topic) →
+  ``{"offset": 0}``.
 * MirrorHeartbeatTask: ``{"sourceClusterAlias", "targetClusterAlias"}`` → ``{"offset": 0}``.
 """
 

@@ -38,7 +38,9 @@ def test_identity_policy_keeps_names_but_not_heartbeats() -> None:
 
 
 def test_filters_match_whole_names() -> None:
-    s = MirrorSettings.parse({"source.cluster.alias": "a", "topics": "orders.*, pay", "groups.exclude": "tmp-.*"})
+    s = MirrorSettings.parse(
+        {"source.cluster.alias": "a", "topics": "orders.*, pay", "groups.exclude": "tmp-.*"}
+    )
     assert s.topic_filter("orders-eu") and s.topic_filter("pay") and not s.topic_filter("payment")
     assert not MirrorSettings.parse({"source.cluster.alias": "a", "topics": ".*"}).topic_filter("x.internal")
     assert s.group_filter("billing") and not s.group_filter("tmp-1")
@@ -69,20 +71,20 @@ def test_client_settings_order() -> None:
 def test_offset_sync_rule_as_kafka() -> None:
     w = OffsetSyncWriter(None, "t", max_lag=3)
     w.maybe_queue("x", 0, 10, 0)  # first: synced
-    assert [s.upstream_offset for s in w._pending.values()] == [10]
-    w._pending.clear()
+    assert [s.upstream_offset for s in w.pending()] == [10]
+    w.fire_pending()
     for up, down in ((11, 1), (12, 2), (13, 3)):
         w.maybe_queue("x", 0, up, down)
-    assert not w._pending and w._delayed[("x", 0)].upstream_offset == 13  # 3 - (0 + 1) < 3
+    assert not w.pending() and w.delayed() == [OffsetSync("x", 0, 13, 3)]  # 3 - (0 + 1) < 3
     w.maybe_queue("x", 0, 14, 4)  # 4 - 1 >= 3
-    assert w._pending[("x", 0)] == OffsetSync("x", 0, 14, 4) and not w._delayed
-    w._pending.clear()
+    assert w.pending() == [OffsetSync("x", 0, 14, 4)] and not w.delayed()
+    w.fire_pending()
     w.maybe_queue("x", 0, 20, 5)  # upstream skipped (compaction): synced
-    assert w._pending[("x", 0)].upstream_offset == 20
-    w._pending.clear()
+    assert w.pending() == [OffsetSync("x", 0, 20, 5)]
+    w.fire_pending()
     w.maybe_queue("x", 0, 21, 6)
     w.promote_delayed()
-    assert w._pending[("x", 0)].upstream_offset == 21
+    assert w.pending() == [OffsetSync("x", 0, 21, 6)]
 
 
 def test_index_never_ahead_and_dense() -> None:
@@ -126,5 +128,27 @@ def test_validation_messages() -> None:
     assert "source.cluster.alias" in _errors({"target.cluster.bootstrap.servers": "x:1"}, "heartbeat")
     assert "replication.policy.class" in _errors({**base, "replication.policy.class": "com.acme.Policy"})
     assert "topic.filter.class" in _errors({**base, "topic.filter.class": "com.acme.Filter"})
-    off = _errors({**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"})
+    off = _errors(
+        {**base, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"}
+    )
     assert "offset-syncs feature" in off["emit.offset-syncs.enabled"][0]
+
+
+def test_docs_list_every_key() -> None:
+    from pathlib import Path
+
+    from cdc.mirror.config import MIRROR_DEF
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "mirror-maker.md"
+    assert MIRROR_DEF.to_markdown() in docs.read_text()
+
+
+def test_plugin_names() -> None:
+    from cdc.mirror.checkpoint import MirrorCheckpointConnector
+    from cdc.mirror.heartbeat import MirrorHeartbeatConnector
+    from cdc.mirror.source import MirrorSourceConnector
+    from cdc.plugins import registry
+
+    for cls in (MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector):
+        assert registry.load(f"org.apache.kafka.connect.mirror.{cls.__name__}") is cls
+        assert registry.load(cls.__name__) is cls

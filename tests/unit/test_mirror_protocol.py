@@ -64,7 +64,7 @@ def test_negative_offsets_are_twos_complement() -> None:
 
 def test_connect_partitions_in_java_hash_map_order() -> None:
     # Jackson writes a HashMap as it iterates: by bucket (h ^ h>>>16) & 15 of String.hashCode: cluster 1,
-    # partition 3, topic 9, sourceClusterAlias 10, group 15, targetClusterAlias 15 (after topic: inserted later)
+    # partition 3, topic 9, sourceClusterAlias 10, group 15, targetClusterAlias 15
     assert json.dumps(source_partition("a", "t", 0), separators=(",", ":")) == (
         '{"cluster":"a","partition":0,"topic":"t"}'
     )
