@@ -20,7 +20,7 @@ worker that runs the pair (as Java's transform does for the worker config), neve
 
 Stricter than Java, where Java silently does something surprising: an alias listed twice, a flow key naming
 a cluster that ``clusters`` does not list, and a herder pair's cluster without ``bootstrap.servers`` are
-refused naming the key (``tests/integration/test_mirror_maker_config.py`` compares the rest with Java's
+refused naming the key (``tests/integration/test_mirror_maker_java_config.py`` compares the rest with Java's
 ``MirrorMakerConfig`` live).
 """
 
@@ -262,9 +262,9 @@ class MirrorMakerSettings:
         for alias in sorted({a for pair in pairs for a in (pair.source, pair.target)}):
             if not settings.cluster_props(alias).get("bootstrap.servers", "").strip():
                 raise ConfigError(
-                    f"cluster {alias!r} has no bootstrap servers (nor has the top level)",
-                    f"{alias}.bootstrap.servers",
-                    None,
+                    f'Missing required configuration "{alias}.bootstrap.servers": cluster {alias!r} of the '
+                    f"flows {', '.join(str(p) for p in pairs if alias in (p.source, p.target))} has no "
+                    "bootstrap servers (nor has the top level)"
                 )
         return settings
 

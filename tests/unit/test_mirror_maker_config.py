@@ -1,7 +1,9 @@
 """``mm2.properties`` refused, naming the key: the input Java's MirrorMakerConfig takes silently or fails on
-late (its agreement on good input: tests/integration/test_mirror_maker_config.py, live against Java)."""
+late (its agreement on good input: tests/integration/test_mirror_maker_java_config.py, live against Java)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +62,32 @@ def test_missing_clusters_no_flow_and_bad_boolean() -> None:
         {**GOOD, "dedicated.mode.enable.internal.rest": "yes"}
     )
     assert "a->a.enabled" in _refused({**GOOD, "a->a.enabled": "true"})
+
+
+def test_cli_refuses_a_bad_file_naming_the_key(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from cdc.cli import main
+
+    path = tmp_path / "mm2.properties"
+    path.write_text("clusters = a, b\na.bootstrap.servers = x:9092\na->b.enabled = true\n", encoding="utf-8")
+    assert main(["mirror-maker", str(path)]) == 1
+    assert 'Missing required configuration "b.bootstrap.servers"' in capfd.readouterr().err
+    path.write_text("".join(f"{k} = {v}\n" for k, v in GOOD.items()), encoding="utf-8")
+    assert main(["mirror-maker", str(path), "--clusters", "c"]) == 1
+    assert "Invalid value c for configuration --clusters" in capfd.readouterr().err
+
+
+def test_internal_rest_gives_each_pair_its_port() -> None:
+    from cdc.cli.mirror_maker import rest_properties
+
+    closed = MirrorMakerSettings.parse(GOOD)
+    assert rest_properties(closed, 1) == {
+        "listeners": "http://127.0.0.1:0",
+        "rest.advertised.host.name": "127.0.0.1",
+    }
+    rest = MirrorMakerSettings.parse(
+        {**GOOD, "dedicated.mode.enable.internal.rest": "true", "listeners": "http://0.0.0.0:9000"}
+    )
+    assert rest_properties(rest, 0) == {"listeners": "http://0.0.0.0:9000"}
+    assert rest_properties(rest, 1) == {"listeners": "http://0.0.0.0:9001"}
+    default = MirrorMakerSettings.parse({**GOOD, "dedicated.mode.enable.internal.rest": "TRUE"})
+    assert rest_properties(default, 1)["listeners"] == "http://:8084"

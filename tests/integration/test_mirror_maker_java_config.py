@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -83,41 +84,40 @@ us->eu.client.id = custom-client
 }
 
 
-def _java_dump(files: list[Path]) -> dict[str, dict[str, object]]:
+@dataclass
+class JavaView:
+    """What Java's MirrorMakerConfig made of one file."""
+
+    names: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    pairs: list[str] = field(default_factory=list)
+    worker: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    connector: dict[tuple[str, str], dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _java_dump(files: list[Path]) -> dict[str, JavaView]:
     libs = jars.mirror_libs(CACHE)
+    dumper = REPO / "bench" / "mirror" / "MirrorMakerConfigDump.java"
     done = subprocess.run(
-        [
-            "java",
-            "-cp",
-            f"{libs}/*",
-            str(REPO / "bench" / "mirror" / "MirrorMakerConfigDump.java"),
-            *map(str, files),
-        ],
+        ["java", "-cp", f"{libs}/*", str(dumper), *map(str, files)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    out: dict[str, dict[str, object]] = {}
-    current: dict[str, object] = {}
+    out: dict[str, JavaView] = {}
+    view = JavaView()
     for line in done.stdout.splitlines():
         kind, *rest = line.split("\t")
         if kind == "file":
-            current = {
-                "pairs": [],
-                "names": defaultdict(set),
-                "worker": defaultdict(dict),
-                "connector": defaultdict(dict),
-            }
-            out[rest[0]] = current
+            view = out[rest[0]] = JavaView()
         elif kind == "names":
-            current["names"][rest[0]].add(rest[1])  # type: ignore[index]
+            view.names[rest[0]].add(rest[1])
         elif kind == "pair":
-            current["pairs"].append(rest[0])  # type: ignore[attr-defined]
+            view.pairs.append(rest[0])
         elif kind == "worker":
-            current["worker"][rest[0]][rest[1]] = rest[2]  # type: ignore[index]
+            view.worker[rest[0]][rest[1]] = rest[2]
         elif kind == "connector":
-            current["connector"][(rest[0], rest[1])][rest[2]] = rest[3]  # type: ignore[index]
+            view.connector[(rest[0], rest[1])][rest[2]] = rest[3]
     return out
 
 
@@ -131,14 +131,14 @@ def test_mapping_equals_java_mirror_maker_config(tmp_path: Path) -> None:
     for (title, _text), path in zip(FILES.items(), paths, strict=True):
         theirs = java[str(path)]
         ours = MirrorMakerSettings.parse(load_properties(path))
-        assert theirs["names"]["client"] == set(CLIENT_CONFIG_NAMES), title  # type: ignore[index]
-        assert theirs["names"]["connector"] == set(CONNECTOR_CONFIG_NAMES), title  # type: ignore[index]
+        assert theirs.names["client"] == set(CLIENT_CONFIG_NAMES), title
+        assert theirs.names["connector"] == set(CONNECTOR_CONFIG_NAMES), title
         pairs = ours.pairs()
-        assert sorted(str(p) for p in pairs) == sorted(theirs["pairs"]), title  # type: ignore[arg-type]
+        assert sorted(str(p) for p in pairs) == sorted(theirs.pairs), title
         assert pairs, title
         for pair in pairs:
-            assert ours.worker_config(pair) == theirs["worker"][str(pair)], f"{title}: {pair} worker"  # type: ignore[index]
+            assert ours.worker_config(pair) == theirs.worker[str(pair)], f"{title}: {pair} worker"
             for connector in CONNECTOR_CLASSES:
                 simple = connector.rsplit(".", 1)[-1]
-                expected = theirs["connector"][(str(pair), simple)]  # type: ignore[index]
+                expected = theirs.connector[(str(pair), simple)]
                 assert ours.connector_config(pair, connector) == expected, f"{title}: {pair} {simple}"
