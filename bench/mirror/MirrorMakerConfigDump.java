@@ -1,5 +1,5 @@
 // What Kafka's MirrorMakerConfig makes of an mm2.properties: for the interchange tests of `cdc mirror-maker`
-// (tests/integration/test_mirror_maker_config.py), run live against the connect-mirror jars of
+// (tests/integration/test_mirror_maker_java_config.py), run live against the connect-mirror jars of
 // bench/jars.py's mirror_libs:  java -cp 'libs/*' bench/mirror/MirrorMakerConfigDump.java mm2.properties...
 // Prints, one per line, tab-separated:  file <path>,  names client <key>,  names connector <key>,  pair <source>-><target>,
 // worker <source>-><target> <key> <value>,  connector <source>-><target> <Connector> <key> <value>.
