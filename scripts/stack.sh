@@ -463,7 +463,7 @@ kafka_start() {
         cluster_id=$(kafka_java "$dir" kafka.tools.StorageTool random-uuid 2>>"$dir/format.log")
         echo "$cluster_id" >"$KAFKA_DIR/cluster.id"
       fi
-      say "kafka: formatting $dir/data (cluster id $cluster_id)"
+      say "$KAFKA_NAME: formatting $dir/data (cluster id $cluster_id)"
       kafka_java "$dir" kafka.tools.StorageTool format --cluster-id "$cluster_id" \
         --config "$dir/server.properties" >>"$dir/format.log" 2>&1 \
         || { tail -20 "$dir/format.log" >&2; die "kafka storage format failed"; }
