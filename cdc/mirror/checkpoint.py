@@ -12,9 +12,8 @@ every ``sync.group.offsets.interval.seconds`` it commits the translated offsets 
 target when the group has no member there (empty or unknown), and only where the target's offset is behind
 (a group that moved on the target is never rewound) — as Kafka's ``syncGroupOffset``.
 
-Checkpoints remembered across restarts come from this task's own life only (Kafka 3.8+ also re-reads the
-checkpoints topic at start): after a restart the first checkpoint of each partition is written again even if
-equal, which consumers of the topic (``RemoteClusterUtils``) read the same.
+At start a task reads back the checkpoints already in the checkpoints topic for its groups (Kafka's
+``CheckpointStore``, 3.8+), so that after a restart it writes no checkpoint older than one already there.
 """
 
 from __future__ import annotations
@@ -25,10 +24,18 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import ConsumerGroupState, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 
 from cdc.api.connector import SourceConnector, SourceTask, Task
+from cdc.api.errors import DataError
 from cdc.api.records import SourceRecord
 from cdc.api.schema import BYTES_SCHEMA
 from cdc.config import ConfigDef, ConfigValue
@@ -39,10 +46,10 @@ from cdc.mirror.config import (
     TASK_INDEX,
     MirrorSettings,
     connector_def,
-    validate_mirror,
 )
 from cdc.mirror.offset_syncs import OffsetSyncIndex, OffsetSyncReader
-from cdc.mirror.protocol import Checkpoint, source_offset
+from cdc.mirror.protocol import Checkpoint, check_connect_offset, source_offset
+from cdc.mirror.validation import validate_mirror
 
 __all__ = ["MirrorCheckpointConnector", "MirrorCheckpointTask"]
 
@@ -70,6 +77,12 @@ class MirrorCheckpointConnector(SourceConnector):
 
     def task_class(self) -> type[Task]:
         return MirrorCheckpointTask
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        check_connect_offset(partition, offset, ("group", "topic"), with_partition=True, only_zero=True)
+        return True
 
     def start(self, props: dict[str, str]) -> None:
         self.props = dict(props)
@@ -174,6 +187,46 @@ class MirrorCheckpointTask(SourceTask):
         self.interval = float(s.emit_checkpoints_s)
         self.sync_interval = float(s.sync_group_offsets_s)
         self._next_sync = time.monotonic() + self.sync_interval
+        self.load_checkpoints()
+
+    def load_checkpoints(self) -> None:
+        """Kafka's CheckpointStore: the checkpoints already written for this task's groups, read back from
+        the checkpoints topic, so that a restarted task neither writes an older checkpoint nor forgets what
+        to sync to the target's groups. An unreadable topic leaves the store empty (logged)."""
+        s = self.settings
+        wanted = set(self.groups)
+        config = s.client(
+            "target", "consumer", f"{s.connector_name}-checkpoints-target-consumer-{s.task_index}"
+        )
+        config.setdefault("group.id", "cdc-mm2-checkpoints-no-commit")
+        consumer = Consumer(config)
+        topic = s.checkpoints_topic
+        loaded = 0
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=self.timeout)
+            if high <= 0:
+                return
+            consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+            deadline = time.monotonic() + self.timeout
+            position = 0
+            while position < high and time.monotonic() < deadline and not self._stopping.is_set():
+                for msg in consumer.consume(1000, 0.5):
+                    if msg.error() is not None:
+                        continue
+                    position = (msg.offset() or 0) + 1
+                    try:
+                        cp = Checkpoint.decode(msg.key() or b"", msg.value() or b"")
+                    except DataError as exc:
+                        log.warning("Skipping an unreadable checkpoint in %s: %s", topic, exc)
+                        continue
+                    if cp.group in wanted:
+                        self.checkpoints.setdefault(cp.group, {})[(cp.topic, cp.partition)] = cp
+                        loaded += 1
+        except KafkaException as exc:
+            log.warning("Could not read the checkpoints already in %s: %s", topic, exc)
+        finally:
+            consumer.close()
+        log.info("Loaded %d checkpoints of %d consumer groups from %s", loaded, len(self.checkpoints), topic)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -294,8 +347,6 @@ class MirrorCheckpointTask(SourceTask):
             ]
             if not to_commit:
                 continue
-            from confluent_kafka import ConsumerGroupTopicPartitions
-
             futures = self.target_admin.alter_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions(group, to_commit)], request_timeout=self.timeout
             )
@@ -320,6 +371,4 @@ def _tp(topic: str, partition: int, offset: int, metadata: str) -> TopicPartitio
 
 
 def _group_request(group: str) -> Any:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
     return ConsumerGroupTopicPartitions(group)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
@@ -20,8 +21,9 @@ from cdc.api.records import SourceRecord
 from cdc.api.schema import BYTES_SCHEMA
 from cdc.config import ConfigDef, ConfigValue
 from cdc.mirror import admin as adm
-from cdc.mirror.config import HEARTBEAT, MirrorSettings, connector_def, validate_mirror
-from cdc.mirror.protocol import Heartbeat, heartbeat_partition, source_offset
+from cdc.mirror.config import HEARTBEAT, MirrorSettings, connector_def
+from cdc.mirror.protocol import Heartbeat, check_connect_offset, heartbeat_partition, source_offset
+from cdc.mirror.validation import validate_mirror
 
 __all__ = ["MirrorHeartbeatConnector", "MirrorHeartbeatTask"]
 
@@ -39,6 +41,13 @@ class MirrorHeartbeatConnector(SourceConnector):
 
     def task_class(self) -> type[Task]:
         return MirrorHeartbeatTask
+
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        keys = ("sourceClusterAlias", "targetClusterAlias")
+        check_connect_offset(partition, offset, keys, with_partition=False, only_zero=True)
+        return True
 
     def start(self, props: dict[str, str]) -> None:
         self.props = dict(props)

@@ -213,3 +213,35 @@ def checkpoint_partition(group: str, topic: str, partition: int) -> dict[str, An
 def heartbeat_partition(source: str, target: str) -> dict[str, Any]:
     values = {"sourceClusterAlias": source, "targetClusterAlias": target}
     return {key: values[key] for key in _HEARTBEAT_ORDER}
+
+
+def check_connect_offset(
+    partition: Any, offset: Any, strings: tuple[str, ...], with_partition: bool, only_zero: bool
+) -> None:
+    """MirrorUtils' checks of an offset altered over REST: ``strings`` must be string keys of the partition,
+    ``partition`` (when ``with_partition``) a non-negative int, the offset's ``offset`` a non-negative int
+    (0 only, for the checkpoint and heartbeat connectors)."""
+    from cdc.api.errors import InvalidOffsetError
+
+    for key in strings:
+        if key not in partition:
+            raise InvalidOffsetError(key, f"is missing from source partition {partition}, which requires it")
+        if not isinstance(partition[key], str):
+            raise InvalidOffsetError(key, f"has an invalid value {partition[key]!r}, which must be a string")
+    if with_partition:
+        value = partition.get("partition")
+        if isinstance(value, bool) or not isinstance(value, int) or value > 2**31 - 1:
+            raise InvalidOffsetError("partition", f"has an invalid value {value!r}, which must be an integer")
+        if value < 0:
+            raise InvalidOffsetError("partition", f"has an invalid value {value}, which cannot be negative")
+    if offset is None:
+        return
+    if "offset" not in offset:
+        raise InvalidOffsetError("offset", f"is missing from source offset {offset}, which requires it")
+    value = offset["offset"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidOffsetError("offset", f"has an invalid value {value!r}, which must be an integer")
+    if only_zero and value != 0:
+        raise InvalidOffsetError("offset", f"has an invalid value {value}; the only accepted value is 0")
+    if value < 0:
+        raise InvalidOffsetError("offset", f"has an invalid value {value}, which cannot be negative")

@@ -39,7 +39,15 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
-from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -52,6 +60,7 @@ from confluent_kafka.admin import (
 
 from cdc.api.connector import SourceConnector, SourceTask, Task
 from cdc.api.errors import ConnectError
+from cdc.api.offsets import partition_key
 from cdc.api.records import OFFSET_ONLY_TOPIC, Header, Headers, SourceRecord
 from cdc.api.schema import BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA
 from cdc.config import ConfigDef, ConfigValue
@@ -62,10 +71,15 @@ from cdc.mirror.config import (
     TASK_TOPIC_PARTITIONS,
     MirrorSettings,
     connector_def,
-    validate_mirror,
 )
 from cdc.mirror.policy import PROVENANCE_HEADER
-from cdc.mirror.protocol import OffsetSync, source_partition, unwrap_source_offset
+from cdc.mirror.protocol import (
+    OffsetSync,
+    check_connect_offset,
+    source_partition,
+    unwrap_source_offset,
+)
+from cdc.mirror.validation import validate_mirror
 
 __all__ = ["MirrorSourceConnector", "MirrorSourceTask", "OffsetSyncWriter", "decode_topic_partition"]
 
@@ -139,7 +153,10 @@ class MirrorSourceConnector(SourceConnector):
             for i in range(n)
         ]
 
-    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[str, Any]) -> bool:
+    def validate_offset(
+        self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]
+    ) -> bool:
+        check_connect_offset(partition, offset, ("cluster", "topic"), with_partition=True, only_zero=False)
         return True
 
     # -- topics ---------------------------------------------------------------------------------------
@@ -420,16 +437,16 @@ class MirrorSourceTask(SourceTask):
         self.consumer = Consumer(config)
         keys = [source_partition(s.source_alias, t, p) for t, p in assigned]
         stored = self.context.offset_storage_reader().offsets(keys) if keys else {}
-        from cdc.api.offsets import partition_key
-
+        # a partition never copied starts where auto.offset.reset says (earliest unless set), read here rather
+        # than through the consumer group, which never holds offsets (Connect's offsets are the truth)
+        reset = str(config.get("auto.offset.reset", "earliest")).lower()
+        start = OFFSET_END if reset in ("latest", "largest", "end") else OFFSET_BEGINNING
         tps = []
         for (topic, partition), key in zip(assigned, keys, strict=True):
             self._partitions[(topic, partition)] = key
             offset = unwrap_source_offset(stored.get(partition_key(key)))
             tps.append(
-                TopicPartition(
-                    topic, partition, OFFSET_INVALID if offset is None or offset < 0 else offset + 1
-                )
+                TopicPartition(topic, partition, start if offset is None or offset < 0 else offset + 1)
             )
         self.consumer.assign(tps)
         log.info("Replicating %d topic-partitions %s->%s", len(tps), s.source_alias, s.target_alias)
@@ -460,9 +477,9 @@ class MirrorSourceTask(SourceTask):
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:
                     continue
-                if err.fatal() or not err.retriable():
+                if err.fatal():
                     raise ConnectError(f"Could not read from the source cluster ({msg.topic()}): {err.str()}")
-                log.warning("Failure during poll: %s", err)
+                log.warning("Failure during poll: %s", err)  # as Kafka's task: logged, polled again
                 continue
             topic = cast(str, msg.topic())
             partition = cast(int, msg.partition())

@@ -201,8 +201,9 @@ def _cleanup(bootstrap: str, needle: str) -> Iterator[None]:
                 future.result(30)
 
 
+@pytest.mark.parametrize("location", ["source", "target"])  # offset-syncs.topic.location
 def test_records_configs_partitions_groups_and_heartbeats(
-    kafka: Any, cluster_b: KafkaCluster, tmp_path: Path, workers: list[WorkerProcess]
+    location: str, kafka: Any, cluster_b: KafkaCluster, tmp_path: Path, workers: list[WorkerProcess]
 ) -> None:
     a, b = kafka.bootstrap_servers, cluster_b.bootstrap
     uid = uuid.uuid4().hex[:6]
@@ -219,12 +220,13 @@ def test_records_configs_partitions_groups_and_heartbeats(
         committer.close()
 
         worker = _worker(tmp_path, b, workers)
+        at = {"offset-syncs.topic.location": location}
         put_connectors(
             worker,
             {
-                "mm2-source": _flow("Source", src, dst, a, b, kafka.prefix),
+                "mm2-source": _flow("Source", src, dst, a, b, kafka.prefix, **at),
                 "mm2-checkpoint": _flow(
-                    "Checkpoint", src, dst, a, b, kafka.prefix, **{"sync.group.offsets.enabled": "true"}
+                    "Checkpoint", src, dst, a, b, kafka.prefix, **at, **{"sync.group.offsets.enabled": "true"}
                 ),
                 "mm2-heartbeat": _flow("Heartbeat", src, dst, a, b, kafka.prefix),
             },
@@ -258,8 +260,14 @@ def test_records_configs_partitions_groups_and_heartbeats(
             "the config change synced",
         )
 
-        # offset syncs on A, in Kafka's encoding, one at least every offset.lag.max records
-        syncs = [OffsetSync.decode(m.key(), m.value()) for m in _read(a, f"mm2-offset-syncs.{dst}.internal")]
+        # offset syncs in Kafka's encoding, one at least every offset.lag.max records
+        # (on the source named after the target, on the target named after the source, as Kafka's)
+        syncs_at = (
+            (a, f"mm2-offset-syncs.{dst}.internal")
+            if location == "source"
+            else (b, f"mm2-offset-syncs.{src}.internal")
+        )
+        syncs = [OffsetSync.decode(m.key(), m.value()) for m in _read(*syncs_at)]
         assert {s.topic for s in syncs} == {topic} and {s.partition for s in syncs} == {0, 1, 2}
         for p in range(3):
             ups = sorted(s.upstream_offset for s in syncs if s.partition == p)
@@ -468,3 +476,52 @@ def test_kill_9_during_replication_loses_nothing(
         print(f"kill -9 after {copied_before} records: {duplicates} duplicates")
         assert copied_before < total, "all copied before the kill: nothing was tested"
         assert duplicates <= copied_before
+
+
+def test_checkpoint_task_reads_back_its_checkpoints(kafka: Any) -> None:
+    """A restarted checkpoint task starts from the checkpoints already written (Kafka's CheckpointStore)."""
+    from cdc.api.connector import OffsetStorageReader, SourceTaskContext
+    from cdc.mirror.checkpoint import MirrorCheckpointTask
+
+    a = kafka.bootstrap_servers
+    uid = uuid.uuid4().hex[:6]
+    src = f"cps{uid}"
+    group, other = kafka.topic("g1"), kafka.topic("g2")
+    with _cleanup(a, uid):
+        topic = f"{src}.checkpoints.internal"
+        written = [
+            Checkpoint(group, "x.t", 0, 10, 9, ""),
+            Checkpoint(other, "x.t", 0, 10, 9, ""),
+            Checkpoint(group, "x.t", 0, 20, 19, "m"),  # the newer one of the same key wins
+        ]
+        producer = Producer({"bootstrap.servers": a})
+        for cp in written:
+            producer.produce(topic, cp.record_value(), cp.record_key(), 0)
+        producer.flush(30)
+
+        class Reader(OffsetStorageReader):
+            def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
+                return {}
+
+        class Context(SourceTaskContext):
+            def configs(self) -> dict[str, str]:
+                return {}
+
+            def offset_storage_reader(self) -> OffsetStorageReader:
+                return Reader()
+
+        task = MirrorCheckpointTask()
+        task.initialize(Context())
+        task.start(
+            {
+                "source.cluster.alias": src,
+                "target.cluster.alias": f"cpt{uid}",
+                "source.cluster.bootstrap.servers": a,
+                "target.cluster.bootstrap.servers": a,
+                "task.assigned.groups": group,
+            }
+        )
+        try:
+            assert task.checkpoints == {group: {("x.t", 0): written[2]}}
+        finally:
+            task.stop()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cdc.api.errors import ConfigError
-from cdc.mirror.config import validate_mirror
 from cdc.mirror.mm2_properties import cluster_pairs, clusters, connector_configs, worker_config
+from cdc.mirror.validation import validate_mirror
 
 PROPS = {
     "clusters": "east, west",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from cdc.mirror.config import MirrorSettings, client_settings, validate_mirror
+from cdc.mirror.config import MirrorSettings, client_settings
 from cdc.mirror.offset_syncs import OffsetSyncIndex
 from cdc.mirror.policy import ReplicationPolicy, policy_for
 from cdc.mirror.protocol import OffsetSync
 from cdc.mirror.source import OffsetSyncWriter, decode_topic_partition
+from cdc.mirror.validation import validate_mirror
 
 DEFAULT = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 IDENTITY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"

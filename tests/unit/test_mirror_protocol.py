@@ -71,3 +71,26 @@ def test_connect_partitions_in_java_hash_map_order() -> None:
     assert list(checkpoint_partition("g", "t", 1)) == ["partition", "topic", "group"]
     assert list(heartbeat_partition("a", "b")) == ["sourceClusterAlias", "targetClusterAlias"]
     assert source_offset(41) == {"offset": 41}
+
+
+def test_offsets_altered_over_rest_are_checked_as_kafka() -> None:
+    from cdc.api.errors import InvalidOffsetError
+    from cdc.mirror.checkpoint import MirrorCheckpointConnector
+    from cdc.mirror.heartbeat import MirrorHeartbeatConnector
+    from cdc.mirror.source import MirrorSourceConnector
+
+    source = MirrorSourceConnector()
+    assert source.validate_offset({}, source_partition("a", "t", 0), {"offset": 5})
+    for partition, offset, field in (
+        ({"topic": "t", "partition": 0}, {"offset": 1}, "cluster"),
+        ({"cluster": "a", "topic": "t", "partition": -1}, {"offset": 1}, "partition"),
+        ({"cluster": "a", "topic": 3, "partition": 0}, {"offset": 1}, "topic"),
+        (source_partition("a", "t", 0), {"offset": -2}, "offset"),
+        (source_partition("a", "t", 0), {"offset": "7"}, "offset"),
+    ):
+        with pytest.raises(InvalidOffsetError) as caught:
+            source.validate_offset({}, partition, offset)
+        assert caught.value.field == field
+    with pytest.raises(InvalidOffsetError, match="only accepted value is 0"):
+        MirrorCheckpointConnector().validate_offset({}, checkpoint_partition("g", "t", 0), {"offset": 3})
+    assert MirrorHeartbeatConnector().validate_offset({}, heartbeat_partition("a", "b"), {"offset": 0})
