@@ -30,9 +30,9 @@ from pathlib import Path
 
 __all__ = [
     "CONNECT_VERSION",
-    "MIRROR_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
+    "MIRROR_VERSION",
     "connect_libs",
     "debezium_plugin_path",
     "java_version",
