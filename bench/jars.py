@@ -29,6 +29,8 @@ __all__ = [
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
     "connect_libs",
+    "DEBEZIUM_JDBC_VERSION",
+    "debezium_jdbc_sink_plugin_path",
     "debezium_plugin_path",
     "java_version",
     "jvm_heap",
@@ -36,6 +38,9 @@ __all__ = [
 
 CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
+# Debezium's JDBC sink: 3.6.1.Final is not on Maven Central (its maven-metadata.xml lists 3.6.0.Final as
+# the latest release and the 3.6.1.Final pom answers 404, 2026-11-28), so the sink has its own version.
+DEBEZIUM_JDBC_VERSION = os.environ.get("BENCH_DEBEZIUM_JDBC_VERSION", "3.6.0.Final")
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
@@ -110,21 +115,34 @@ def connect_libs(cache: Path) -> Path:
     return libs
 
 
-def debezium_plugin_path(cache: Path, artifact: str = "debezium-connector-mariadb") -> Path:
+def debezium_plugin_path(
+    cache: Path,
+    artifact: str = "debezium-connector-mariadb",
+    version: str | None = None,
+    pom: str = "debezium-pom.xml",
+) -> Path:
     """A ``plugin.path`` holding one Debezium connector's plugin directory, fetched on first use."""
-    root = _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}"
+    version = version or DEBEZIUM_VERSION
+    root = _peers_dir(cache) / f"{artifact}-{version}"
     _fetch(
         cache,
-        "debezium-pom.xml",
+        pom,
         root / artifact,
         [
             f"-Ddebezium.artifact={artifact}",
-            f"-Ddebezium.version={DEBEZIUM_VERSION}",
+            f"-Ddebezium.version={version}",
             "-DexcludeGroupIds=org.apache.kafka",
         ],
-        _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}.maven.log",
+        _peers_dir(cache) / f"{artifact}-{version}.maven.log",
     )
     return root
+
+
+def debezium_jdbc_sink_plugin_path(cache: Path) -> Path:
+    """``plugin.path`` for Debezium's JDBC sink (``io.debezium:debezium-connector-jdbc``: Hibernate, c3p0 and
+    the PostgreSQL, MySQL and MariaDB JDBC drivers come with it), fetched on first use (its own pom:
+    ``peers/debezium-jdbc-pom.xml`` says why)."""
+    return debezium_plugin_path(cache, "debezium-connector-jdbc", DEBEZIUM_JDBC_VERSION, "debezium-jdbc-pom.xml")
 
 
 def java_version() -> str:
