@@ -26,10 +26,10 @@ from pathlib import Path
 
 __all__ = [
     "CONNECT_VERSION",
+    "DEBEZIUM_JDBC_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
     "connect_libs",
-    "DEBEZIUM_JDBC_VERSION",
     "debezium_jdbc_sink_plugin_path",
     "debezium_plugin_path",
     "java_version",
@@ -120,6 +120,7 @@ def debezium_plugin_path(
     artifact: str = "debezium-connector-mariadb",
     version: str | None = None,
     pom: str = "debezium-pom.xml",
+    exclude_groups: str = "org.apache.kafka",
 ) -> Path:
     """A ``plugin.path`` holding one Debezium connector's plugin directory, fetched on first use."""
     version = version or DEBEZIUM_VERSION
@@ -131,7 +132,7 @@ def debezium_plugin_path(
         [
             f"-Ddebezium.artifact={artifact}",
             f"-Ddebezium.version={version}",
-            "-DexcludeGroupIds=org.apache.kafka",
+            f"-DexcludeGroupIds={exclude_groups}",
         ],
         _peers_dir(cache) / f"{artifact}-{version}.maven.log",
     )
@@ -141,8 +142,17 @@ def debezium_plugin_path(
 def debezium_jdbc_sink_plugin_path(cache: Path) -> Path:
     """``plugin.path`` for Debezium's JDBC sink (``io.debezium:debezium-connector-jdbc``: Hibernate, c3p0 and
     the PostgreSQL, MySQL and MariaDB JDBC drivers come with it), fetched on first use (its own pom:
-    ``peers/debezium-jdbc-pom.xml`` says why)."""
-    return debezium_plugin_path(cache, "debezium-connector-jdbc", DEBEZIUM_JDBC_VERSION, "debezium-jdbc-pom.xml")
+    ``peers/debezium-jdbc-pom.xml`` says why). Jackson's core jars are left out too, as Debezium's own
+    plugin archive leaves them out: a second jackson-databind in the plugin makes Hibernate's
+    ``ServiceLoader`` find Connect's ``BlackbirdModule`` "not a subtype" of the plugin's ``Module`` and the
+    task fails to start."""
+    return debezium_plugin_path(
+        cache,
+        "debezium-connector-jdbc",
+        DEBEZIUM_JDBC_VERSION,
+        "debezium-jdbc-pom.xml",
+        "org.apache.kafka,com.fasterxml.jackson.core",
+    )
 
 
 def java_version() -> str:
