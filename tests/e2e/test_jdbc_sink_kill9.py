@@ -25,7 +25,7 @@ from worker_process import WorkerProcess, free_port, seed_properties, wait_for
 
 pytestmark = pytest.mark.integration
 
-PG = {"host": "127.0.0.1", "port": 5432, "user": "cdc", "password": "cdc", "dbname": "cdc"}
+PG: dict[str, Any] = {"host": "127.0.0.1", "port": 5432, "user": "cdc", "password": "cdc", "dbname": "cdc"}
 SMALL_KEYS = 30_000
 LARGE_KEYS = int(int(os.environ.get("CDC_SINK_KILL9_EVENTS", "1000000")) / 2.1)
 
@@ -67,9 +67,10 @@ def _load(kafka: Any, topic: str, keys: int) -> dict[int, tuple[int, str, int]]:
 
     for version in (1, 2):
         for i in range(keys):
-            row = {"id": i, "name": f"row {i} v{version}", "version": version}
+            name = f"row {i} v{version}"
+            row = {"id": i, "name": name, "version": version}
             _produce(producer, topic, key(i), json.dumps({"schema": VALUE_SCHEMA, "payload": row}).encode())
-            expected[i] = (i, row["name"], version)
+            expected[i] = (i, name, version)
             if i % 5000 == 0:
                 producer.poll(0)
     for i in range(0, keys, 10):

@@ -84,7 +84,8 @@ def test_structs_maps_and_arrays(target: Target) -> None:
         assert types["tags"] == types["scores"] == types["prices"] == "array"
         assert target.query(
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
-            f" WHERE attrelid = '{target.namespace}.items'::regclass AND attname IN ('tags','scores','prices')"
+            f" WHERE attrelid = '{target.namespace}.items'::regclass"
+            " AND attname IN ('tags','scores','prices')"
             " ORDER BY attname"
         ) == [("numeric[]",), ("integer[]",), ("text[]",)]
         (got,) = target.query(

@@ -48,11 +48,12 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
 def _create(target: Target) -> None:
     text = "VARCHAR(100)"
     target.execute(
-        f"CREATE TABLE {target.table('people')} (id INT NOT NULL PRIMARY KEY, email {text} NULL, note {text} NULL,"
-        " CONSTRAINT people_email UNIQUE (email))"
+        f"CREATE TABLE {target.table('people')} (id INT NOT NULL PRIMARY KEY, email {text} NULL,"
+        f" note {text} NULL, CONSTRAINT people_email UNIQUE (email))"
     )
     target.execute(
-        f"INSERT INTO {target.table('people')} VALUES (1, 'a@x', 'one'), (2, 'b@x', 'two'), (3, 'c@x', 'three')"
+        f"INSERT INTO {target.table('people')} VALUES"
+        " (1, 'a@x', 'one'), (2, 'b@x', 'two'), (3, 'c@x', 'three')"
     )
 
 
