@@ -177,10 +177,10 @@ def test_kill_9_three_times_during_a_load(
     worker.start()
     final = sorted(expected.values())
     assert at_kills[0] < keys, at_kills  # the first kill at least landed in the middle of the inserts
-    # about 10 000 changes/s on a busy shared machine, and 3 minutes more
+    # at least 2 000 changes/s even on a busy shared machine, and 3 minutes more
     wait_for(
         lambda: count() == len(final) and _rows(pg_schema) == final,
-        180 + keys * 2.1 / 10_000,
+        180 + keys * 2.1 / 2_000,
         "the table equal to the topic's state",
     )
     assert worker.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "RUNNING"
