@@ -289,7 +289,9 @@ def database_cpu(stack: Stack, target: str) -> float | None:
     pid = stack.pid("postgres" if target == "postgresql" else "mariadb")
     if pid is None:
         return None
-    return sum(cpu_seconds(p) for p in [pid, *descendants(pid)])
+    # living processes (PostgreSQL's backends, MariaDB's one process) plus the reaped ones (a backend that
+    # ended: its CPU moved into the postmaster's children's time)
+    return cpu_seconds(pid, children=True) + sum(cpu_seconds(p) for p in descendants(pid))
 
 
 @scenario
