@@ -14,7 +14,7 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
 Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0: 4.3.1's
-runs); Debezium 3.6.1.Final (``debezium-connector-mysql``, the JDBC sink), except
+runs); Debezium 3.6.1.Final (``debezium-connector-mysql``); its JDBC sink 3.6.0.Final (no 3.6.1 there), and
 ``debezium-connector-mariadb``, whose newest on Maven Central is 3.5.0.Final. connect-mirror 4.4.0 is not on
 Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``), and dedicated mode builds Connect's ``Worker``
 and ``DistributedHerder`` itself, so MM2 runs on the connect-runtime of its own version rather than a mix.
@@ -32,11 +32,13 @@ from pathlib import Path
 
 __all__ = [
     "CONNECT_VERSION",
+    "DEBEZIUM_JDBC_VERSION",
     "DEBEZIUM_MARIADB_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
     "MIRROR_VERSION",
     "connect_libs",
+    "debezium_jdbc_sink_plugin_path",
     "debezium_plugin_path",
     "debezium_version",
     "java_version",
@@ -48,13 +50,18 @@ CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
 MIRROR_VERSION = os.environ.get("BENCH_MIRROR_VERSION", "4.3.1")
 # debezium-connector-mariadb: Maven Central's newest is 3.5.0.Final (its metadata lists no 3.6), so the
-# MariaDB connector stays there while the MySQL connector, the JDBC sink and the rest are 3.6.1.Final.
+# MariaDB connector stays there while the MySQL connector and the rest are 3.6.1.Final.
 DEBEZIUM_MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
 
 
 def debezium_version(artifact: str) -> str:
     """The version of a Debezium artifact fetched here."""
     return DEBEZIUM_MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
+
+
+# Debezium's JDBC sink: 3.6.1.Final is not on Maven Central (its maven-metadata.xml lists 3.6.0.Final as
+# the latest release and the 3.6.1.Final pom answers 404, 2026-11-28), so the sink has its own version.
+DEBEZIUM_JDBC_VERSION = os.environ.get("BENCH_DEBEZIUM_JDBC_VERSION", "3.6.0.Final")
 
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
@@ -144,22 +151,44 @@ def mirror_libs(cache: Path) -> Path:
     return libs
 
 
-def debezium_plugin_path(cache: Path, artifact: str = "debezium-connector-mariadb") -> Path:
+def debezium_plugin_path(
+    cache: Path,
+    artifact: str = "debezium-connector-mariadb",
+    version: str | None = None,
+    pom: str = "debezium-pom.xml",
+    exclude_groups: str = "org.apache.kafka",
+) -> Path:
     """A ``plugin.path`` holding one Debezium connector's plugin directory, fetched on first use."""
-    version = debezium_version(artifact)
+    version = version or debezium_version(artifact)
     root = _peers_dir(cache) / f"{artifact}-{version}"
     _fetch(
         cache,
-        "debezium-pom.xml",
+        pom,
         root / artifact,
         [
             f"-Ddebezium.artifact={artifact}",
             f"-Ddebezium.version={version}",
-            "-DexcludeGroupIds=org.apache.kafka",
+            f"-DexcludeGroupIds={exclude_groups}",
         ],
         _peers_dir(cache) / f"{artifact}-{version}.maven.log",
     )
     return root
+
+
+def debezium_jdbc_sink_plugin_path(cache: Path) -> Path:
+    """``plugin.path`` for Debezium's JDBC sink (``io.debezium:debezium-connector-jdbc``: Hibernate, c3p0 and
+    the PostgreSQL, MySQL and MariaDB JDBC drivers come with it), fetched on first use (its own pom:
+    ``peers/debezium-jdbc-pom.xml`` says why). Jackson's core jars are left out too, as Debezium's own
+    plugin archive leaves them out: a second jackson-databind in the plugin makes Hibernate's
+    ``ServiceLoader`` find Connect's ``BlackbirdModule`` "not a subtype" of the plugin's ``Module`` and the
+    task fails to start."""
+    return debezium_plugin_path(
+        cache,
+        "debezium-connector-jdbc",
+        DEBEZIUM_JDBC_VERSION,
+        "debezium-jdbc-pom.xml",
+        "org.apache.kafka,com.fasterxml.jackson.core",
+    )
 
 
 def java_version() -> str:

@@ -6,6 +6,15 @@ is a delete, a delete then an insert is an upsert. The result equals applying ev
 because each key's last change alone decides that key's final row. Without (plain inserts, no key),
 changes keep their order and consecutive ones of the same kind and layout form one group.
 
+**Secondary unique keys.** A collapsed key keeps the place of its *first* change in the batch. That
+alone is not enough when the table has a unique key besides the primary key: rows swapping a unique
+value (A x→tmp, B y→x, A tmp→y) cannot be written as final states in any order. So the task asks
+:meth:`ChangeBuffer.must_flush_before` first, and writes the batch before adding a change that would
+collapse into an earlier change of its key with other values in a unique key (or into a delete, whose
+values are unknown). Then no row of a batch takes a unique value another row still holds: a row R
+takes the value v that row S held; S released it before (in the source), so S's first change comes
+before R's; if R was already in the batch its unique values changed, and the batch was written first.
+
 :meth:`ChangeBuffer.groups` gives the groups in the order they must run: per table, a truncate first
 cuts everything before it away; then deletes (which also frees unique values that later rows of the
 batch may take), then upserts by layout.
@@ -13,7 +22,7 @@ batch may take), then upserts by layout.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,11 +62,22 @@ class ChangeBuffer:
             self._ordered = [c for c in self._ordered if c.layout.table != table]
             return
         if self.reduce and change.key:
-            per_table = self._by_key.setdefault(table, {})
-            per_table.pop(change.key, None)  # re-inserted: the key's place is its last change
-            per_table[change.key] = change
+            # the key keeps the place of its first change (see the module's note on unique keys)
+            self._by_key.setdefault(table, {})[change.key] = change
         else:
             self._ordered.append(change)
+
+    def must_flush_before(self, change: Change, unique_keys: Sequence[tuple[str, ...]]) -> bool:
+        """Whether the batch must be written before ``change`` is added: it would collapse into an earlier
+        change of its key whose values in one of the table's secondary ``unique_keys`` differ."""
+        if not (self.reduce and change.key and unique_keys) or change.op is not Op.UPSERT:
+            return False
+        previous = self._by_key.get(change.layout.table, {}).get(change.key)
+        if previous is None:
+            return False
+        if previous.op is not Op.UPSERT:
+            return True  # a delete, then the key again: what it held in between is unknown
+        return any(_unique_values(previous, k) != _unique_values(change, k) for k in unique_keys)
 
     def changes(self) -> list[Change]:
         """Every change kept, for reporting (in no particular order)."""
@@ -83,6 +103,14 @@ class ChangeBuffer:
                 by_keys=False,
             )
         yield from _consecutive(self._ordered, by_keys=False)
+
+
+def _unique_values(change: Change, columns: tuple[str, ...]) -> tuple[Any, ...]:
+    """The change's values of the unique key's ``columns`` (matched case-insensitively; a column the sink
+    does not write keeps its value, so it is left out)."""
+    names = [c.name.lower() for c in change.layout.keys] + [c.name.lower() for c in change.layout.values]
+    values = (*change.key, *change.row)
+    return tuple(values[names.index(c.lower())] for c in columns if c.lower() in names)
 
 
 def _consecutive(changes: list[Change], by_keys: bool) -> Iterator[Group]:

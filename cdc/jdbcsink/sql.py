@@ -138,6 +138,11 @@ class SinkSql:
         """The table's columns, or None when it does not exist."""
         raise NotImplementedError
 
+    def unique_keys(self, conn: Any, table: TableId) -> list[tuple[str, ...]]:
+        """The table's unique indexes and constraints other than its primary key (their column names):
+        the batch must not collapse changes across a conflict on one of them."""
+        raise NotImplementedError
+
     # -- errors --------------------------------------------------------------------------------------
     def transient(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the connection's or the moment's (retry the batch) rather than the data's."""
@@ -216,6 +221,22 @@ class PostgresSql(SinkSql):
         finally:
             cur.close()
 
+    def unique_keys(self, conn: Any, table: TableId) -> list[tuple[str, ...]]:
+        name = self.table_sql(TableId(None, table.schema, table.name))
+        cur = conn.cursor()
+        try:
+            cur.execute(
+                "SELECT array_agg(a.attname::text ORDER BY k.ord) FROM pg_index i"
+                " CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)"
+                " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
+                " WHERE i.indrelid = to_regclass(%s) AND i.indisunique AND NOT i.indisprimary"
+                " GROUP BY i.indexrelid",
+                (name,),
+            )
+            return [tuple(r[0]) for r in cur.fetchall()]
+        finally:
+            cur.close()
+
     def transient(self, exc: BaseException) -> bool:
         import psycopg
 
@@ -263,6 +284,24 @@ class MySql(SinkSql):
             return None
         return [(_text(r[0]), _text(r[1]), bool(r[2])) for r in rows]
 
+    def unique_keys(self, conn: Any, table: TableId) -> list[tuple[str, ...]]:
+        cur = conn.cursor()
+        try:
+            cur.execute(
+                "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS"
+                " WHERE TABLE_SCHEMA = COALESCE(%s, DATABASE()) AND TABLE_NAME = %s AND NON_UNIQUE = 0"
+                " AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+                (table.catalog, table.name),
+            )
+            rows = cur.fetchall()
+        finally:
+            cur.close()
+        conn.commit()
+        keys: dict[str, list[str]] = {}
+        for index, column in rows:
+            keys.setdefault(_text(index), []).append(_text(column))
+        return [tuple(c) for c in keys.values()]
+
     def transient(self, exc: BaseException) -> bool:
         code = exc.args[0] if getattr(exc, "args", None) else None
         if isinstance(code, int) and code in _MYSQL_TRANSIENT:
@@ -291,6 +330,15 @@ class SqliteSql(SinkSql):
         if not rows:
             return None
         return [(str(r[1]), str(r[2]), not r[3] and not r[5]) for r in rows]
+
+    def unique_keys(self, conn: Any, table: TableId) -> list[tuple[str, ...]]:
+        out = []
+        for index in conn.execute(f"PRAGMA index_list({self.table_sql(table)})").fetchall():
+            # (seq, name, unique, origin, partial): origin pk is the primary key
+            if index[2] and index[3] != "pk":
+                info = conn.execute(f"PRAGMA index_info({self.ident(str(index[1]))})").fetchall()
+                out.append(tuple(str(r[2]) for r in sorted(info)))
+        return out
 
     def transient(self, exc: BaseException) -> bool:
         text = str(exc).lower()

@@ -79,6 +79,8 @@ class JdbcSinkTask(SinkTask):
                 self._report_record(record, exc)
                 continue
             if change is not None:
+                if buffer.must_flush_before(change, self._writer().unique_keys(change.layout.table)):
+                    self._write()  # a conflict on a secondary unique key: write what comes before it
                 buffer.add(change)
             if len(buffer) >= max(1, self._plan().batch_size):
                 self._write()
@@ -113,6 +115,10 @@ class JdbcSinkTask(SinkTask):
         if self.reader is None or self.buffer is None:
             raise ConnectError("The JDBC sink task is not started")
         return self.reader, self.buffer
+
+    def _writer(self) -> BatchWriter:
+        assert self.writer is not None
+        return self.writer
 
     def _plan(self) -> SinkPlan:
         assert self.plan is not None

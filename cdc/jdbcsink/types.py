@@ -133,6 +133,11 @@ def _wkb(value: Any) -> bytes:
     return bytes(value.get("wkb")) if not isinstance(value, bytes | bytearray) else bytes(value)
 
 
+def _mysql_geometry(value: Any) -> bytes:
+    srid = 0 if isinstance(value, bytes | bytearray) else int(value.get("srid") or 0)
+    return srid.to_bytes(4, "little") + _wkb(value)
+
+
 # -- the kinds --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Kind:
@@ -144,6 +149,8 @@ class _Kind:
     pg_convert: Converter | None = None
     mysql_convert: Converter | None = None
     sqlite_convert: Converter | None = None
+    postgres_only: str | None = None
+    """Set for a kind only PostgreSQL can hold (JSONB, arrays): the refusal other families give."""
 
 
 def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
@@ -215,11 +222,12 @@ def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
     ):
         unit = {"io.debezium.time.Timestamp": 1000.0, "io.debezium.time.MicroTimestamp": 1.0}.get(name, 0.001)
         conv = _wall(unit)
-        digits = 3 if unit == 1000.0 else 6
+        # six digits whatever the unit, as Debezium's sink creates them (a DATETIME(0) or (3) source column
+        # gives a millisecond Timestamp; the wider column loses nothing)
         return _Kind(
             "timestamp",
-            f"TIMESTAMP({digits})",
-            f"DATETIME({digits})",
+            "TIMESTAMP(6)",
+            "DATETIME(6)",
             "TEXT",
             conv,
             sqlite_convert=lambda v: conv(v).isoformat(sep=" "),
@@ -272,18 +280,23 @@ def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
         return _Kind("text", "TEXT", my if not key else "VARCHAR(255)", "TEXT")
     if name == "io.debezium.data.Bits":
         n = _int_param(schema, "length") or 1
+        # BIT(n), fixed, as MySQL's BIT(n) and Debezium's sink; the value is written with all n digits
         return _Kind(
             "bits",
-            f"BIT VARYING({max(n, 1)})",
+            f"BIT({max(n, 1)})",
             f"BIT({min(max(n, 1), 64)})",
             "INTEGER",
             _bits_int,
             pg_convert=lambda v: format(_bits_int(v), f"0{n}b"),
         )
     if name.startswith("io.debezium.data.geometry."):
-        return _Kind("binary", "BYTEA", "LONGBLOB", "BLOB", _wkb)
+        # MySQL/MariaDB: a spatial column, the value in the server's own format (the SRID as 4 bytes
+        # little-endian, then the WKB), as Debezium's sink writes it; PostgreSQL without PostGIS and SQLite
+        # have no spatial type: the WKB as bytes
+        spatial = "POINT" if name == "io.debezium.data.geometry.Point" else "GEOMETRY"
+        return _Kind("geometry", "BYTEA", spatial, "BLOB", _wkb, mysql_convert=_mysql_geometry)
     if t is Type.STRUCT or t is Type.ARRAY or t is Type.MAP:
-        raise DataError(f"Unsupported source data type: {t.value.upper()}")
+        return _nested(schema, key, tz)
     if t is Type.INT8:
         return _Kind("int", "SMALLINT", "TINYINT", "INTEGER")
     if t is Type.INT16:
@@ -313,9 +326,45 @@ def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
     raise DataError(f"Unsupported source data type: {t.value.upper()}")
 
 
+def _nested(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
+    """STRUCT, ARRAY and MAP fields (other than the semantic types above): PostgreSQL only. An array of
+    primitives (or of logical types) becomes a PostgreSQL array of the element's column type, as Debezium's
+    sink creates it; a struct, a map or an array of those becomes JSONB, the value as Connect's
+    JsonConverter writes a payload (decimals as numbers, bytes as base64). MariaDB/MySQL and SQLite have
+    no such column: refused, naming the column."""
+    kind = schema.type.value.upper()
+    refuse = (
+        f"Unsupported source data type: {kind} (only PostgreSQL takes structs, maps and arrays: as JSONB and "
+        "arrays; use a transform such as Flatten, or exclude the field)"
+    )
+    if key:
+        raise DataError(f"Unsupported source data type: {kind} in a key")
+    element = schema.value_schema if schema.type is Type.ARRAY else None
+    if element is not None and element.type not in (Type.STRUCT, Type.ARRAY, Type.MAP):
+        inner = _kind(element, False, tz)
+        convert_one = inner.pg_convert or inner.convert
+
+        def array(value: Any) -> list[Any]:
+            return [None if v is None else convert_one(v) for v in value]
+
+        return _Kind("array", f"{inner.pg}[]", "", "", array, postgres_only=refuse)
+    from cdc.converters.json_values import compile_encoder
+
+    encode = compile_encoder(schema, numeric=True)
+
+    def as_json(value: Any) -> str:
+        import orjson
+
+        return orjson.dumps(encode(value)).decode()
+
+    return _Kind("json", "JSONB", "", "", as_json, postgres_only=refuse)
+
+
 def column_spec(name: str, schema: Schema, family: str, key: bool, tz: dt.tzinfo) -> ColumnSpec:
     """The column for field ``name`` in a ``family`` (postgresql, mysql, sqlite) database."""
     k = _kind(schema, key, tz)
+    if k.postgres_only and family != "postgresql":
+        raise DataError(k.postgres_only)
     sql_type = {"postgresql": k.pg, "mysql": k.mysql, "sqlite": k.sqlite}[family]
     specific = {"postgresql": k.pg_convert, "mysql": k.mysql_convert, "sqlite": k.sqlite_convert}[family]
     convert = specific or k.convert
@@ -323,6 +372,7 @@ def column_spec(name: str, schema: Schema, family: str, key: bool, tz: dt.tzinfo
 
 
 _FAMILIES = (
+    ("array", ("[]", "array")),  # first: "integer[]" is an array, not an int
     ("timestamptz", ("timestamp with time zone", "timestamptz")),
     ("timestamp", ("timestamp", "datetime")),
     ("date", ("date",)),
@@ -330,6 +380,7 @@ _FAMILIES = (
     ("interval", ("interval",)),
     ("json", ("json",)),
     ("bits", ("bit",)),
+    ("geometry", ("geometry", "point", "linestring", "polygon", "geometrycollection")),
     ("binary", ("bytea", "blob", "binary", "varbinary")),
     ("bool", ("boolean", "bool")),
     ("decimal", ("numeric", "decimal")),
@@ -348,7 +399,9 @@ _COMPATIBLE = {
     # change (an INT column now fed text), which needs the column altered
     "text": {"text", "json", "timestamp", "timestamptz", "date", "time", "interval", "binary"},
     "json": {"json", "text"},
+    "array": {"array"},
     "binary": {"binary", "text"},
+    "geometry": {"geometry", "binary"},
     "bits": {"bits", "int", "binary"},
     "date": {"date", "timestamp", "timestamptz", "text"},
     "time": {"time", "text", "interval"},

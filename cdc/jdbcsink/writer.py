@@ -58,6 +58,7 @@ class BatchWriter:
         self.stopping = stopping or threading.Event()
         self._conn: Any = None
         self._tables: dict[TableId, _TableState | None] = {}
+        self._unique: dict[TableId, list[tuple[str, ...]]] = {}
 
     # -- connection ----------------------------------------------------------------------------------
     def connection(self) -> Any:
@@ -83,6 +84,24 @@ class BatchWriter:
             log.debug("Rollback on a broken connection failed", exc_info=True)
         self.close()
         self._tables.clear()  # the DDL may or may not have happened: look again
+        self._unique.clear()
+
+    def unique_keys(self, table: TableId) -> list[tuple[str, ...]]:
+        """The table's secondary unique keys (looked up once; none when the table does not exist yet: the
+        sink creates tables with a primary key only)."""
+        found = self._unique.get(table)
+        if found is None:
+            conn = self.connection()
+            try:
+                found = self.sql.unique_keys(conn, table)
+                conn.commit()
+            except Exception as exc:
+                self._rollback(conn)
+                if self._transient(exc):
+                    raise
+                found = []  # no such table
+            self._unique[table] = found
+        return found
 
     # -- the batch -----------------------------------------------------------------------------------
     def write(self, buffer: ChangeBuffer, report: Report) -> None:

@@ -185,14 +185,37 @@ def test_column_types_keep_meaning() -> None:
     assert column_spec("s", varchar, "mysql", False, dt.UTC).sql_type == "VARCHAR(40)"
     bits = SchemaBuilder.bytes().name("io.debezium.data.Bits").parameter("length", "10").build()
     assert column_spec("b", bits, "postgresql", False, dt.UTC).convert(b"\x05\x02") == "1000000101"
+    # as Debezium's sink creates them (tests/integration/test_jdbc_sink_peer.py compares the two)
+    assert column_spec("b", bits, "postgresql", False, dt.UTC).sql_type == "BIT(10)"
+    wall = SchemaBuilder.int64().name("io.debezium.time.Timestamp").build()
+    assert column_spec("w", wall, "postgresql", False, dt.UTC).sql_type == "TIMESTAMP(6)"
+    assert column_spec("w", wall, "mysql", False, dt.UTC).sql_type == "DATETIME(6)"
+    point = (
+        SchemaBuilder.struct()
+        .name("io.debezium.data.geometry.Point")
+        .field("x", SchemaBuilder.float64().build())
+        .field("y", SchemaBuilder.float64().build())
+        .field("wkb", SchemaBuilder.bytes().optional().build())
+        .field("srid", SchemaBuilder.int32().optional().build())
+        .build()
+    )
+    wkb = bytes.fromhex("0101000000000000000000F03F0000000000000040")
+    p = Struct(point).put("x", 1.0).put("y", 2.0).put("wkb", wkb).put("srid", 4326)
+    mysql_point = column_spec("g", point, "mysql", False, dt.UTC)
+    assert mysql_point.sql_type == "POINT" and mysql_point.convert(p) == (4326).to_bytes(4, "little") + wkb
+    assert column_spec("g", point, "postgresql", False, dt.UTC).convert(p) == wkb
     vsd = SchemaBuilder.struct().name("io.debezium.data.VariableScaleDecimal").field("scale", INT32_SCHEMA)
     vsd_schema = vsd.field("value", SchemaBuilder.bytes().build()).build()
     value = Struct(vsd_schema).put("scale", 2).put("value", (-1234).to_bytes(2, "big", signed=True))
     assert column_spec("d", vsd_schema, "postgresql", False, dt.UTC).convert(value) == decimal.Decimal(
         "-12.34"
     )
+    ints = SchemaBuilder.array(INT32_SCHEMA).build()
+    assert column_spec("a", ints, "postgresql", False, dt.UTC).sql_type == "INT[]"
     with pytest.raises(DataError, match="Unsupported source data type: ARRAY"):
-        column_spec("a", SchemaBuilder.array(INT32_SCHEMA).build(), "postgresql", False, dt.UTC)
+        column_spec("a", ints, "mysql", False, dt.UTC)
+    with pytest.raises(DataError, match="Unsupported source data type: ARRAY in a key"):
+        column_spec("a", ints, "postgresql", True, dt.UTC)
 
 
 def test_type_changes_that_need_an_alter_are_told_apart() -> None:
