@@ -152,7 +152,6 @@ REFUSED: tuple[Refusal, ...] = (
 )
 
 LIMITED: tuple[Refusal, ...] = (
-    Refusal(r"provide\.transaction\.metadata", "transaction metadata events are not implemented", ("false",)),
     Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
     Refusal(
         r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)

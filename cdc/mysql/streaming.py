@@ -56,6 +56,7 @@ from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
 from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
+from cdc.mysql.transactions import TransactionMetadata, transaction_id
 
 __all__ = [
     "STREAM_EVENTS",
@@ -209,6 +210,9 @@ class Streamer:
         self._gtids = _CompletedGtids(ctx.mariadb)
         self.table_maps = TableMaps()
         self.hooks: StreamHooks = NO_HOOKS
+        # provide.transaction.metadata (cdc.mysql.transactions): BEGIN/END records, blocks and offset fields
+        tx = settings.provide_transaction_metadata
+        self.transactions = TransactionMetadata(settings, ctx.events.partition) if tx else None
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -356,6 +360,10 @@ class Streamer:
         self.events_done = 1  # the GTID (or BEGIN) event itself, as Debezium counts it
         self.maps_seen = self._maps_read()
         self.row_query = None
+        if self.transactions is not None:
+            offset = self.checkpoint().with_(event=0).to_dict()
+            tx_id = transaction_id(gtid, self.file, self.tx_start)
+            self._emit(self.transactions.begin(tx_id, self.ts_sec * 1000, offset))
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -377,6 +385,8 @@ class Streamer:
         self._ddl(event, query, database or None)
 
     def _commit(self, event: Any) -> None:
+        if self.transactions is not None:
+            self._emit(self.transactions.commit(int(event.timestamp) * 1000, self.checkpoint().to_dict()))
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
@@ -405,7 +415,7 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        history_position = (before if gtid else offset).position()
+        history_position = self._tx_store((before if gtid else offset).position())
         record_offset = history_position
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
@@ -505,6 +515,8 @@ class Streamer:
                 exc_info=self.event_failure_mode == "warn",
             )
             return
+        if records and self.transactions is not None:
+            records = self.transactions.data(table_id, records)
         if records:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
@@ -623,12 +635,15 @@ class Streamer:
         if not self.emit(self.hooks.decorate(records)):
             raise InterruptedError("stopping")
 
+    def _tx_store(self, offset: dict[str, Any]) -> dict[str, Any]:
+        return offset if self.transactions is None else self.transactions.store(offset)
+
     def _maybe_heartbeat(self) -> None:
         if not self.heartbeat_ms or self.in_tx:
             return
         if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
             self._last_emit = time.monotonic()
-            record = self.schema_events.heartbeat(self.checkpoint().to_dict())
+            record = self.schema_events.heartbeat(self._tx_store(self.checkpoint().to_dict()))
             self.emit(self.hooks.decorate([record]))
 
 

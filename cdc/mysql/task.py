@@ -118,6 +118,8 @@ class MySqlSourceTask(SourceTask):
         self.streamer = Streamer(ctx, streaming_metrics)
         resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
         self.streamer.hooks = self._signals(ctx, snapshot_metrics, resumed)
+        if resumed and self.streamer.transactions is not None:  # the transaction in progress, if any
+            self.streamer.transactions.restore(resumed)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
