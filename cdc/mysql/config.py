@@ -482,6 +482,17 @@ def _def() -> ConfigDef:
     d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
     d.define(
+        "heartbeat.action.query",
+        S,
+        "",
+        None,
+        LO,
+        "A statement run on its own connection with every heartbeat (heartbeat.interval.ms > 0), such as an "
+        "upsert into a heartbeat table, so that the binlog and the committed offset move on while the captured "
+        "tables are idle; a failure is logged and the heartbeat is emitted anyway.",
+        **e,
+    )
+    d.define(
         "topic.heartbeat.prefix",
         S,
         "__debezium-heartbeat",
@@ -815,6 +826,7 @@ class MySqlSettings:
     include_query: bool = setting("include.query")
     provide_transaction_metadata: bool = setting("provide.transaction.metadata")
     heartbeat_interval_ms: int = setting("heartbeat.interval.ms")
+    heartbeat_action_query: str = setting("heartbeat.action.query")
     topic_heartbeat_prefix: str = setting("topic.heartbeat.prefix")
     topic_transaction: str = setting("topic.transaction")
     topic_delimiter: str = setting("topic.delimiter")

@@ -67,7 +67,6 @@ REFUSED: tuple[Refusal, ...] = (
         "every column is in the event, which is what reselect restores",
         ("",),
     ),
-    Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
     Refusal(
         r"topic\.naming\.strategy",
         "only Debezium's default topic names are implemented",

@@ -48,6 +48,7 @@ from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXi
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.heartbeats import HeartbeatAction
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
@@ -213,6 +214,7 @@ class Streamer:
         # provide.transaction.metadata (cdc.mysql.transactions): BEGIN/END records, blocks and offset fields
         tx = settings.provide_transaction_metadata
         self.transactions = TransactionMetadata(settings, ctx.events.partition) if tx else None
+        self.heartbeat_action = HeartbeatAction(settings)  # heartbeat.action.query, run with each heartbeat
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -241,6 +243,7 @@ class Streamer:
             self._run()
         finally:
             self.hooks.close()
+            self.heartbeat_action.close()
 
     def _run(self) -> None:
         backoff = 1.0
@@ -643,6 +646,7 @@ class Streamer:
             return
         if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
             self._last_emit = time.monotonic()
+            self.heartbeat_action.run()
             record = self.schema_events.heartbeat(self._tx_store(self.checkpoint().to_dict()))
             self.emit(self.hooks.decorate([record]))
 
