@@ -2,8 +2,13 @@
 
 A connector config given over REST can name files the worker opens: ``signal.file`` (read, and once
 truncated), a file-based schema history (appended to, its directories created), a ``jdbc:sqlite:`` database
-(created), ``snapshot.spark.state.dir``. Each connector lists them (:meth:`Connector.files`); this module
-confines them, the way Kafka's ``allowed.paths`` confines the file config providers:
+(created), ``snapshot.spark.state.dir``, key and trust stores (``database.ssl.keystore``, a JDBC URL's
+``trustCertificateKeyStoreUrl``/``sslkey``…: read, and a client key presented to a server as the worker's
+identity). Each connector lists its own (:meth:`Connector.files`); the stores of the Kafka and schema registry
+clients a config sets (``producer.override.ssl.keystore.location``,
+``value.converter.schema.registry.ssl.truststore.location``, ``signal.consumer.sasl.kerberos.keytab``…) are
+the runtime's and listed here (:func:`client_files`). This module confines them all, the way Kafka's
+``allowed.paths`` confines the file config providers:
 
 * a **distributed** worker, where REST users are not the operator, allows only the directories its worker
   file lists (none by default: every such path is refused until the operator names a directory);
@@ -25,13 +30,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cdc.api.connector import Connector
+from cdc.api.connector import Connector, FileUse
 from cdc.api.errors import ConfigError, ConnectError
 
 __all__ = [
     "ALLOWED_PATHS_CONFIG",
     "FilePolicy",
     "check_connector_files",
+    "client_files",
     "file_violations",
     "parse_allowed",
 ]
@@ -90,6 +96,43 @@ class FilePolicy:
         return f"The path {shown} is not allowed to be accessed: it is outside {ALLOWED_PATHS_CONFIG}"
 
 
+# The Kafka (Java and librdkafka names) and schema registry client settings that name a file the client reads;
+# matched at the end of a key so every prefix (producer.override., schema.history.internal.consumer.,
+# key.converter.schema.registry., signal.consumer., …) is covered.
+_CLIENT_FILE_SUFFIXES = (
+    "ssl.truststore.location",
+    "ssl.keystore.location",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.crl.location",
+    "sasl.kerberos.keytab",
+)
+
+
+def client_files(props: Mapping[str, str]) -> list[FileUse]:
+    """The files the clients configured by ``props`` read (key and trust stores, a keytab, the keytab a
+    ``sasl.jaas.config`` names): any connector's, whatever its class."""
+    from cdc.kafka.jaas import parse_jaas
+
+    out = []
+    for key, value in props.items():
+        text = str(value or "").strip()
+        if not text:
+            continue
+        if key.endswith(_CLIENT_FILE_SUFFIXES):
+            out.append(FileUse(key, text))
+        elif key.endswith("sasl.jaas.config"):
+            try:
+                options = parse_jaas(text).options
+            except Exception:  # a bad value is refused on its own key
+                continue
+            keytab = options.get("keyTab")
+            if keytab:
+                out.append(FileUse(key, keytab))
+    return out
+
+
 def file_violations(
     connector: Connector, props: Mapping[str, str], policy: FilePolicy
 ) -> list[tuple[str, str]]:
@@ -97,7 +140,7 @@ def file_violations(
     if policy.allowed is None:
         return []
     out = []
-    for use in connector.files(props):
+    for use in [*connector.files(props), *client_files(props)]:
         message = policy.refusal(use.path)
         if message is not None:
             out.append((use.key, message))

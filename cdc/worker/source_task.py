@@ -41,6 +41,7 @@ from cdc.api.records import SourceRecord
 from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
 from cdc.logs import in_context
+from cdc.worker.internal_topics import refusal as internal_refusal
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId
@@ -69,6 +70,8 @@ class SourceTaskSettings:
     ensure_topic: Callable[[str], None] | None = None
     worker_clients: Callable[[], dict[str, str]] | None = None
     """What the task context's ``worker_client_config`` answers (built when a task asks)."""
+    internal_topics: frozenset[str] = frozenset()
+    """The worker's internal topics: a record bound for one fails the task (:mod:`.internal_topics`)."""
 
 
 class _Context(SourceTaskContext):
@@ -412,6 +415,8 @@ class WorkerSourceTask(WorkerTask):
             raise ConnectError(f"Unrecoverable exception from producer send callback: {err.str()}")
 
     def _first_use(self, topic: str) -> None:
+        if topic in self.settings.internal_topics:  # once per topic: a transform may route anywhere
+            raise ConnectError(f"A record of this task is bound for {topic}: {internal_refusal(topic)}")
         if self.settings.ensure_topic is not None:
             self.settings.ensure_topic(topic)
         if self.settings.topic_seen is not None:

@@ -160,8 +160,13 @@ def validate(
         _check_exactly_once(connector, props, worker, results)
     own = connector.config()
     _log_unknown(props, runtime, own)
+    from cdc.worker.file_paths import FilePolicy, file_violations
+
+    violations = file_violations(connector, props, FilePolicy.from_worker(worker))
     try:
-        own_values = connector.validate(props)
+        # a file outside the allowed paths is never opened, not even by validate's connection test (a key
+        # store read there could fail with what the file holds): the declared checks only
+        own_values = own.validate(props) if violations else connector.validate(props)
     except Exception as exc:
         own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
     if others is not None and not any(v.errors for v in own_values):
@@ -181,7 +186,8 @@ def validate(
             continue
         key = own[value.name] if value.name in own else None  # noqa: SIM401 - ConfigDef has no .get
         results.append((key, value))
-    _check_files(connector, props, worker, results)
+    _check_files(violations, props, results)
+    _check_internal_topics(props, worker, results)
     groups: list[str] = []
     for key, _ in results:
         group = getattr(key, "group", None)
@@ -273,17 +279,26 @@ def _check_exactly_once(
 
 
 def _check_files(
-    connector: Connector,
-    props: Mapping[str, str],
-    worker: Mapping[str, Any] | None,
-    results: list[tuple[Any, ConfigValue]],
+    violations: list[tuple[str, str]], props: Mapping[str, str], results: list[tuple[Any, ConfigValue]]
 ) -> None:
     """An error on each key naming a file outside the worker's ``connector.file.allowed.paths``."""
-    from cdc.worker.file_paths import FilePolicy, file_violations
-
-    violations = file_violations(connector, props, FilePolicy.from_worker(worker))
     by_name = {v.name: v for _, v in results}
     for name, message in violations:
+        value = by_name.get(name)
+        if value is None:
+            value = by_name[name] = ConfigValue(name, props.get(name))
+            results.append((None, value))
+        value.add_error(message)
+
+
+def _check_internal_topics(
+    props: Mapping[str, str], worker: Mapping[str, Any] | None, results: list[tuple[Any, ConfigValue]]
+) -> None:
+    """An error on each key that names (or a pattern that matches) one of the worker's internal topics."""
+    from cdc.worker.internal_topics import InternalTopics
+
+    by_name = {v.name: v for _, v in results}
+    for name, message in InternalTopics.of(worker).errors(props).items():
         value = by_name.get(name)
         if value is None:
             value = by_name[name] = ConfigValue(name, props.get(name))

@@ -48,6 +48,7 @@ from cdc.worker.exactly_once import (
     transactional_id,
 )
 from cdc.worker.file_paths import check_connector_files
+from cdc.worker.internal_topics import InternalTopics
 from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
@@ -450,6 +451,7 @@ class Worker:
                 topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
                 worker_clients=self.worker_client_entries,
+                internal_topics=InternalTopics.of(worker).names,
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
             args = (*common, reader, writer, settings)
@@ -484,6 +486,7 @@ class Worker:
             topics=[t for t in parsed.get("topics") or [] if t],
             topics_regex=str(parsed.get("topics.regex") or ""),
             flush_interval_ms=int(worker["offset.flush.interval.ms"]),
+            internal_topics=InternalTopics.of(worker).names,
         )
         return WorkerSinkTask(*common, sink_settings)
 
