@@ -276,8 +276,26 @@ def _def() -> ConfigDef:
     )
     d.define("message.key.columns", S, "", None, LO, "Key columns per table: db.t:c1,c2;db.t2:c.", **f)
     d.define("skipped.operations", LST, "t", None, LO, "Operations not emitted: c, u, d, t or none.", **f)
-    d.define("gtid.source.includes", LST, "", v.regex, LO, "GTID source UUIDs to use.", **f)
-    d.define("gtid.source.excludes", LST, "", v.regex, LO, "GTID source UUIDs to ignore.", **f)
+    d.define(
+        "gtid.source.includes",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "GTID sources to follow (regexes matching a MySQL server UUID or a MariaDB domain-server pair, whole, "
+        "ignoring case): row events of other sources are not emitted, and a resumed offset's gtids keep only "
+        "these sources.",
+        **f,
+    )
+    d.define(
+        "gtid.source.excludes",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "GTID sources not to follow (as gtid.source.includes, which may not be set with it).",
+        **f,
+    )
     s = {"group": SNAP}
     d.define(
         "snapshot.mode",

@@ -110,7 +110,11 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
     Refusal(r"include\.schema\.comments", "column comments are not propagated to schemas", ("false",)),
-    Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),
+    Refusal(
+        r"gtid\.source\.filter\.dml\.events",
+        "the row events of rejected GTID sources are always left out",
+        ("true",),
+    ),
     Refusal(
         r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
     ),
@@ -151,7 +155,6 @@ REFUSED: tuple[Refusal, ...] = (
 )
 
 LIMITED: tuple[Refusal, ...] = (
-    Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
     Refusal(
         r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)
     ),

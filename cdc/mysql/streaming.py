@@ -48,6 +48,7 @@ from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXi
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.gtid_filter import GtidSourceFilter
 from cdc.mysql.heartbeats import HeartbeatAction
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
@@ -215,6 +216,7 @@ class Streamer:
         tx = settings.provide_transaction_metadata
         self.transactions = TransactionMetadata(settings, ctx.events.partition) if tx else None
         self.heartbeat_action = HeartbeatAction(settings)  # heartbeat.action.query, run with each heartbeat
+        self.gtid_filter = GtidSourceFilter.of(settings)  # gtid.source.includes/excludes
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -235,7 +237,7 @@ class Streamer:
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, start: BinlogOffset) -> None:
         self.file, self.next_pos, self.tx_start = start.file, start.pos, start.pos
-        self.completed_gtids = start.gtids
+        self.completed_gtids = self.gtid_filter.retain(start.gtids)
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
         try:
@@ -483,7 +485,7 @@ class Streamer:
         if self.skip_events == index:
             self.skip_events = self.skip_rows = 0
         table_id = TableId(str(event.schema), str(event.table))
-        if not self.filters.table(table_id):
+        if not self.filters.table(table_id) or self.gtid_filter.skips(self.tx_gtid):
             self.metrics.filtered += 1
             return
         table = self.schema.table(table_id)

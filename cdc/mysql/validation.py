@@ -51,6 +51,8 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     ):
         if by_name[a].value and by_name[b].value:
             by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
+    if by_name["gtid.source.includes"].value and by_name["gtid.source.excludes"].value:
+        by_name["gtid.source.excludes"].add_error("Cannot specify GTID excludes when includes are provided.")
     store_error = _store_error(props, by_name)
     if store_error:
         key, message = store_error
