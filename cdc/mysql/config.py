@@ -282,9 +282,9 @@ def _def() -> ConfigDef:
         "",
         v.regex,
         LO,
-        "GTID sources to follow (regexes matching a MySQL server UUID or a MariaDB domain-server pair, whole, "
-        "ignoring case): row events of other sources are not emitted, and a resumed offset's gtids keep only "
-        "these sources.",
+        "GTID sources to follow (regexes matching a MySQL server UUID or a MariaDB domain-server pair, "
+        "whole, ignoring case): row events of other sources are not emitted, and a resumed offset's gtids "
+        "keep only these sources.",
         **f,
     )
     d.define(
@@ -318,6 +318,16 @@ def _def() -> ConfigDef:
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
+    d.define(
+        "streaming.delay.ms",
+        L,
+        0,
+        v.at_least(0),
+        LO,
+        "Delay between a completed snapshot and the start of streaming (so that the snapshot's offset can be "
+        "committed first); not applied when streaming resumes from an offset.",
+        **s,
+    )
     d.define("snapshot.include.collection.list", LST, "", v.regex, LO, "Tables to snapshot.", **s)
     d.define(
         "snapshot.select.statement.overrides", S, "", None, LO, "Tables with custom snapshot SELECTs.", **s
@@ -497,7 +507,17 @@ def _def() -> ConfigDef:
         "its default; MySQL: binlog_rows_query_log_events=ON).",
         **e,
     )
-    d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
+    d.define(
+        "provide.transaction.metadata",
+        B,
+        False,
+        None,
+        LO,
+        "Write each transaction's BEGIN and END (its event count and per-table counts) to "
+        "<prefix>.<topic.transaction>, and a transaction block (id, total_order, data_collection_order) in "
+        "every change event, as Debezium does (docs/mysql.md, 'Transaction metadata').",
+        **e,
+    )
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
     d.define(
         "heartbeat.action.query",
@@ -506,8 +526,8 @@ def _def() -> ConfigDef:
         None,
         LO,
         "A statement run on its own connection with every heartbeat (heartbeat.interval.ms > 0), such as an "
-        "upsert into a heartbeat table, so that the binlog and the committed offset move on while the captured "
-        "tables are idle; a failure is logged and the heartbeat is emitted anyway.",
+        "upsert into a heartbeat table, so that the binlog and the committed offset move on while the "
+        "captured tables are idle; a failure is logged and the heartbeat is emitted anyway.",
         **e,
     )
     d.define(
@@ -524,6 +544,16 @@ def _def() -> ConfigDef:
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
+    d.define(
+        "max.queue.size.in.bytes",
+        L,
+        0,
+        v.at_least(0),
+        LO,
+        "Also bound the queue by the records' approximate size in bytes (Debezium's estimate); 0: by "
+        "max.queue.size only.",
+        **e,
+    )
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
     d.define(
         "event.processing.failure.handling.mode",
@@ -819,6 +849,7 @@ class MySqlSettings:
     snapshot_lock_timeout_ms: int = setting("snapshot.lock.timeout.ms")
     snapshot_fetch_size: int | None = setting("snapshot.fetch.size")
     snapshot_delay_ms: int = setting("snapshot.delay.ms")
+    streaming_delay_ms: int = setting("streaming.delay.ms")
     snapshot_include_collection_list: tuple[str, ...] = setting("snapshot.include.collection.list")
     snapshot_select_statement_overrides: str = setting("snapshot.select.statement.overrides")
     snapshot_engine: str = setting("snapshot.engine")
@@ -850,6 +881,7 @@ class MySqlSettings:
     topic_delimiter: str = setting("topic.delimiter")
     max_batch_size: int = setting("max.batch.size")
     max_queue_size: int = setting("max.queue.size")
+    max_queue_size_in_bytes: int = setting("max.queue.size.in.bytes")
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
     unavailable_value_placeholder: str = setting("unavailable.value.placeholder")

@@ -15,9 +15,9 @@ As Debezium's binlog connectors apply them (``MariaDbConnectorConfig.getGtidSour
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from cdc.history.positions import gtid_source_filter
 from cdc.mysql.config import MySqlSettings
 
 __all__ = ["GtidSourceFilter", "gtid_source"]
@@ -32,9 +32,10 @@ def gtid_source(gtid: str) -> str:
 
 
 class GtidSourceFilter:
+    """The predicate is :func:`cdc.history.gtid_source_filter`'s (the history's position comparator's too)."""
+
     def __init__(self, includes: Sequence[str] = (), excludes: Sequence[str] = ()) -> None:
-        self._includes = [re.compile(p.strip(), re.IGNORECASE) for p in includes if p.strip()]
-        self._excludes = [re.compile(p.strip(), re.IGNORECASE) for p in excludes if p.strip()]
+        self._accepts = gtid_source_filter(",".join(includes), ",".join(excludes))
 
     @classmethod
     def of(cls, settings: MySqlSettings) -> GtidSourceFilter:
@@ -42,20 +43,18 @@ class GtidSourceFilter:
 
     @property
     def active(self) -> bool:
-        return bool(self._includes or self._excludes)
+        return self._accepts is not None
 
     def accepts(self, source: str) -> bool:
-        if self._includes:
-            return any(p.fullmatch(source) for p in self._includes)
-        return not any(p.fullmatch(source) for p in self._excludes)
+        return self._accepts is None or self._accepts(source)
 
     def skips(self, gtid: str | None) -> bool:
         """Whether the row events of the transaction with this GTID are left out."""
-        return gtid is not None and self.active and not self.accepts(gtid_source(gtid))
+        return gtid is not None and not self.accepts(gtid_source(gtid))
 
     def retain(self, gtids: str | None) -> str | None:
         """``gtids`` with only the accepted sources' elements (``GtidSet.retainAll``)."""
-        if not gtids or not self.active:
+        if not gtids or self._accepts is None:
             return gtids
         kept = [e.strip() for e in gtids.replace("\n", "").split(",") if e.strip()]
         return ",".join(e for e in kept if self.accepts(gtid_source(e))) or None

@@ -58,5 +58,5 @@ class HeartbeatAction:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:  # noqa: BLE001 - already broken; nothing to release
+            except Exception:  # already broken: nothing to release
                 log.debug("Closing the heartbeat connection failed", exc_info=True)

@@ -108,7 +108,6 @@ REFUSED: tuple[Refusal, ...] = (
         r"snapshot\.tables\.order\.by\.row\.count", "tables are snapshotted in name order", ("disabled",)
     ),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
-    Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
     Refusal(r"include\.schema\.comments", "column comments are not propagated to schemas", ("false",)),
     Refusal(
         r"gtid\.source\.filter\.dml\.events",
@@ -141,7 +140,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("fail",),
     ),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
-    Refusal(r"max\.queue\.size\.in\.bytes", "the queue is bounded by records (max.queue.size)", ("0",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
     Refusal(r"connection\.validation\.timeout\.ms", _NO_EFFECT, ("60000",)),

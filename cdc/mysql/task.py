@@ -40,6 +40,7 @@ from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.queue import ChangeEventQueue
+from cdc.mysql.record_size import approximate_size
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 from cdc.mysql.signals import (
@@ -92,7 +93,12 @@ class MySqlSourceTask(SourceTask):
             context_headers(settings.prefix, self.CONNECTOR, "0") if settings.extended_headers_enabled else []
         )
         self.poll_timeout = settings.poll_interval_ms / 1000
-        self.queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
+        self.queue = ChangeEventQueue(
+            settings.max_queue_size,
+            settings.max_batch_size,
+            settings.max_queue_size_in_bytes,
+            approximate_size,
+        )
         conn = connect(settings)
         try:
             server = check_server(conn, settings)
@@ -283,6 +289,8 @@ class MySqlSourceTask(SourceTask):
             else:
                 assert offset is not None
                 start = offset
+            if plan in ("snapshot", "schema", "recover_schema") and not self._delay_streaming():
+                return
             self.streamer.run(start)
         except InterruptedError:
             log.debug("Capture thread stopped")
@@ -290,6 +298,17 @@ class MySqlSourceTask(SourceTask):
             if not self.stopping.is_set():
                 log.error("Capture failed", exc_info=exc)
                 self.queue.fail(exc)
+
+    def _delay_streaming(self) -> bool:
+        """``streaming.delay.ms`` after a completed snapshot (Debezium's ``delayStreamingIfNeeded``: not when
+        streaming resumes from an offset); False when the task stops meanwhile."""
+        assert self.settings is not None
+        end = time.monotonic() + self.settings.streaming_delay_ms / 1000
+        while (left := end - time.monotonic()) > 0:
+            log.info("The connector will wait for %ds before initiating streaming", int(left))
+            if self.stopping.wait(min(left, 10.0)):
+                return False
+        return True
 
     def _spark_snapshot(self, schema_events: SchemaChangeEvents, stored: BinlogOffset | None) -> Any:
         """The initial snapshot by the parallel engine; returns its :class:`SnapshotResult`."""

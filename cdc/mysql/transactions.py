@@ -2,10 +2,10 @@
 
 Debezium's ``TransactionMonitor`` (3.6), as the binlog connectors drive it:
 
-* every transaction start (a GTID event, or ``BEGIN``) writes a BEGIN record to ``<prefix>.<topic.transaction>``,
-  whether or not the transaction touches a captured table; its id is the GTID, else ``file=F,pos=P`` of the
-  transaction's start (``BinlogOffsetContext.setTransactionId``). A start with the id already in progress (a
-  restart replaying the transaction) writes nothing;
+* every transaction start (a GTID event, or ``BEGIN``) writes a BEGIN record to
+  ``<prefix>.<topic.transaction>``, whether or not the transaction touches a captured table; its id is
+  the GTID, else ``file=F,pos=P`` of the transaction's start (``BinlogOffsetContext.setTransactionId``).
+  A start with the id already in progress (a restart replaying the transaction) writes nothing;
 * every change record of a captured table gets ``transaction = {id, total_order, data_collection_order}``
   (counts taken *after* the record is counted; a tombstone is not counted);
 * the commit (XID or ``COMMIT``) writes an END record with ``event_count`` and ``data_collections`` (the
@@ -47,7 +47,8 @@ COLLECTION_SCHEMA = (
 
 
 def transaction_topic(settings: MySqlSettings) -> str:
-    """Debezium's ``DefaultTopicNamingStrategy.transactionTopic``: ``<prefix><delimiter><topic.transaction>``."""
+    """Debezium's ``DefaultTopicNamingStrategy.transactionTopic``:
+    ``<prefix><delimiter><topic.transaction>``."""
     return settings.topic_delimiter.join((settings.prefix, settings.topic_transaction))
 
 
@@ -85,7 +86,9 @@ class TransactionMetadata:
         self.key_schema = _key_schema(mode)
         self.value_schema = _value_schema(mode)
         self.tx_id: str | None = None
-        self.counts: dict[str, int] = {}  # per table, in first-event order (HashMap order is applied on output)
+        self.counts: dict[
+            str, int
+        ] = {}  # per table, in first-event order (HashMap order is applied on output)
         self.total = 0
 
     # -- restart ------------------------------------------------------------------------------------------
@@ -112,7 +115,8 @@ class TransactionMetadata:
         if self.tx_id is None:
             return []
         collections = [
-            Struct(COLLECTION_SCHEMA, [table, self.counts[table]]) for table in java_hash_map_order(self.counts)
+            Struct(COLLECTION_SCHEMA, [table, self.counts[table]])
+            for table in java_hash_map_order(self.counts)
         ]
         value = Struct(self.value_schema, ["END", self.tx_id, self.total, collections, ts_ms])
         record = self._record(value, offset)

@@ -182,15 +182,21 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
         assert len(theirs) == len(mine) > 0, (table, len(theirs), len(mine))
         for a, b in zip(theirs, mine, strict=True):
             assert side["cdc"].normalise_bytes(b.key) == side["debezium"].normalise_bytes(a.key)
-            expected = cmp._Normaliser.envelope(json.loads(side["debezium"].normalise_bytes(a.value) or b"null"))
+            expected = cmp._Normaliser.envelope(
+                json.loads(side["debezium"].normalise_bytes(a.value) or b"null")
+            )
             got = cmp._Normaliser.envelope(json.loads(side["cdc"].normalise_bytes(b.value) or b"null"))
             assert got == expected
             compared += 1
     # Every record's source offset while a workload transaction is in progress: same keys, same order.
     assert dbz.spec is not None
     log = dbz.spec.log.read_text(encoding="utf-8", errors="replace")
-    their_offsets = [o for o in cmp.record_offsets_from_log(log, dbz.prefix) if o.get("transaction_id") in ids]
-    my_offsets = [_java_map(r.source_offset) for r in polled if (r.source_offset or {}).get("transaction_id") in ids]
+    their_offsets = [
+        o for o in cmp.record_offsets_from_log(log, dbz.prefix) if o.get("transaction_id") in ids
+    ]
+    my_offsets = [
+        _java_map(r.source_offset) for r in polled if (r.source_offset or {}).get("transaction_id") in ids
+    ]
     assert len(their_offsets) >= 10
     assert [list(o.items()) for o in my_offsets] == [list(o.items()) for o in their_offsets]
     assert compared >= 12

@@ -1,4 +1,4 @@
-"""``provide.transaction.metadata``: the transaction topic and the ``transaction`` block, through a real worker.
+"""``provide.transaction.metadata``: the transaction topic and the ``transaction`` block, via a real worker.
 
 Checked field by field against what Debezium 3.6's ``TransactionMonitor`` writes (its sources:
 ``AbstractTransactionStructMaker``, ``SchemaFactory``, ``BinlogOffsetContext``); the side-by-side run with the
@@ -7,18 +7,13 @@ real Debezium is ``tests/integration/test_debezium_transactions.py``.
 
 from __future__ import annotations
 
-import random
-import time
 from typing import Any
 
 import pymysql
 import pytest
 
 from cdc.api.offsets import java_hash_map_order
-from cdc.api.records import SourceRecord
-from cdc.mysql.task import MariaDbSourceTask
 from cdc.worker.runtime import ConnectRuntime
-from tests.integration.inprocess import NoOffsetsContext
 from tests.integration.test_mysql_events import _json, _start_connector, _wait_for, worker
 
 pytestmark = pytest.mark.integration
@@ -119,50 +114,3 @@ def test_transaction_topic_and_blocks(mysql_db: Any, kafka: Any, worker: Connect
     assert end["data_collections"] == [{"data_collection": t, "event_count": counts[t]} for t in order]
     assert isinstance(end["ts_ms"], int) and end["ts_ms"] % 1000 == 0
     assert ours[3][1]["payload"]["data_collections"] == [{"data_collection": f"{db}.a", "event_count": 1}]
-
-
-
-def test_heartbeat_action_query_moves_the_offset_of_an_idle_capture(mysql_db: Any, kafka: Any) -> None:
-    """The captured table stays idle; the action query writes to a table that is not captured, so the binlog
-    moves, and each heartbeat carries the position after those writes (why Debezium users set the key)."""
-    db = mysql_db.name
-    with mysql_db.connect() as conn, conn.cursor() as cur:
-        cur.execute("CREATE TABLE captured (id INT PRIMARY KEY)")
-        cur.execute("CREATE TABLE hb (id INT PRIMARY KEY, beats INT)")
-        cur.execute("INSERT INTO hb VALUES (1, 0)")
-    task = MariaDbSourceTask()
-    task.initialize(NoOffsetsContext())
-    task.start(
-        {
-            "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
-            "database.hostname": mysql_db.host,
-            "database.port": str(mysql_db.port),
-            "database.user": mysql_db.user,
-            "database.password": mysql_db.password,
-            "database.server.id": str(random.randint(100_000, 4_000_000)),
-            "topic.prefix": kafka.topic("hb"),
-            "table.include.list": f"{db}.captured",
-            "snapshot.mode": "no_data",
-            "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
-            "heartbeat.interval.ms": "300",
-            "heartbeat.action.query": f"UPDATE `{db}`.hb SET beats = beats + 1 WHERE id = 1",
-        }
-    )
-    heartbeats: list[SourceRecord] = []
-    data: list[SourceRecord] = []
-    try:
-        deadline = time.monotonic() + 60
-        while len(heartbeats) < 8 and time.monotonic() < deadline:
-            for record in task.poll() or []:
-                (heartbeats if record.topic.startswith("__debezium-heartbeat") else data).append(record)
-    finally:
-        task.stop()
-    assert len(heartbeats) >= 8
-    with mysql_db.connect() as conn, conn.cursor() as cur:
-        cur.execute("SELECT beats FROM hb WHERE id = 1")
-        assert cur.fetchone()[0] >= 7  # the action ran with the heartbeats
-    assert not [r for r in data if r.topic.endswith(".captured")]
-    positions = [(r.source_offset["file"], r.source_offset["pos"]) for r in heartbeats[1:]]
-    assert positions == sorted(positions) and len(set(positions)) >= len(positions) - 1, positions
-    gtids = [r.source_offset.get("gtids") for r in heartbeats[1:]]
-    assert len(set(gtids)) >= len(gtids) - 1, gtids  # each beat's update is in the next beat's GTID set

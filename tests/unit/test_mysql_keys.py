@@ -233,8 +233,6 @@ def test_errors_max_retries_bounds_the_reconnections(retries: int) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "default"),
     [
-        ("provide.transaction.metadata", "true", "false"),
-        ("gtid.source.includes", "3E11FA47-71CA-11E1-9E33-C80AA9429562", ""),
         ("connect.keep.alive", "false", "true"),
     ],
 )
