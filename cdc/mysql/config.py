@@ -569,6 +569,17 @@ def _def() -> ConfigDef:
         **e,
     )
     d.define(
+        "event.converting.failure.handling.mode",
+        S,
+        "warn",
+        v.case_insensitive_one_of("fail", "warn", "skip"),
+        LO,
+        "A column value the converter cannot turn into its field's type: fail stops the task naming the "
+        "column; warn (Debezium's default) writes the field as null and logs a WARN; skip writes null and "
+        "logs at DEBUG. Counted in NumberOfConvertingFailures.",
+        **e,
+    )
+    d.define(
         "unavailable.value.placeholder",
         S,
         "__debezium_unavailable_value",
@@ -885,6 +896,7 @@ class MySqlSettings:
     poll_interval_ms: int = setting("poll.interval.ms")
     event_processing_failure_handling_mode: str = setting("event.processing.failure.handling.mode")
     unavailable_value_placeholder: str = setting("unavailable.value.placeholder")
+    event_converting_failure_handling_mode: str = setting("event.converting.failure.handling.mode")
     inconsistent_schema_handling_mode: str = setting("inconsistent.schema.handling.mode")
     schema_name_adjustment_mode: str = setting("schema.name.adjustment.mode")
     schema_history_internal: str = setting("schema.history.internal")

@@ -134,11 +134,6 @@ REFUSED: tuple[Refusal, ...] = (
         r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
     ),
     Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
-    Refusal(
-        r"event\.converting\.failure\.handling\.mode",
-        "a value that cannot be converted fails the task",
-        ("fail",),
-    ),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
