@@ -608,6 +608,28 @@ def _def() -> ConfigDef:
         **e,
     )
     _define_signals(d)
+    d.define(
+        "notification.enabled.channels",
+        LST,
+        "",
+        v.predicate(
+            lambda xs: all(str(x).strip().lower() in ("sink", "log", "jmx") for x in xs),
+            "Channels are sink, log and jmx",
+        ),
+        LO,
+        "Where snapshot progress notifications go (Debezium's shape): sink (a topic, "
+        "notification.sink.topic.name), log (INFO lines), jmx (published as metrics: cdc has no JMX).",
+        group=SIGNALS,
+    )
+    d.define(
+        "notification.sink.topic.name",
+        S,
+        None,
+        None,
+        LO,
+        "The topic of the sink notification channel; required when it is enabled.",
+        group=SIGNALS,
+    )
     h = {"group": HIST}
     d.define(
         "schema.history.internal",
@@ -916,6 +938,8 @@ class MySqlSettings:
     )
     history_kafka_recovery_attempts: int = setting("schema.history.internal.kafka.recovery.attempts")
     signal_enabled_channels: tuple[str, ...] = setting("signal.enabled.channels")
+    notification_enabled_channels: tuple[str, ...] = setting("notification.enabled.channels")
+    notification_sink_topic_name: str | None = setting("notification.sink.topic.name")
     signal_data_collection: str | None = setting("signal.data.collection")
     signal_file: str = setting("signal.file")
     signal_poll_interval_ms: int = setting("signal.poll.interval.ms")

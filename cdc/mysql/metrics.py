@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from cdc.history.model import TableId
-from cdc.mysql.converting import converting_failures
 from cdc.metrics import REGISTRY, MetricsRegistry, Reading
+from cdc.mysql.converting import converting_failures
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SignalMetrics", "SnapshotMetrics", "StreamingMetrics"]
 

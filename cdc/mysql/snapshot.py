@@ -50,6 +50,7 @@ class Snapshotter:
         self.events = ctx.events
         self.filters = ctx.filters
         self.emit = ctx.emit
+        self.notifier = ctx.notifier
         self.stopping = ctx.stopping
         self.mariadb = ctx.mariadb
         self.metrics = metrics
@@ -63,8 +64,14 @@ class Snapshotter:
             raise InterruptedError("stopped before the snapshot began")
         conn = connect(self.settings, streaming=True)
         self._connection_id = int(conn.thread_id())
+        self.notify("STARTED")
         try:
-            return self._run(conn, data)
+            result = self._run(conn, data)
+            self.notify("COMPLETED", offset=result.offset.to_dict())
+            return result
+        except BaseException:
+            self.notify("ABORTED")
+            raise
         finally:
             with contextlib.suppress(Exception):  # best effort
                 conn.close()
@@ -129,6 +136,13 @@ class Snapshotter:
             self.metrics.holding_global_lock = False
         self.metrics.complete()
         return SnapshotResult(offset, to_read, rows)
+
+    def notify(
+        self, kind: str, data: dict[str, str] | None = None, offset: dict[str, Any] | None = None
+    ) -> None:
+        """An initial-snapshot notification (notification.enabled.channels, cdc.mysql.notifications)."""
+        if self.notifier is not None:
+            self.notifier.initial(kind, data, offset)
 
     def interrupt(self) -> None:
         """Abort a statement the snapshot is blocked in (a lock wait, a long SELECT) so stop is prompt."""
@@ -241,6 +255,9 @@ class Snapshotter:
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
+            collections = ",".join(str(t) for t in tables)
+            progress = {"current_collection_in_progress": str(table_id), "data_collections": collections}
+            self.notify("IN_PROGRESS", progress, snapshot_offset)
             cur = conn.cursor()
             cur.execute(select)
             first_in_table = True
@@ -277,6 +294,12 @@ class Snapshotter:
                 pending = _remark(pending, "last_in_data_collection")
             total += count
             self.metrics.table_done(table_id)
+            done = {"scanned_collection": str(table_id), "data_collections": collections}
+            self.notify(
+                "TABLE_SCAN_COMPLETED",
+                {**done, "total_rows_scanned": str(count), "status": "SUCCEEDED"},
+                snapshot_offset,
+            )
             elapsed = max(time.monotonic() - started, 1e-6)
             log.info(
                 "Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed

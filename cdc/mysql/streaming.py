@@ -217,6 +217,7 @@ class Streamer:
         self.transactions = TransactionMetadata(settings, ctx.events.partition) if tx else None
         self.heartbeat_action = HeartbeatAction(settings)  # heartbeat.action.query, run with each heartbeat
         self.gtid_filter = GtidSourceFilter.of(settings)  # gtid.source.includes/excludes
+        self.last_event_ts_ms = 0  # the time of the event before the current one (BEGIN/END's ts_ms)
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -307,6 +308,8 @@ class Streamer:
         try:
             for event in self._events(reader):
                 self._dispatch(event)
+                if int(getattr(event, "timestamp", 0) or 0):  # after handling it, as Debezium's onEvent
+                    self.last_event_ts_ms = int(event.timestamp) * 1000
                 if self.stopping.is_set():
                     return
                 if not self.in_tx:
@@ -366,9 +369,8 @@ class Streamer:
         self.maps_seen = self._maps_read()
         self.row_query = None
         if self.transactions is not None:
-            offset = self.checkpoint().with_(event=0).to_dict()
             tx_id = transaction_id(gtid, self.file, self.tx_start)
-            self._emit(self.transactions.begin(tx_id, self.ts_sec * 1000, offset))
+            self._emit(self.transactions.begin_at(tx_id, self.last_event_ts_ms, self.checkpoint()))
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -391,7 +393,7 @@ class Streamer:
 
     def _commit(self, event: Any) -> None:
         if self.transactions is not None:
-            self._emit(self.transactions.commit(int(event.timestamp) * 1000, self.checkpoint().to_dict()))
+            self._emit(self.transactions.commit_at(self.last_event_ts_ms, self.checkpoint()))
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False

@@ -172,6 +172,8 @@ class MySqlSourceTask(SourceTask):
             return context.store(streamer.checkpoint().to_dict())
 
         actions.position = blocking.position = position
+        if ctx.notifier is not None:  # incremental snapshot notifications carry the stream's offset
+            ctx.notifier.position = position
         if settings.incremental_spark:
             spark = incremental.use_spark(
                 self.props, self.context.worker_client_config(), self._context_headers
@@ -289,6 +291,7 @@ class MySqlSourceTask(SourceTask):
             else:
                 assert offset is not None
                 start = offset
+                snapshotter.notify("SKIPPED", offset=offset.to_dict())  # streaming resumes: no snapshot
             if plan in ("snapshot", "schema", "recover_schema") and not self._delay_streaming():
                 return
             self.streamer.run(start)

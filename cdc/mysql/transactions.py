@@ -12,6 +12,8 @@ Debezium's ``TransactionMonitor`` (3.6), as the binlog connectors drive it:
   per-table counts, in the iteration order of Debezium's ``HashMap``); a DDL's transaction (MariaDB writes a
   standalone GTID before it) has no commit, so it gets a BEGIN and no END, and stays "in progress" until the
   next start;
+* BEGIN's and END's ``ts_ms`` (and their offsets' ``ts_sec``) are the time of the binlog event read *before*
+  the GTID/XID event: Debezium's ``eventTimestamp`` is set by a listener that runs after the event's handler;
 * while a transaction is in progress every offset carries ``transaction_id`` and
   ``transaction_data_collection_order_<db.table>`` (``TransactionContext.store``), which a restart reads back.
 """
@@ -27,7 +29,7 @@ from cdc.api.schema import INT64_SCHEMA, OPTIONAL_INT64_SCHEMA, STRING_SCHEMA, S
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
-from cdc.mysql.offsets import DEBEZIUM_OFFSET_ORDER
+from cdc.mysql.offsets import DEBEZIUM_OFFSET_ORDER, BinlogOffset
 from cdc.mysql.schemanames import adjust_schema_name
 
 __all__ = ["TransactionMetadata", "transaction_id", "transaction_topic"]
@@ -109,6 +111,18 @@ class TransactionMetadata:
         self.tx_id, self.counts, self.total = tx_id, {}, 0
         value = Struct(self.value_schema, ["BEGIN", tx_id, None, None, ts_ms])
         return [self._record(value, offset)]
+
+    def begin_at(self, tx_id: str, previous_ts_ms: int, checkpoint: BinlogOffset) -> list[SourceRecord]:
+        """:meth:`begin` at the streamer's ``checkpoint`` (the transaction's start, no event done yet);
+        ``previous_ts_ms``: the time of the event read before this one (0: none yet, this one's)."""
+        ts_ms = previous_ts_ms or checkpoint.ts_sec * 1000
+        return self.begin(tx_id, ts_ms, checkpoint.with_(event=0, ts_sec=ts_ms // 1000).to_dict())
+
+    def commit_at(self, previous_ts_ms: int, checkpoint: BinlogOffset) -> list[SourceRecord]:
+        """:meth:`commit` at the streamer's ``checkpoint`` (still inside the transaction, as Debezium's END
+        is built before its offset moves past the commit)."""
+        ts_ms = previous_ts_ms or checkpoint.ts_sec * 1000
+        return self.commit(ts_ms, checkpoint.with_(ts_sec=ts_ms // 1000).to_dict())
 
     def commit(self, ts_ms: int, offset: dict[str, Any]) -> list[SourceRecord]:
         """The transaction commits: its END record (none when no transaction is in progress)."""

@@ -115,6 +115,8 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
         ):
             polled += task.poll() or []
             assert time.monotonic() < deadline, "the snapshots did not end"
+            status = json.dumps(dbz.worker.status(CONNECTOR)) if time.monotonic() % 5 < 0.3 else ""
+            assert "FAILED" not in status, f"Debezium's task failed: {status[:3000]}"
             time.sleep(0.2)
         time.sleep(3)
         ids = _workload(bench_stack, db, other)
@@ -167,12 +169,14 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
         ("BEGIN", ids[3]),
         ("END", ids[3]),
     ], statuses
-    assert [side["cdc"].normalise_bytes(r.key) for r in mine] == [
-        side["debezium"].normalise_bytes(r.key) for r in theirs
-    ]
-    assert [side["cdc"].normalise_bytes(r.value) for r in mine] == [
-        side["debezium"].normalise_bytes(r.value) for r in theirs
-    ]
+    assert len(mine) == len(theirs), [r.value_json()["payload"] for r in mine]
+    for i, (a, b) in enumerate(zip(theirs, mine, strict=True)):
+        assert side["cdc"].normalise_bytes(b.key) == side["debezium"].normalise_bytes(a.key), i
+        assert side["cdc"].normalise_bytes(b.value) == side["debezium"].normalise_bytes(a.value), (
+            i,
+            b.value_json()["payload"],
+            a.value_json()["payload"],
+        )
     compared += len(theirs)
     # The change events of the workload's transactions: the same records, the transaction block included.
     for table in ("a", "b"):
@@ -186,7 +190,7 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
                 json.loads(side["debezium"].normalise_bytes(a.value) or b"null")
             )
             got = cmp._Normaliser.envelope(json.loads(side["cdc"].normalise_bytes(b.value) or b"null"))
-            assert got == expected
+            assert got == expected, (table, got["payload"], expected["payload"])
             compared += 1
     # Every record's source offset while a workload transaction is in progress: same keys, same order.
     assert dbz.spec is not None
@@ -198,7 +202,10 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
         _java_map(r.source_offset) for r in polled if (r.source_offset or {}).get("transaction_id") in ids
     ]
     assert len(their_offsets) >= 10
-    assert [list(o.items()) for o in my_offsets] == [list(o.items()) for o in their_offsets]
+    assert len(my_offsets) == len(their_offsets), (my_offsets, their_offsets)
+    for i, (mine_offset, their_offset) in enumerate(zip(my_offsets, their_offsets, strict=True)):
+        where = [r.topic for r in polled if (r.source_offset or {}).get("transaction_id") in ids][i]
+        assert list(mine_offset.items()) == list(their_offset.items()), (i, where, mine_offset, their_offset)
     assert compared >= 12
     bench_stack.delete_topics(
         [t for s in (dbz, ours) for t in s.topics(bench_stack)] + [f"{ours.prefix}.transaction"]
