@@ -218,6 +218,9 @@ class Streamer:
         self.heartbeat_action = HeartbeatAction(settings)  # heartbeat.action.query, run with each heartbeat
         self.gtid_filter = GtidSourceFilter.of(settings)  # gtid.source.includes/excludes
         self.last_event_ts_ms = 0  # the time of the event before the current one (BEGIN/END's ts_ms)
+        self.source_ts_sec = (
+            0  # Debezium's source time: of the last captured change or DDL (BEGIN/END's ts_sec)
+        )
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -241,6 +244,7 @@ class Streamer:
         self.completed_gtids = self.gtid_filter.retain(start.gtids)
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
+        self.source_ts_sec = start.ts_sec
         try:
             self.hooks.on_start()
             self._run()
@@ -370,7 +374,11 @@ class Streamer:
         self.row_query = None
         if self.transactions is not None:
             tx_id = transaction_id(gtid, self.file, self.tx_start)
-            self._emit(self.transactions.begin_at(tx_id, self.last_event_ts_ms, self.checkpoint()))
+            self._emit(
+                self.transactions.begin_at(
+                    tx_id, self.last_event_ts_ms, self.source_ts_sec, self.checkpoint()
+                )
+            )
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -393,7 +401,9 @@ class Streamer:
 
     def _commit(self, event: Any) -> None:
         if self.transactions is not None:
-            self._emit(self.transactions.commit_at(self.last_event_ts_ms, self.checkpoint()))
+            self._emit(
+                self.transactions.commit_at(self.last_event_ts_ms, self.source_ts_sec, self.checkpoint())
+            )
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
@@ -430,6 +440,7 @@ class Streamer:
         if not truncate and self.schema.ignores(query):
             return  # Debezium's ddl.filter (grants, users, views, routines, ...): no history, no record
         drop_tables = bool(_DROP_TABLE.match(query))
+        self.source_ts_sec = self.ts_sec
         try:
             # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
             # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
@@ -522,6 +533,7 @@ class Streamer:
                 exc_info=self.event_failure_mode == "warn",
             )
             return
+        self.source_ts_sec = self.ts_sec
         if records and self.transactions is not None:
             records = self.transactions.data(table_id, records)
         if records:

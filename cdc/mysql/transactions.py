@@ -12,8 +12,9 @@ Debezium's ``TransactionMonitor`` (3.6), as the binlog connectors drive it:
   per-table counts, in the iteration order of Debezium's ``HashMap``); a DDL's transaction (MariaDB writes a
   standalone GTID before it) has no commit, so it gets a BEGIN and no END, and stays "in progress" until the
   next start;
-* BEGIN's and END's ``ts_ms`` (and their offsets' ``ts_sec``) are the time of the binlog event read *before*
-  the GTID/XID event: Debezium's ``eventTimestamp`` is set by a listener that runs after the event's handler;
+* BEGIN's and END's ``ts_ms`` are the time of the binlog event read *before* the GTID/XID event (Debezium's
+  ``eventTimestamp`` is set by a listener that runs after the event's handler); their offsets' ``ts_sec`` is
+  Debezium's source time, set by the last change of a captured table or DDL (the snapshot's, at first);
 * while a transaction is in progress every offset carries ``transaction_id`` and
   ``transaction_data_collection_order_<db.table>`` (``TransactionContext.store``), which a restart reads back.
 """
@@ -112,17 +113,22 @@ class TransactionMetadata:
         value = Struct(self.value_schema, ["BEGIN", tx_id, None, None, ts_ms])
         return [self._record(value, offset)]
 
-    def begin_at(self, tx_id: str, previous_ts_ms: int, checkpoint: BinlogOffset) -> list[SourceRecord]:
+    def begin_at(
+        self, tx_id: str, previous_ts_ms: int, source_ts_sec: int, checkpoint: BinlogOffset
+    ) -> list[SourceRecord]:
         """:meth:`begin` at the streamer's ``checkpoint`` (the transaction's start, no event done yet);
-        ``previous_ts_ms``: the time of the event read before this one (0: none yet, this one's)."""
+        ``previous_ts_ms``: the time of the event read before this one (0: none yet, this one's);
+        ``source_ts_sec``: the offset's ``ts_sec``, Debezium's source time (its last captured change)."""
         ts_ms = previous_ts_ms or checkpoint.ts_sec * 1000
-        return self.begin(tx_id, ts_ms, checkpoint.with_(event=0, ts_sec=ts_ms // 1000).to_dict())
+        return self.begin(tx_id, ts_ms, checkpoint.with_(event=0, ts_sec=source_ts_sec).to_dict())
 
-    def commit_at(self, previous_ts_ms: int, checkpoint: BinlogOffset) -> list[SourceRecord]:
+    def commit_at(
+        self, previous_ts_ms: int, source_ts_sec: int, checkpoint: BinlogOffset
+    ) -> list[SourceRecord]:
         """:meth:`commit` at the streamer's ``checkpoint`` (still inside the transaction, as Debezium's END
         is built before its offset moves past the commit)."""
         ts_ms = previous_ts_ms or checkpoint.ts_sec * 1000
-        return self.commit(ts_ms, checkpoint.with_(ts_sec=ts_ms // 1000).to_dict())
+        return self.commit(ts_ms, checkpoint.with_(ts_sec=source_ts_sec).to_dict())
 
     def commit(self, ts_ms: int, offset: dict[str, Any]) -> list[SourceRecord]:
         """The transaction commits: its END record (none when no transaction is in progress)."""

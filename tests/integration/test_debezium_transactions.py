@@ -203,9 +203,13 @@ def test_transaction_metadata_as_debezium_writes_it(stack: object, tmp_path: Pat
     ]
     assert len(their_offsets) >= 10
     assert len(my_offsets) == len(their_offsets), (my_offsets, their_offsets)
-    for i, (mine_offset, their_offset) in enumerate(zip(my_offsets, their_offsets, strict=True)):
-        where = [r.topic for r in polled if (r.source_offset or {}).get("transaction_id") in ids][i]
-        assert list(mine_offset.items()) == list(their_offset.items()), (i, where, mine_offset, their_offset)
+    topics = [r.topic for r in polled if (r.source_offset or {}).get("transaction_id") in ids]
+    differ = [
+        (i, topics[i], mine_offset, their_offset)
+        for i, (mine_offset, their_offset) in enumerate(zip(my_offsets, their_offsets, strict=True))
+        if list(mine_offset.items()) != list(their_offset.items())
+    ]
+    assert differ == [], "\n".join(map(str, differ))
     assert compared >= 12
     bench_stack.delete_topics(
         [t for s in (dbz, ours) for t in s.topics(bench_stack)] + [f"{ours.prefix}.transaction"]
