@@ -40,6 +40,7 @@ __all__ = [
     "Notification",
     "Notifier",
     "additional_data_order",
+    "hash_set_order",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,11 @@ VALUE_SCHEMA = (
     .field("timestamp", INT64_SCHEMA)
     .build()
 )  # fmt: skip
+
+
+def hash_set_order(names: list[str]) -> list[str]:
+    """``new HashSet<>(names)`` (of ``TableId``s, hashed as their identifiers) in its iteration order."""
+    return java_hash_map_order(names, max(int(len(names) / 0.75) + 1, 16))
 
 
 def additional_data_order(data: Mapping[str, str]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
+from cdc.mysql.notifications import hash_set_order
 from cdc.mysql.offsets import BinlogOffset
 
 __all__ = ["SnapshotResult", "Snapshotter"]
@@ -51,6 +52,7 @@ class Snapshotter:
         self.filters = ctx.filters
         self.emit = ctx.emit
         self.notifier = ctx.notifier
+        self._captured: list[TableId] = []  # the run's captured tables (its notifications name them)
         self.stopping = ctx.stopping
         self.mariadb = ctx.mariadb
         self.metrics = metrics
@@ -100,7 +102,10 @@ class Snapshotter:
         # Under the global lock the table list cannot change; with table locks it is read first.
         databases, all_tables = self._discover(cur)
         captured = [t for t in all_tables if self.filters.table(t)]
-        to_read = [t for t in captured if self.filters.snapshot_table(t)]
+        # The signal table's schema is captured, its rows are not snapshotted (Debezium's prepareTables).
+        signals = self.filters.signal_table
+        to_read = [t for t in captured if self.filters.snapshot_table(t) and t != signals]
+        self._captured = captured
         self.metrics.start(captured)
         log.info(
             "Snapshot of %d tables in %d databases (locking mode %s%s)",
@@ -255,8 +260,9 @@ class Snapshotter:
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
-            collections = ",".join(str(t) for t in tables)
-            progress = {"current_collection_in_progress": str(table_id), "data_collections": collections}
+            # Debezium names the tables read in a HashSet's order here, and the captured ones, sorted, below.
+            reading = ",".join(hash_set_order([str(t) for t in tables]))
+            progress = {"current_collection_in_progress": str(table_id), "data_collections": reading}
             self.notify("IN_PROGRESS", progress, snapshot_offset)
             cur = conn.cursor()
             cur.execute(select)
@@ -294,7 +300,8 @@ class Snapshotter:
                 pending = _remark(pending, "last_in_data_collection")
             total += count
             self.metrics.table_done(table_id)
-            done = {"scanned_collection": str(table_id), "data_collections": collections}
+            captured = ",".join(sorted(str(t) for t in self._captured or tables))
+            done = {"scanned_collection": str(table_id), "data_collections": captured}
             self.notify(
                 "TABLE_SCAN_COMPLETED",
                 {**done, "total_rows_scanned": str(count), "status": "SUCCEEDED"},

@@ -15,6 +15,7 @@ import pytest
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.metrics import REGISTRY
+from cdc.mysql.notifications import hash_set_order
 from cdc.mysql.task import MariaDbSourceTask
 from tests.integration.inprocess import NoOffsetsContext
 
@@ -98,7 +99,7 @@ def test_snapshot_notifications_on_sink_log_and_jmx(
         task.stop()
 
     initial = _notes(records, topic, "Initial Snapshot")
-    tables = [f"{db}.a", f"{db}.b", f"{db}.debezium_signal"]
+    tables = [f"{db}.a", f"{db}.b"]  # the signal table's rows are not snapshotted (as in Debezium)
     assert [
         (
             n.get("type"),
@@ -116,10 +117,12 @@ def test_snapshot_notifications_on_sink_log_and_jmx(
         **done,
         "connector_name": prefix,
         "scanned_collection": f"{db}.a",
-        "data_collections": ",".join(tables),
+        "data_collections": ",".join([*tables, f"{db}.debezium_signal"]),
         "total_rows_scanned": "3",
         "status": "SUCCEEDED",
     }
+    reading = initial[1].get("additional_data")["data_collections"]  # a HashSet's order in Debezium
+    assert reading == ",".join(hash_set_order(tables))
     assert len({n.get("id") for n in initial}) == len(initial)  # a UUID each
     sink = next(r for r in records if r.topic == topic)
     assert sink.key_schema.name == "io.debezium.connector.common.NotificationKey"
