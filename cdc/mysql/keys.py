@@ -59,7 +59,11 @@ REFUSED: tuple[Refusal, ...] = (
     # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
     Refusal(r"signal\..+", "this signal setting is not implemented (docs/snapshots.md, 'Signals')"),
     Refusal(r"incremental\.snapshot\..+", "this incremental-snapshot setting is not implemented"),
-    Refusal(r"notification\..+", "notifications are not implemented"),
+    Refusal(
+        r"notification\..+",
+        "this notification setting is not implemented (notification.enabled.channels and "
+        "notification.sink.topic.name are)",
+    ),
     # -- features cdc does not have
     Refusal(
         r"post\.processors",
