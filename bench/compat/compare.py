@@ -390,7 +390,7 @@ _TRACE = re.compile(
     r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, "
     r"sourceOffset=\{(.*?)\}\} ConnectRecord"
 )
-_MAP_ENTRY = re.compile(r", (?=[A-Za-z_]+=)")
+_MAP_ENTRY = re.compile(r", (?=[A-Za-z_][A-Za-z0-9_.$-]*=)")  # keys may name a table (db.t)
 
 
 def _java_map(text: str) -> dict[str, str]:

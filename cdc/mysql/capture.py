@@ -17,6 +17,7 @@ from cdc.api.records import SourceRecord
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import EventFactory
 from cdc.mysql.filters import Filters
+from cdc.mysql.notifications import Notifier
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 
@@ -36,6 +37,8 @@ class CaptureContext:
     emit: Emit
     stopping: threading.Event
     mariadb: bool
+    notifier: Notifier | None = None
+    """notification.enabled.channels: snapshot progress (cdc.mysql.notifications); None: no channel."""
 
     @classmethod
     def build(
@@ -59,4 +62,5 @@ class CaptureContext:
             emit,
             stopping,
             mariadb,
+            Notifier(settings, events.partition, emit) if settings.notification_enabled_channels else None,
         )

@@ -65,6 +65,28 @@ def _def() -> ConfigDef:
     _define_types(d)
     _define_events(d)
     _define_signals(d)
+    d.define(
+        "notification.enabled.channels",
+        LST,
+        "",
+        v.predicate(
+            lambda xs: all(str(x).strip().lower() in ("sink", "log", "jmx") for x in xs),
+            "Channels are sink, log and jmx",
+        ),
+        LO,
+        "Where snapshot progress notifications go (Debezium's shape): sink (a topic, "
+        "notification.sink.topic.name), log (INFO lines), jmx (published as metrics: cdc has no JMX).",
+        group=SIGNALS,
+    )
+    d.define(
+        "notification.sink.topic.name",
+        S,
+        None,
+        None,
+        LO,
+        "The topic of the sink notification channel; required when it is enabled.",
+        group=SIGNALS,
+    )
     _define_history(d)
     _accept_groups(d)
     return d
@@ -262,8 +284,26 @@ def _define_filters(d: ConfigDef) -> None:
     )
     d.define("message.key.columns", S, "", None, LO, "Key columns per table: db.t:c1,c2;db.t2:c.", **f)
     d.define("skipped.operations", LST, "t", None, LO, "Operations not emitted: c, u, d, t or none.", **f)
-    d.define("gtid.source.includes", LST, "", v.regex, LO, "GTID source UUIDs to use.", **f)
-    d.define("gtid.source.excludes", LST, "", v.regex, LO, "GTID source UUIDs to ignore.", **f)
+    d.define(
+        "gtid.source.includes",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "GTID sources to follow (regexes matching a MySQL server UUID or a MariaDB domain-server pair, "
+        "whole, ignoring case): row events of other sources are not emitted, and a resumed offset's gtids "
+        "keep only these sources.",
+        **f,
+    )
+    d.define(
+        "gtid.source.excludes",
+        LST,
+        "",
+        v.regex,
+        LO,
+        "GTID sources not to follow (as gtid.source.includes, which may not be set with it).",
+        **f,
+    )
 
 
 def _define_snapshot(d: ConfigDef) -> None:
@@ -290,6 +330,16 @@ def _define_snapshot(d: ConfigDef) -> None:
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
     d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
+    d.define(
+        "streaming.delay.ms",
+        L,
+        0,
+        v.at_least(0),
+        LO,
+        "Delay between a completed snapshot and the start of streaming (so that the snapshot's offset can be "
+        "committed first); not applied when streaming resumes from an offset.",
+        **s,
+    )
     for switch, doc in (
         ("snapshot.data", "read the data of every captured table (and the schema) on each start"),
         ("snapshot.schema", "read the schema on each start"),
@@ -533,8 +583,29 @@ def _define_events(d: ConfigDef) -> None:
         "its default; MySQL: binlog_rows_query_log_events=ON).",
         **e,
     )
-    d.define("provide.transaction.metadata", B, False, None, LO, "Write transaction BEGIN/END events.", **e)
+    d.define(
+        "provide.transaction.metadata",
+        B,
+        False,
+        None,
+        LO,
+        "Write each transaction's BEGIN and END (its event count and per-table counts) to "
+        "<prefix>.<topic.transaction>, and a transaction block (id, total_order, data_collection_order) in "
+        "every change event, as Debezium does (docs/mysql.md, 'Transaction metadata').",
+        **e,
+    )
     d.define("heartbeat.interval.ms", INT, 0, v.at_least(0), M, "Heartbeat interval (0 = off).", **e)
+    d.define(
+        "heartbeat.action.query",
+        S,
+        "",
+        None,
+        LO,
+        "A statement run on its own connection with every heartbeat (heartbeat.interval.ms > 0), such as an "
+        "upsert into a heartbeat table, so that the binlog and the committed offset move on while the "
+        "captured tables are idle; a failure is logged and the heartbeat is emitted anyway.",
+        **e,
+    )
     d.define(
         "topic.heartbeat.prefix",
         S,
@@ -607,6 +678,16 @@ def _define_events(d: ConfigDef) -> None:
         **e,
     )
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
+    d.define(
+        "max.queue.size.in.bytes",
+        L,
+        0,
+        v.at_least(0),
+        LO,
+        "Also bound the queue by the records' approximate size in bytes (Debezium's estimate); 0: by "
+        "max.queue.size only.",
+        **e,
+    )
     d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
     d.define(
         "event.processing.failure.handling.mode",
@@ -631,6 +712,17 @@ def _define_events(d: ConfigDef) -> None:
         "io.debezium.processors.reselect.ReselectColumnsPostProcessor and its <name>.reselect.* options "
         "(columns.include.list, columns.exclude.list, unavailable.values, null.values, use.event.key, "
         "error.handling.mode; see docs/mysql.md).",
+        **e,
+    )
+    d.define(
+        "event.converting.failure.handling.mode",
+        S,
+        "warn",
+        v.case_insensitive_one_of("fail", "warn", "skip"),
+        LO,
+        "A column value the converter cannot turn into its field's type: fail stops the task naming the "
+        "column; warn (Debezium's default) writes the field as null and logs a WARN; skip writes null and "
+        "logs at DEBUG. Counted in NumberOfConvertingFailures.",
         **e,
     )
     d.define(

@@ -31,6 +31,7 @@ from cdc.history.model import Table, TableId
 from cdc.mysql.columns import ColumnRules
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.converters import CustomConverters
+from cdc.mysql.converting import ConvertingFailures
 from cdc.mysql.filters import Filters
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
@@ -188,6 +189,8 @@ class TableSchema:
         ]
         self._key_converters = list(zip(self.key_index, self.key_converters, self._key_nulls, strict=True))
         self._value_values = _row_function(self._converters)
+        mode = settings.event_converting_failure_handling_mode
+        self._failures = ConvertingFailures(mode, table.id, self.mappings)  # when a converter raises
         # before/after → whether the key columns differ (generated: one comparison per key column)
         changed = " or ".join(f"b[{i}] != a[{i}]" for i in self.key_index) or "False"
         namespace: dict[str, Any] = {}
@@ -197,7 +200,10 @@ class TableSchema:
 
     def value(self, row: Sequence[Any]) -> Struct:
         """A Value struct from a row given in table column order."""
-        return Struct(self.value_schema, self._value_values(row))
+        try:
+            return Struct(self.value_schema, self._value_values(row))
+        except Exception:  # event.converting.failure.handling.mode decides, column by column
+            return Struct(self.value_schema, self._failures.values(row, self._converters))
 
     def key(self, row: Sequence[Any]) -> Struct | None:
         if self.key_schema is None:

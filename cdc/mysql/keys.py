@@ -59,9 +59,12 @@ REFUSED: tuple[Refusal, ...] = (
     # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
     Refusal(r"signal\..+", "this signal setting is not implemented (docs/snapshots.md, 'Signals')"),
     Refusal(r"incremental\.snapshot\..+", "this incremental-snapshot setting is not implemented"),
-    Refusal(r"notification\..+", "notifications are not implemented"),
+    Refusal(
+        r"notification\..+",
+        "this notification setting is not implemented (notification.enabled.channels and "
+        "notification.sink.topic.name are)",
+    ),
     # -- features cdc does not have
-    Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
     Refusal(
         r"transaction\.metadata\.factory",
         "only the default transaction metadata is implemented",
@@ -80,8 +83,11 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
-    Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
-    Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),
+    Refusal(
+        r"gtid\.source\.filter\.dml\.events",
+        "the row events of rejected GTID sources are always left out",
+        ("true",),
+    ),
     Refusal(
         r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
     ),
@@ -96,13 +102,7 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(
-        r"event\.converting\.failure\.handling\.mode",
-        "a value that cannot be converted fails the task",
-        ("fail",),
-    ),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
-    Refusal(r"max\.queue\.size\.in\.bytes", "the queue is bounded by records (max.queue.size)", ("0",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
     Refusal(r"connection\.validation\.timeout\.ms", _NO_EFFECT, ("60000",)),
@@ -143,8 +143,6 @@ REFUSED: tuple[Refusal, ...] = (
 )
 
 LIMITED: tuple[Refusal, ...] = (
-    Refusal(r"provide\.transaction\.metadata", "transaction metadata events are not implemented", ("false",)),
-    Refusal(r"gtid\.source\.(includes|excludes)", "GTID source filters are not implemented", ("",)),
     Refusal(
         r"connect\.keep\.alive", "the binlog client always reconnects (see errors.max.retries)", ("true",)
     ),

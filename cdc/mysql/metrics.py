@@ -16,6 +16,7 @@ from typing import Any
 
 from cdc.history.model import TableId
 from cdc.metrics import REGISTRY, MetricsRegistry, Reading
+from cdc.mysql.converting import converting_failures
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SignalMetrics", "SnapshotMetrics", "StreamingMetrics"]
 
@@ -199,6 +200,7 @@ class StreamingMetrics:
             "NumberOfSkippedEvents": self.skipped_events,
             "BinlogFilename": self.binlog_filename,
             "NumberOfErroneousEvents": self.erroneous_events,
+            "NumberOfConvertingFailures": converting_failures.count,
             "BinlogPosition": self.binlog_position,
             "GtidSet": self.gtid_set,
             "MilliSecondsBehindSource": self.millis_behind_source,

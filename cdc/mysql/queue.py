@@ -2,35 +2,51 @@
 
 The capture thread (snapshot, then binlog streaming) blocks when the queue is full — so memory stays
 bounded whatever the table size — and its failure is re-raised by the next ``poll``, as Debezium's
-``ChangeEventQueue`` does.
+``ChangeEventQueue`` does. With ``max.queue.size.in.bytes`` the queue is also full once the records in it
+add up to that many bytes (their approximate sizes, :mod:`cdc.mysql.record_size`), as in Debezium.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["ChangeEventQueue"]
 
 
 class ChangeEventQueue:
-    def __init__(self, max_size: int, max_batch: int) -> None:
+    def __init__(
+        self, max_size: int, max_batch: int, max_bytes: int = 0, sizer: Callable[[Any], int] | None = None
+    ) -> None:
         self.max_size = max_size
         self.max_batch = max_batch
+        self.max_bytes = max_bytes if sizer is not None else 0
+        self._sizer = sizer
+        self._sizes: deque[int] = deque()  # per item, when bounded by bytes
+        self.bytes = 0
         self._items: deque[Any] = deque()
         self._cond = threading.Condition()
         self._error: BaseException | None = None
         self._closed = False
 
+    def _full(self) -> bool:
+        return len(self._items) >= self.max_size or (self.max_bytes > 0 and self.bytes >= self.max_bytes)
+
     def put(self, item: Any, stopping: threading.Event) -> bool:
         """Add ``item``; blocks while full. False if stopping was set while waiting."""
         with self._cond:
-            while len(self._items) >= self.max_size and not stopping.is_set() and not self._closed:
+            while self._full() and not stopping.is_set() and not self._closed:
                 self._cond.wait(0.2)
             if stopping.is_set() or self._closed:
                 return False
             self._items.append(item)
+            if self.max_bytes > 0:
+                assert self._sizer is not None
+                size = self._sizer(item)
+                self._sizes.append(size)
+                self.bytes += size
             self._cond.notify_all()
             return True
 
@@ -40,6 +56,8 @@ class ChangeEventQueue:
         As many as there is room for go in at once, with one wake-up of the poller, and the rest once a
         poll made room: a snapshot's capture thread outpaces the worker, so its batches mostly meet a
         full queue, and adding them one item (one lock, one wake-up) at a time cost a lot of its CPU."""
+        if self.max_bytes > 0:  # one at a time: each record's size decides whether the next one fits
+            return all(self.put(item, stopping) for item in items)
         done, count = 0, len(items)
         with self._cond:
             while done < count:
@@ -71,6 +89,8 @@ class ChangeEventQueue:
             if self._items:
                 n = min(len(self._items), self.max_batch)
                 batch = [self._items.popleft() for _ in range(n)]
+                if self.max_bytes > 0:
+                    self.bytes -= sum(self._sizes.popleft() for _ in range(n))
                 self._cond.notify_all()
                 return batch
             if self._error is not None:

@@ -24,6 +24,7 @@ from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
+from cdc.mysql.notifications import hash_set_order
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.parallel_snapshot import ChunkReaders
 from cdc.mysql.snapshot_order import order_by_row_count
@@ -54,6 +55,8 @@ class Snapshotter:
         self.events = ctx.events
         self.filters = ctx.filters
         self.emit = ctx.emit
+        self.notifier = ctx.notifier
+        self._captured: list[TableId] = []  # the run's captured tables (its notifications name them)
         self.stopping = ctx.stopping
         self.mariadb = ctx.mariadb
         self.metrics = metrics
@@ -67,8 +70,14 @@ class Snapshotter:
             raise InterruptedError("stopped before the snapshot began")
         conn = connect(self.settings, streaming=True)
         self._connection_id = int(conn.thread_id())
+        self.notify("STARTED")
         try:
-            return self._run(conn, data)
+            result = self._run(conn, data)
+            self.notify("COMPLETED", offset=result.offset.to_dict())
+            return result
+        except BaseException:
+            self.notify("ABORTED")
+            raise
         finally:
             with contextlib.suppress(Exception):  # best effort
                 conn.close()
@@ -97,7 +106,10 @@ class Snapshotter:
         # Under the global lock the table list cannot change; with table locks it is read first.
         databases, all_tables = self._discover(cur)
         captured = [t for t in all_tables if self.filters.table(t)]
-        to_read = [t for t in captured if self.filters.snapshot_table(t)]
+        # The signal table's schema is captured, its rows are not snapshotted (Debezium's prepareTables).
+        signals = self.filters.signal_table
+        to_read = [t for t in captured if self.filters.snapshot_table(t) and t != signals]
+        self._captured = captured
         self.metrics.start(captured)
         log.info(
             "Snapshot of %d tables in %d databases (locking mode %s%s)",
@@ -138,6 +150,13 @@ class Snapshotter:
             self.metrics.holding_global_lock = False
         self.metrics.complete()
         return SnapshotResult(offset, to_read, rows)
+
+    def notify(
+        self, kind: str, data: dict[str, str] | None = None, offset: dict[str, Any] | None = None
+    ) -> None:
+        """An initial-snapshot notification (notification.enabled.channels, cdc.mysql.notifications)."""
+        if self.notifier is not None:
+            self.notifier.initial(kind, data, offset)
 
     def interrupt(self) -> None:
         """Abort a statement the snapshot is blocked in (a lock wait, a long SELECT) so stop is prompt."""
@@ -288,6 +307,10 @@ class Snapshotter:
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
+            # Debezium names the tables read in a HashSet's order here, and the captured ones, sorted, below.
+            reading = ",".join(hash_set_order([str(t) for t in tables]))
+            progress = {"current_collection_in_progress": str(table_id), "data_collections": reading}
+            self.notify("IN_PROGRESS", progress, snapshot_offset)
             first_in_table = True
             count = 0
             source = self.events.snapshot_sources(pos, table_id)
@@ -317,6 +340,13 @@ class Snapshotter:
                 pending = _remark(pending, "last_in_data_collection")
             total += count
             self.metrics.table_done(table_id)
+            captured = ",".join(sorted(str(t) for t in self._captured or tables))
+            done = {"scanned_collection": str(table_id), "data_collections": captured}
+            self.notify(
+                "TABLE_SCAN_COMPLETED",
+                {**done, "total_rows_scanned": str(count), "status": "SUCCEEDED"},
+                snapshot_offset,
+            )
             elapsed = max(time.monotonic() - started, 1e-6)
             log.info(
                 "Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed

@@ -48,6 +48,8 @@ from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXi
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.gtid_filter import GtidSourceFilter
+from cdc.mysql.heartbeats import HeartbeatAction
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
@@ -56,6 +58,7 @@ from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
 from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
+from cdc.mysql.transactions import TransactionMetadata, transaction_id
 
 __all__ = [
     "STREAM_EVENTS",
@@ -209,6 +212,15 @@ class Streamer:
         self._gtids = _CompletedGtids(ctx.mariadb)
         self.table_maps = TableMaps()
         self.hooks: StreamHooks = NO_HOOKS
+        # provide.transaction.metadata (cdc.mysql.transactions): BEGIN/END records, blocks and offset fields
+        tx = settings.provide_transaction_metadata
+        self.transactions = TransactionMetadata(settings, ctx.events.partition) if tx else None
+        self.heartbeat_action = HeartbeatAction(settings)  # heartbeat.action.query, run with each heartbeat
+        self.gtid_filter = GtidSourceFilter.of(settings)  # gtid.source.includes/excludes
+        self.last_event_ts_ms = 0  # the time of the event before the current one (BEGIN/END's ts_ms)
+        self.source_ts_sec = (
+            0  # Debezium's source time: of the last captured change or DDL (BEGIN/END's ts_sec)
+        )
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
 
     # -- offsets ------------------------------------------------------------------------------------------
@@ -229,14 +241,16 @@ class Streamer:
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, start: BinlogOffset) -> None:
         self.file, self.next_pos, self.tx_start = start.file, start.pos, start.pos
-        self.completed_gtids = start.gtids
+        self.completed_gtids = self.gtid_filter.retain(start.gtids)
         self.skip_events, self.skip_rows = start.event, start.row
         self.server_id, self.ts_sec = start.server_id, start.ts_sec
+        self.source_ts_sec = start.ts_sec
         try:
             self.hooks.on_start()
             self._run()
         finally:
             self.hooks.close()
+            self.heartbeat_action.close()
 
     def _run(self) -> None:
         backoff = 1.0
@@ -298,6 +312,8 @@ class Streamer:
         try:
             for event in self._events(reader):
                 self._dispatch(event)
+                if int(getattr(event, "timestamp", 0) or 0):  # after handling it, as Debezium's onEvent
+                    self.last_event_ts_ms = int(event.timestamp) * 1000
                 if self.stopping.is_set():
                     return
                 if not self.in_tx:
@@ -356,6 +372,13 @@ class Streamer:
         self.events_done = 1  # the GTID (or BEGIN) event itself, as Debezium counts it
         self.maps_seen = self._maps_read()
         self.row_query = None
+        if self.transactions is not None:
+            tx_id = transaction_id(gtid, self.file, self.tx_start)
+            self._emit(
+                self.transactions.begin_at(
+                    tx_id, self.last_event_ts_ms, self.source_ts_sec, self.checkpoint()
+                )
+            )
 
     def _query(self, event: Any) -> None:
         query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
@@ -377,6 +400,10 @@ class Streamer:
         self._ddl(event, query, database or None)
 
     def _commit(self, event: Any) -> None:
+        if self.transactions is not None:
+            self._emit(
+                self.transactions.commit_at(self.last_event_ts_ms, self.source_ts_sec, self.checkpoint())
+            )
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
@@ -405,7 +432,7 @@ class Streamer:
         offset = BinlogOffset(
             self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
         )
-        history_position = (before if gtid else offset).position()
+        history_position = self._tx_store((before if gtid else offset).position())
         record_offset = history_position
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
@@ -413,6 +440,7 @@ class Streamer:
         if not truncate and self.schema.ignores(query):
             return  # Debezium's ddl.filter (grants, users, views, routines, ...): no history, no record
         drop_tables = bool(_DROP_TABLE.match(query))
+        self.source_ts_sec = self.ts_sec
         try:
             # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
             # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
@@ -470,7 +498,7 @@ class Streamer:
         if self.skip_events == index:
             self.skip_events = self.skip_rows = 0
         table_id = TableId(str(event.schema), str(event.table))
-        if not self.filters.table(table_id):
+        if not self.filters.table(table_id) or self.gtid_filter.skips(self.tx_gtid):
             self.metrics.filtered += 1
             return
         table = self.schema.table(table_id)
@@ -505,6 +533,9 @@ class Streamer:
                 exc_info=self.event_failure_mode == "warn",
             )
             return
+        self.source_ts_sec = self.ts_sec
+        if records and self.transactions is not None:
+            records = self.transactions.data(table_id, records)
         if records:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
@@ -623,12 +654,16 @@ class Streamer:
         if not self.emit(self.hooks.decorate(records)):
             raise InterruptedError("stopping")
 
+    def _tx_store(self, offset: dict[str, Any]) -> dict[str, Any]:
+        return offset if self.transactions is None else self.transactions.store(offset)
+
     def _maybe_heartbeat(self) -> None:
         if not self.heartbeat_ms or self.in_tx:
             return
         if (time.monotonic() - self._last_emit) * 1000 >= self.heartbeat_ms:
             self._last_emit = time.monotonic()
-            record = self.schema_events.heartbeat(self.checkpoint().to_dict())
+            self.heartbeat_action.run()
+            record = self.schema_events.heartbeat(self._tx_store(self.checkpoint().to_dict()))
             self.emit(self.hooks.decorate([record]))
 
 

@@ -43,6 +43,7 @@ from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, Streamin
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.post_processors import ProcessedEmit
 from cdc.mysql.queue import ChangeEventQueue
+from cdc.mysql.record_size import approximate_size
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 from cdc.mysql.signals import (
@@ -97,7 +98,12 @@ class MySqlSourceTask(SourceTask):
             context_headers(settings.prefix, self.CONNECTOR, "0") if settings.extended_headers_enabled else []
         )
         self.poll_timeout = settings.poll_interval_ms / 1000
-        self.queue = ChangeEventQueue(settings.max_queue_size, settings.max_batch_size)
+        self.queue = ChangeEventQueue(
+            settings.max_queue_size,
+            settings.max_batch_size,
+            settings.max_queue_size_in_bytes,
+            approximate_size,
+        )
         conn = connect(settings)
         try:
             server = check_server(conn, settings)
@@ -134,6 +140,8 @@ class MySqlSourceTask(SourceTask):
         self.streamer = Streamer(ctx, streaming_metrics)
         resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
         self.streamer.hooks = self._signals(ctx, snapshot_metrics, resumed)
+        if resumed and self.streamer.transactions is not None:  # the transaction in progress, if any
+            self.streamer.transactions.restore(resumed)
         self.snapshotter = snapshotter
         self.schema = schema
         self.thread = threading.Thread(
@@ -180,6 +188,8 @@ class MySqlSourceTask(SourceTask):
             return context.store(streamer.checkpoint().to_dict())
 
         actions.position = blocking.position = position
+        if ctx.notifier is not None:  # incremental snapshot notifications carry the stream's offset
+            ctx.notifier.position = position
         if settings.incremental_spark:
             spark = incremental.use_spark(
                 self.props, self.context.worker_client_config(), self._context_headers
@@ -307,6 +317,9 @@ class MySqlSourceTask(SourceTask):
             else:
                 assert offset is not None
                 start = offset
+                snapshotter.notify("SKIPPED", offset=offset.to_dict())  # streaming resumes: no snapshot
+            if plan in ("snapshot", "schema", "recover_schema") and not self._delay_streaming():
+                return
             self.streamer.run(start)
         except InterruptedError:
             log.debug("Capture thread stopped")
@@ -314,6 +327,17 @@ class MySqlSourceTask(SourceTask):
             if not self.stopping.is_set():
                 log.error("Capture failed", exc_info=exc)
                 self.queue.fail(exc)
+
+    def _delay_streaming(self) -> bool:
+        """``streaming.delay.ms`` after a completed snapshot (Debezium's ``delayStreamingIfNeeded``: not when
+        streaming resumes from an offset); False when the task stops meanwhile."""
+        assert self.settings is not None
+        end = time.monotonic() + self.settings.streaming_delay_ms / 1000
+        while (left := end - time.monotonic()) > 0:
+            log.info("The connector will wait for %ds before initiating streaming", int(left))
+            if self.stopping.wait(min(left, 10.0)):
+                return False
+        return True
 
     def _spark_snapshot(self, schema_events: SchemaChangeEvents, stored: BinlogOffset | None) -> Any:
         """The initial snapshot by the parallel engine; returns its :class:`SnapshotResult`."""

@@ -54,6 +54,13 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
     ):
         if by_name[a].value and by_name[b].value:
             by_name[b].add_error(f'"{b}" is already specified together with "{a}"; only one may be set')
+    if by_name["gtid.source.includes"].value and by_name["gtid.source.excludes"].value:
+        by_name["gtid.source.excludes"].add_error("Cannot specify GTID excludes when includes are provided.")
+    channels = {str(c).strip().lower() for c in by_name["notification.enabled.channels"].value or ()}
+    if "sink" in channels and not by_name["notification.sink.topic.name"].value:
+        by_name["notification.sink.topic.name"].add_error(
+            "Notification topic name must be provided when kafka notification channel is enabled"
+        )
     store_error = _store_error(props, by_name)
     if store_error:
         key, message = store_error

@@ -92,6 +92,7 @@ class IncrementalSnapshot:
         self.rows_scanned: dict[str, int] = {}
         self.spark: SparkBackfill | None = None
         self._ctx = ctx
+        self.notifier = ctx.notifier
 
     def use_spark(
         self, props: dict[str, str], worker_clients: dict[str, str], headers: Sequence[Header]
@@ -179,6 +180,7 @@ class IncrementalSnapshot:
         )
         if not was_running:
             self.rows_scanned.clear()
+            self._notify("STARTED", {"data_collections": self._collections()})
             self.metrics.start_incremental([c.table for c in self.context.collections])
             self._estimate([c.table for c in self.context.collections])
             self.read_chunk()
@@ -203,16 +205,21 @@ class IncrementalSnapshot:
             log.info("Stopping the incremental snapshot")
             if self.spark is not None:
                 self.spark.cancel()
+            correlation = self.context.correlation_id
             self.window.clear()
             self.context.clear()
             self.metrics.abort()
+            self._notify("ABORTED", correlation_id=correlation)
             return
         current = self.context.current
+        correlation = self.context.correlation_id
         named = self.expand(patterns, SignalPatterns())
+        stopped = []
         for table in named:
             if current is not None and table == current.table:
                 continue
             if self.context.remove(table):
+                stopped.append(str(table))
                 log.info("Removed '%s' from the incremental snapshot", table)
         if current is not None and any(t == current.table for t in named):
             log.info("Removed '%s' (being read) from the incremental snapshot", current.table)
@@ -220,21 +227,25 @@ class IncrementalSnapshot:
                 self.spark.cancel()
             self.window.clear()
             self.metrics.table_done(current.table)
+            stopped.append(str(current.table))
             self.context.next_collection()
             if not self.context.running:
                 self.metrics.abort()
+        self._notify("ABORTED", {"data_collections": ",".join(stopped)}, correlation)
 
     def pause(self) -> None:
         if self.context.running and not self.context.paused:
             log.info("Pausing the incremental snapshot")
             self.context.paused = True
             self.metrics.paused = True
+            self._notify("PAUSED", {"data_collections": self._collections()})
 
     def resume(self) -> None:
         if self.context.running and self.context.paused:
             log.info("Resuming the incremental snapshot")
             self.context.paused = False
             self.metrics.paused = False
+            self._notify("RESUMED", {"data_collections": self._collections()})
             self.read_chunk()
 
     def expand(self, patterns: list[str], matching: SignalPatterns | None = None) -> list[TableId]:
@@ -389,14 +400,14 @@ class IncrementalSnapshot:
             table = self.schema.table(current.table)
             if table is None:
                 log.warning("Incremental snapshot: no schema for table '%s'; skipping it", current.table)
-                self._next_collection(current.table)
+                self._next_collection(current.table, "UNKNOWN_SCHEMA")
                 continue
             columns = self.chunks.query_columns(table, current)
             if not columns:
                 log.warning(
                     "Incremental snapshot of '%s' skipped: the table has no primary key", current.table
                 )
-                self._next_collection(current.table)
+                self._next_collection(current.table, "NO_PRIMARY_KEY")
                 continue
             if self.context.maximum_key is None:
                 try:
@@ -407,7 +418,7 @@ class IncrementalSnapshot:
                     continue
                 if self.context.maximum_key is None:
                     log.info("Incremental snapshot of table '%s' finished: it is empty", current.table)
-                    self._next_collection(current.table)
+                    self._next_collection(current.table, "EMPTY")
                     continue
                 log.info(
                     "Incremental snapshot of table '%s' will end at key %s",
@@ -430,7 +441,7 @@ class IncrementalSnapshot:
                     current.table,
                     self.rows_scanned.get(str(current.table), 0),
                 )
-                self._next_collection(current.table)
+                self._next_collection(current.table, "SUCCEEDED")
                 continue
             self._window_schema = ts
             index = self.chunks.query_index(table, current)
@@ -455,6 +466,7 @@ class IncrementalSnapshot:
                 len(rows),
                 self.context.chunk_end,
             )
+            self._notify_chunk(str(current.table))
             break
         if self.read_only:
             # The high watermark: the window closes once the stream has passed it (close_if_reached).
@@ -495,14 +507,44 @@ class IncrementalSnapshot:
             "Incremental snapshot '%s' of '%s' skipped: its %s query failed: %s", signal_id, table, query, exc
         )
         self.signals.skip(signal_id, "execute-snapshot", "incremental", f"{table}: {exc}")
-        self._next_collection(table)
+        self._next_collection(table, "SQL_EXCEPTION")
 
-    def _next_collection(self, table: TableId) -> None:
+    def _next_collection(self, table: TableId, status: str | None = None) -> None:
+        """``table`` is done (``status``: how its scan ended, for the TABLE_SCAN_COMPLETED notification)."""
+        if status is not None:
+            scanned = {"scanned_collection": str(table), "data_collections": self._collections()}
+            rows = str(self.rows_scanned.get(str(table), 0))
+            self._notify("TABLE_SCAN_COMPLETED", {**scanned, "total_rows_scanned": rows, "status": status})
+        correlation = self.context.correlation_id
         self.metrics.table_done(table)
         self.context.next_collection()
         if not self.context.running:
             log.info("Incremental snapshot completed")
             self.metrics.complete()
+            self._notify("COMPLETED", correlation_id=correlation)
+
+    # -- notification.enabled.channels (cdc.mysql.notifications) ---------------------------------------------
+    def _collections(self) -> str:
+        return ",".join(str(c.table) for c in self.context.collections)
+
+    def _notify(
+        self, kind: str, data: dict[str, str] | None = None, correlation_id: str | None = None
+    ) -> None:
+        if self.notifier is not None:
+            self.notifier.incremental(kind, correlation_id or self.context.correlation_id, data)
+
+    def _notify_chunk(self, table: str) -> None:
+        """IN_PROGRESS after a chunk was read: its table, the table's maximum key and the chunk's last key."""
+        if self.notifier is None:
+            return
+        maximum = self.context.maximum_key
+        progress = {
+            "data_collections": self._collections(),
+            "current_collection_in_progress": table,
+            "maximum_key": ",".join(_text(k) for k in maximum) if maximum is not None else '"<null>"',
+            "last_processed_key": ",".join(_text(k) for k in self.context.chunk_end or ()),
+        }
+        self._notify("IN_PROGRESS", progress)
 
     def _close_watermark(self, chunk_id: str) -> None:
         assert self.signal_table is not None
@@ -529,3 +571,8 @@ def _window(
         key = key_of(row)
         window[tuple(key.values) if key is not None else tuple(row)] = (key, row)
     return window
+
+
+def _text(value: Any) -> str:
+    """``Objects.toString(x, "<null>")`` of a key part."""
+    return "<null>" if value is None else str(value)
