@@ -15,7 +15,7 @@ from typing import Any
 
 from cdc.api.errors import ConnectError, InvalidOffsetError
 from cdc.api.offsets import JavaHashMapOrder, offset_int, offset_str
-from cdc.history.positions import GtidSet
+from cdc.mysql.gtids import GtidSet
 
 __all__ = ["DEBEZIUM_OFFSET_ORDER", "BinlogOffset", "check_offset", "partition_for"]
 

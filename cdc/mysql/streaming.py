@@ -43,11 +43,11 @@ from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
-from cdc.history.positions import GtidSet
 from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.gtids import CompletedGtids
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
@@ -206,7 +206,7 @@ class Streamer:
         self.ts_sec = 0
         self._last_emit = time.monotonic()
         self.event_start = 4
-        self._gtids = _CompletedGtids(ctx.mariadb)
+        self._gtids = CompletedGtids(ctx.mariadb)
         self.table_maps = TableMaps()
         self.hooks: StreamHooks = NO_HOOKS
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
@@ -681,45 +681,3 @@ def _ordered(
             if row[i] is None and none_sources.get(n) == "empty set":
                 row[i] = ""
     return row
-
-
-class _CompletedGtids:
-    """The GTID set of completed transactions, kept parsed between transactions.
-
-    Parsing the set's text and printing it again for every transaction cost more than decoding a
-    one-row transaction; the parsed set is kept and re-parsed only when the text it came from is no
-    longer the streamer's (a new start, a DDL path that set it). A MariaDB set is one ``domain-server-seq``
-    per domain: a transaction whose domain is the set's only one with the same server just changes
-    the sequence number, without a regex or a sort.
-    """
-
-    __slots__ = ("mariadb", "parsed", "seq", "simple", "text")
-
-    def __init__(self, mariadb: bool) -> None:
-        self.mariadb = mariadb
-        self.text: str | None = None
-        self.parsed: GtidSet | None = None
-        self.simple: str | None = None  # "domain-server-" when the set is that domain's only entry
-        self.seq = 0  # its sequence number
-
-    def add(self, current: str | None, gtid: str) -> str:
-        if (
-            self.simple is not None
-            and current is self.text
-            and gtid.startswith(self.simple)
-            and (seq := int(gtid[len(self.simple) :])) >= self.seq
-        ):
-            text = gtid  # the only domain moved on: the set is this GTID
-            self.seq = seq
-        else:
-            if current is not self.text or self.parsed is None:
-                self.parsed = GtidSet(current or "", self.mariadb)
-            self.parsed.add(gtid)
-            text = str(self.parsed)
-            self.simple = None
-            if self.mariadb and "," not in text and text == gtid.strip():
-                self.simple = gtid[: gtid.rindex("-") + 1]
-                self.seq = int(gtid[len(self.simple) :])
-                self.parsed = None  # re-parsed from the text when the fast case ends
-        self.text = text
-        return text
