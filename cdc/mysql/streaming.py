@@ -41,7 +41,6 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
-from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
 from cdc.mysql.capture import CaptureContext
@@ -49,7 +48,7 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.gtids import CompletedGtids
 from cdc.mysql.metrics import StreamingMetrics
-from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.offsets import BinlogOffset, StreamPosition
 from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
 from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
@@ -215,16 +214,11 @@ class Streamer:
     def checkpoint(self) -> BinlogOffset:
         """Where to resume: the current transaction's start (and what of it is done), or the next event."""
         if self.in_tx:
-            return BinlogOffset(
-                self.file,
-                self.tx_start,
-                self.completed_gtids,
-                self.events_done,
-                0,
-                self.server_id,
-                self.ts_sec,
-            )
-        return BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
+            return self._position(self.tx_start).resume(self.events_done)
+        return self._position(self.next_pos).resume()
+
+    def _position(self, pos: int) -> StreamPosition:
+        return StreamPosition(self.file, pos, self.completed_gtids, self.server_id, self.ts_sec)
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, start: BinlogOffset) -> None:
@@ -394,7 +388,7 @@ class Streamer:
         # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
         # position before it, as Debezium does: its GTID event counted as the one event done and the GTID set
         # without it; a restart there applies the DDL again, which the parser tolerates (it is idempotent).
-        before = BinlogOffset(self.file, self.tx_start, gtids_before, 1, 0, self.server_id, self.ts_sec)
+        before = StreamPosition(self.file, self.tx_start, gtids_before, self.server_id, self.ts_sec)
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
@@ -402,10 +396,7 @@ class Streamer:
         self.next_pos = int(event.packet.log_pos)
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
-        offset = BinlogOffset(
-            self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
-        )
-        history_position = (before if gtid else offset).position()
+        history_position = before.offset(event=1) if gtid else self._position(self.next_pos).offset()
         record_offset = history_position
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
@@ -552,12 +543,9 @@ class Streamer:
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
         ts_ms = int(event.timestamp) * 1000
-        # Per event once: the offset's fixed part (Debezium's key order) and the source block's template;
-        # per row only the event/row counts and the row index change.
-        base: dict[str, Any] = {"ts_sec": self.ts_sec, "file": self.file, "pos": self.tx_start}
-        if self.completed_gtids:
-            base["gtids"] = self.completed_gtids
-        tail = {"server_id": self.server_id} if self.server_id else {}
+        position = StreamPosition(self.file, self.tx_start, self.completed_gtids, self.server_id, self.ts_sec)
+        # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
+        offsets = position.row_offsets(event_index)
         pos = SourcePosition(
             self.file,
             _start_of(event, self.event_start),
@@ -568,18 +556,11 @@ class Streamer:
             self.tx_thread,
             self.row_query if self.include_query else None,
         )
-        source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
+        sources = self.events.row_sources(pos, table_id, ts_ms)
         events = self.events
         out: list[SourceRecord] = []
         for i in range(first_row, n):
-            # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
-            # in Debezium's order (DEBEZIUM_OFFSET_ORDER: row, then server_id before event)
-            offset = {**base, "row": i + 1, **tail}
-            if event_index:
-                offset["event"] = event_index
-            values = template.copy()
-            values[row_field] = i
-            source = Struct(source_schema, values)
+            offset, source = offsets(i + 1), sources(i)
             if kind == "c":
                 out.extend(events.create(ts, images[i], source, offset))
             elif kind == "u":
