@@ -45,7 +45,7 @@ from pymysqlreplication.constants import FIELD_TYPE, NONE_SOURCE
 from pymysqlreplication.json_binary import parse_json
 from pymysqlreplication.row_event import DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from cdc.mysql.binlog import FastRows
+from cdc.mysql.binlog_events import Rows
 
 __all__ = ["RowDecoder"]
 
@@ -644,7 +644,7 @@ class RowDecoder:
         self._warned: set[str] = set()
 
     # -- public ----------------------------------------------------------------------------------------------
-    def ordered(self, event: Any, names: list[str]) -> list[Image] | None:
+    def ordered(self, event: Rows | RowsEvent, names: list[str]) -> list[Image] | None:
         """The event's row images with values in the order of ``names`` (the streamer's column names).
 
         One image per row for writes and deletes, two (before, after) per row for updates. The values
@@ -669,7 +669,7 @@ class RowDecoder:
             return [[img[k] if k >= 0 else None for k in perm] for img in images]
         return [[img[k] for k in perm] for img in images]
 
-    def decode(self, event: Any) -> list[tuple[Image, dict[str, str]]] | None:
+    def decode(self, event: Rows | RowsEvent) -> list[tuple[Image, dict[str, str]]] | None:
         """The library's view: (values in table map order, ``none_sources`` as the library gives them).
 
         One pair per row for writes and deletes, two (before, after) per row for updates.
@@ -705,7 +705,7 @@ class RowDecoder:
         return out
 
     # -- internals -------------------------------------------------------------------------------------------
-    def _fallback(self, reason: str, event: Any) -> None:
+    def _fallback(self, reason: str, event: Rows | RowsEvent) -> None:
         self.stats[reason] = self.stats.get(reason, 0) + 1
         if reason not in self._warned:
             self._warned.add(reason)
@@ -725,11 +725,17 @@ class RowDecoder:
             plan = self._tables[table_id] = _TablePlan(table, errors)
         return plan
 
-    def _decode(self, event: Any) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
-        if type(event) is FastRows:  # read by our BinlogReader: the header is parsed, the rows are not
+    def _decode(
+        self, event: Rows | RowsEvent
+    ) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
+        if isinstance(event, Rows):
+            if event.data is None:  # adapted from the library's event: decoded from that one
+                return self._decode(event.library_event())
+            # read by our BinlogReader: the header is parsed, the rows are not
+            table = event.mapped  # the reader reads an event only with its table map
             plan = self._tables.get(event.table_id)
-            if plan is None or plan.columns is not event.columns or plan.decode_errors != "strict":
-                plan = self._plan(event.table_id, event.table_obj, "strict")
+            if plan is None or plan.columns is not table.columns or plan.decode_errors != "strict":  # type: ignore[union-attr]
+                plan = self._plan(event.table_id, table, "strict")
             return self._rows(
                 plan,
                 event,
@@ -780,7 +786,7 @@ class RowDecoder:
     def _rows(
         self,
         plan: _TablePlan,
-        event: Any,
+        event: Rows | RowsEvent,
         update: bool,
         ncols: int,
         bitmap: bytes,

@@ -23,7 +23,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 import pymysqlreplication.binlogstream as _binlogstream
 from pymysql.err import OperationalError
@@ -42,7 +42,18 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
-from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
+from cdc.mysql.binlog import BinlogReader
+from cdc.mysql.binlog_events import (
+    BinlogEvent,
+    Gtid,
+    Heartbeat,
+    Other,
+    Query,
+    Rotate,
+    Rows,
+    RowsQuery,
+    Xid,
+)
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.events import SourcePosition
@@ -95,8 +106,6 @@ STREAM_EVENTS = (
 # With include.query: the statement of the row events that follow (MariaDB's ANNOTATE_ROWS, written with
 # binlog_annotate_row_events=ON; MySQL's ROWS_QUERY, with binlog_rows_query_log_events=ON).
 QUERY_EVENTS = (MariadbAnnotateRowsEvent, RowsQueryLogEvent)
-_ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
-_GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
 
 
@@ -105,13 +114,13 @@ class BinlogPurgedError(ConnectError):
 
 
 class EventReader(Protocol):
-    """A source of binlog events: the library's events (or ours, :mod:`cdc.mysql.binlog`), None at the
-    end; an :class:`OperationalError` for a lost connection."""
+    """A source of binlog events (:mod:`cdc.mysql.binlog_events`), None at the end; an
+    :class:`OperationalError` for a lost connection."""
 
     table_maps_read: int
     """TABLE_MAP events read so far (Debezium counts them in an offset's ``event``)."""
 
-    def fetchone(self) -> Any: ...
+    def read(self) -> BinlogEvent | None: ...
 
     def close(self) -> None: ...
 
@@ -209,6 +218,19 @@ class Streamer:
         self.table_maps = TableMaps()
         self.hooks: StreamHooks = NO_HOOKS
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
+        # The dispatch table: each event type's handler.
+        self._handlers: dict[type, Callable[[BinlogEvent], None]] = dict(
+            (
+                _handler(Rows, self._on_rows),
+                _handler(Query, self._on_query),
+                _handler(Xid, self._on_xid),
+                _handler(Gtid, self._on_gtid),
+                _handler(Rotate, self._on_rotate),
+                _handler(RowsQuery, self._on_rows_query),
+                _handler(Heartbeat, _ignore),
+                _handler(Other, self._on_other),
+            )
+        )
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
@@ -300,50 +322,66 @@ class Streamer:
         finally:
             reader.close()
 
-    def _events(self, reader: EventReader) -> Iterator[Any]:
+    def _events(self, reader: EventReader) -> Iterator[BinlogEvent]:
         while not self.stopping.is_set():
-            event = reader.fetchone()
+            event = reader.read()
             if event is None:
                 return
             yield event
 
     # -- dispatch -----------------------------------------------------------------------------------------
-    def _dispatch(self, event: Any) -> None:
-        if isinstance(event, HeartbeatLogEvent):
-            return
-        if isinstance(event, QUERY_EVENTS):
-            # Positions move as if the event had been skipped (as it is without include.query).
-            text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
-            self.row_query = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-            return
-        if isinstance(event, RotateEvent):
-            self.file = event.next_binlog
-            self.next_pos = int(event.position)
-            self.metrics.binlog_filename = self.file
-            return
+    def _dispatch(self, event: BinlogEvent) -> None:
+        self._handlers[type(event)](event)
+
+    def _on_rows_query(self, event: RowsQuery) -> None:
+        # Positions move as if the event had been skipped (as it is without include.query).
+        self.row_query = event.query
+
+    def _on_rotate(self, event: Rotate) -> None:
+        self.file = event.next_binlog
+        self.next_pos = event.position
+        self.metrics.binlog_filename = self.file
+
+    def _started(self, event: Gtid | Query | Xid | Rows | Other) -> None:
         # An event starts where the previous one ended. (Not log_pos - event_size: a MariaDB server
         # rewrites GTID events as BEGIN queries of another size for clients like ours.)
         self.event_start = self.next_pos
-        self.ts_sec = int(event.timestamp)
-        self.server_id = int(event.packet.server_id)
-        if isinstance(event, _GTID_EVENTS):
-            self._begin(event, str(event.gtid))
-            if not isinstance(event, GtidEvent) and (int(getattr(event, "flags", 0)) & 1):
-                self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
-            return
-        if isinstance(event, (FastQuery, QueryEvent)):
-            self._query(event)
-        elif isinstance(event, (FastXid, XidEvent)):
-            self._commit(event)
-        elif isinstance(event, _ROW_EVENTS):
-            self._rows(event)
-        self.next_pos = int(event.packet.log_pos) or self.next_pos
+        self.ts_sec = event.timestamp
+        self.server_id = event.server_id
+
+    def _ended(self, event: Query | Xid | Rows | Other) -> None:
+        self.next_pos = event.log_pos or self.next_pos
         self.metrics.binlog_position = self.next_pos
+
+    def _on_gtid(self, event: Gtid) -> None:
+        self._started(event)
+        self._begin(event.gtid)
+        if event.standalone:
+            self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
+
+    def _on_query(self, event: Query) -> None:
+        self._started(event)
+        self._query(event)
+        self._ended(event)
+
+    def _on_xid(self, event: Xid) -> None:
+        self._started(event)
+        self._commit(event)
+        self._ended(event)
+
+    def _on_rows(self, event: Rows) -> None:
+        self._started(event)
+        self._rows(event)
+        self._ended(event)
+
+    def _on_other(self, event: Other) -> None:
+        self._started(event)
+        self._ended(event)
 
     def _maps_read(self) -> int:
         return self.binlog.table_maps_read if self.binlog is not None else 0
 
-    def _begin(self, event: Any, gtid: str | None) -> None:
+    def _begin(self, gtid: str | None) -> None:
         self.in_tx = True
         self.tx_start = self.event_start
         self.tx_gtid = gtid
@@ -351,26 +389,26 @@ class Streamer:
         self.maps_seen = self._maps_read()
         self.row_query = None
 
-    def _query(self, event: Any) -> None:
-        query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
+    def _query(self, event: Query) -> None:
+        query = event.query
         upper = query[:10].upper()
         if upper.startswith("BEGIN"):
             if not self.in_tx or self.tx_gtid is None:
-                self._begin(event, self.tx_gtid if self.in_tx else None)
+                self._begin(self.tx_gtid if self.in_tx else None)
             self.in_tx = True
-            self.tx_thread = int(getattr(event, "slave_proxy_id", 0) or 0) or None
+            self.tx_thread = event.thread
             return
         if upper.startswith("COMMIT"):
             self._commit(event)
             return
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
-        database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        database = event.schema
         if self.statements.on_query(query, database or None, self.file, _start_of(event, self.event_start)):
             return  # DML logged as a statement: warned about, not captured
         self._ddl(event, query, database or None)
 
-    def _commit(self, event: Any) -> None:
+    def _commit(self, event: Query | Xid) -> None:
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
         self.in_tx = False
@@ -378,11 +416,11 @@ class Streamer:
         self.row_query = None
         self.events_done = 0
         self.skip_events = self.skip_rows = 0
-        self.next_pos = int(event.packet.log_pos)
+        self.next_pos = event.log_pos
         self.metrics.committed_transactions += 1
         self.metrics.gtid_set = self.completed_gtids or ""
 
-    def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
+    def _ddl(self, event: Query, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
         start = _start_of(event, self.event_start)
         # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
@@ -393,7 +431,7 @@ class Streamer:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
         self.in_tx = False
-        self.next_pos = int(event.packet.log_pos)
+        self.next_pos = event.log_pos
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
         history_position = before.offset(event=1) if gtid else self._position(self.next_pos).offset()
@@ -443,7 +481,7 @@ class Streamer:
             out.extend(self.events.truncate(ts, source, offset))
         return out
 
-    def _rows(self, event: Any) -> None:
+    def _rows(self, event: Rows) -> None:
         maps = self._maps_read()
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
@@ -460,7 +498,7 @@ class Streamer:
         first_row = self.skip_rows if self.skip_events == index else 0
         if self.skip_events == index:
             self.skip_events = self.skip_rows = 0
-        table_id = TableId(str(event.schema), str(event.table))
+        table_id = TableId(event.schema, event.table)
         if not self.filters.table(table_id):
             self.metrics.filtered += 1
             return
@@ -468,17 +506,14 @@ class Streamer:
         if table is None:
             self._inconsistent(table_id)
             return
-        library_table = event.table_obj if type(event) is FastRows else event.table_map.get(event.table_id)
+        library_table = event.mapped
         if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
             self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
             return
-        kind = _kind(event)
+        kind = event.kind
         # Partial images are refused before anything of the event is decoded or emitted.
         images = check_images(
-            kind,
-            event.columns_present_bitmap,
-            getattr(event, "columns_present_bitmap2", b"") if kind == "u" else b"",
-            library_table.columns,
+            kind, event.columns_present_bitmap, event.columns_present_bitmap2, library_table.columns
         )
         if images is not None and images.partial:
             self._partial_image(event, table_id, images, [str(c.name) for c in library_table.columns])
@@ -500,7 +535,7 @@ class Streamer:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
 
-    def _partial_image(self, event: Any, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
+    def _partial_image(self, event: Rows, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
         """A MINIMAL image: fail (the default), or skip the event with a WARN (warn) or without (skip)."""
         self.metrics.erroneous_events += 1
         key = str(table_id)
@@ -514,7 +549,7 @@ class Streamer:
 
     def _row_records(
         self,
-        event: Any,
+        event: Rows,
         table: Any,
         table_id: TableId,
         first_row: int,
@@ -530,8 +565,7 @@ class Streamer:
         images = self._row_decoder.ordered(event, names)
         if images is None:
             images = []
-            library = event.library_event() if type(event) is FastRows else event
-            for row in library.rows:
+            for row in event.library_event().rows:
                 if update:
                     images.append(_ordered(row["before_values"], names, row.get("before_none_sources")))
                     images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
@@ -542,7 +576,7 @@ class Streamer:
         self.hooks.on_row_images(table_id, images)
         n = len(images) // 2 if update else len(images)
         event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
-        ts_ms = int(event.timestamp) * 1000
+        ts_ms = event.timestamp * 1000
         position = StreamPosition(self.file, self.tx_start, self.completed_gtids, self.server_id, self.ts_sec)
         # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
         offsets = position.row_offsets(event_index)
@@ -637,19 +671,23 @@ _DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
 _BINARY_BLOBS = frozenset({"TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
 
 
-def _kind(event: Any) -> str:
-    if type(event) is FastRows:
-        return event.kind
-    if isinstance(event, UpdateRowsEvent):
-        return "u"
-    return "c" if isinstance(event, WriteRowsEvent) else "d"
-
-
-def _start_of(event: Any, fallback: int) -> int:
+def _start_of(event: Rows | Query, fallback: int) -> int:
     """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
     (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
-    end, size = int(event.packet.log_pos or 0), int(event.packet.event_size or 0)
+    end, size = event.log_pos, event.event_size
     return end - size if end and size else fallback
+
+
+_E = TypeVar("_E", bound=BinlogEvent)
+
+
+def _handler(kind: type[_E], handle: Callable[[_E], None]) -> tuple[type, Callable[[BinlogEvent], None]]:
+    """A dispatch table entry: the table calls ``handle`` only with events of type ``kind``."""
+    return kind, cast(Callable[[BinlogEvent], None], handle)
+
+
+def _ignore(_: BinlogEvent) -> None:
+    pass
 
 
 def _ordered(
