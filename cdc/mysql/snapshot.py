@@ -15,21 +15,29 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.connection import connect
+from cdc.mysql.connection import connect as _connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 
-__all__ = ["SnapshotResult", "Snapshotter"]
+__all__ = ["ConnectionFactory", "SnapshotResult", "Snapshotter"]
 
 log = logging.getLogger(__name__)
 
 FETCH_ROWS = 2000
+
+
+class ConnectionFactory(Protocol):
+    """Opens a connection to the captured server (DB-API); ``streaming``: one that reads rows with
+    unbuffered cursors (:func:`cdc.mysql.connection.connect`)."""
+
+    def __call__(self, *, streaming: bool = False) -> Any: ...
 
 
 @dataclass
@@ -40,12 +48,23 @@ class SnapshotResult:
 
 
 class Snapshotter:
+    """Takes the initial snapshot through the shared :class:`CaptureContext`.
+
+    ``connect`` opens its connections (default: :func:`cdc.mysql.connection.connect` on the connector's
+    server): the one that reads, and the one :meth:`interrupt` kills its query from; a unit test gives one
+    that answers from a script. ``emit_schema_changes``: False for a run that only takes the position and
+    the schema (the Spark engine's start, whose records go nowhere).
+    """
+
     def __init__(
-        self, ctx: CaptureContext, metrics: SnapshotMetrics, emit_schema_changes: bool = True
+        self,
+        ctx: CaptureContext,
+        metrics: SnapshotMetrics,
+        emit_schema_changes: bool = True,
+        connect: ConnectionFactory | None = None,
     ) -> None:
-        """``emit_schema_changes``: False for a run that only takes the position and the schema (the
-        Spark engine's start, whose records go nowhere)."""
         self.settings = ctx.settings
+        self.connect: ConnectionFactory = connect or partial(_connect, ctx.settings)
         self.schema = ctx.schema
         self.events = ctx.events
         self.filters = ctx.filters
@@ -61,7 +80,7 @@ class Snapshotter:
         delay = self.settings.snapshot_delay_ms
         if delay and self.stopping.wait(delay / 1000):
             raise InterruptedError("stopped before the snapshot began")
-        conn = connect(self.settings, streaming=True)
+        conn = self.connect(streaming=True)
         self._connection_id = int(conn.thread_id())
         try:
             return self._run(conn, data)
@@ -136,7 +155,7 @@ class Snapshotter:
         if connection_id is None:
             return
         try:
-            conn = connect(self.settings)
+            conn = self.connect()
             try:
                 with conn.cursor() as cur:
                     cur.execute(f"KILL QUERY {int(connection_id)}")
