@@ -1,4 +1,10 @@
-"""Binlog streaming: our own ``BinlogReader`` around mysql-replication, and the event dispatcher.
+"""Binlog streaming: the :class:`Streamer`'s positions, transactions and reconnects, and its event dispatch.
+
+The events come from an :class:`EventReader` (:mod:`cdc.mysql.binlog_source`: our ``BinlogReader`` around
+mysql-replication) as :mod:`cdc.mysql.binlog_events`' types, and go through a table of handlers, one per
+type. The streamer keeps the position; a rows event's records are built by
+:class:`~cdc.mysql.row_changes.RowChanges`, a DDL's by :class:`~cdc.mysql.ddl_changes.DdlChanges`, every
+offset map by :class:`~cdc.mysql.offsets.StreamPosition`.
 
 mysql-replication decodes the protocol; everything about positions is ours. The library's silent
 reconnect (which replays from its original position) is disabled, and :class:`Streamer` reconnects
@@ -20,29 +26,15 @@ in the offsets as Debezium writes them.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol, TypeVar, cast
+from typing import TypeVar, cast
 
-import pymysqlreplication.binlogstream as _binlogstream
 from pymysql.err import OperationalError
-from pymysqlreplication.event import (
-    GtidEvent,
-    HeartbeatLogEvent,
-    MariadbAnnotateRowsEvent,
-    MariadbGtidEvent,
-    QueryEvent,
-    RotateEvent,
-    RowsQueryLogEvent,
-    XidEvent,
-)
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
-from cdc.history.model import TableId
-from cdc.mysql.binlog import BinlogReader
+from cdc.history.model import Table, TableId
 from cdc.mysql.binlog_events import (
     BinlogEvent,
     Gtid,
@@ -54,20 +46,28 @@ from cdc.mysql.binlog_events import (
     RowsQuery,
     Xid,
 )
+from cdc.mysql.binlog_source import (
+    QUERY_EVENTS,
+    STREAM_EVENTS,
+    EventReader,
+    ReaderFactory,
+    binlog_reader_factory,
+)
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.ddl_changes import DdlChanges
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.gtids import CompletedGtids
 from cdc.mysql.metrics import StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset, StreamPosition
-from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
-from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
+from cdc.mysql.row_changes import RowChanges
+from cdc.mysql.row_images import ImageCheck, check_images, partial_error
+from cdc.mysql.server_ids import SameIdGuard, is_same_id_error
 from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 
 __all__ = [
+    "QUERY_EVENTS",
     "STREAM_EVENTS",
     "BinlogPurgedError",
     "EventReader",
@@ -78,88 +78,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
-_binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
-
-
-class _RowMetadataAdvice(logging.Filter):
-    """Drops the library's advice to set binlog_row_metadata=FULL: cdc reads names from its own model."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "BINLOG_ROW_METADATA = FULL" not in record.getMessage()
-
-
-logging.getLogger(_binlogstream.__name__).addFilter(_RowMetadataAdvice())
-
-# The library's event classes the streamer asks for (BinlogReader reads the frequent ones itself).
-STREAM_EVENTS = (
-    WriteRowsEvent,
-    UpdateRowsEvent,
-    DeleteRowsEvent,
-    QueryEvent,
-    XidEvent,
-    RotateEvent,
-    GtidEvent,
-    MariadbGtidEvent,
-    HeartbeatLogEvent,
-)
-# With include.query: the statement of the row events that follow (MariaDB's ANNOTATE_ROWS, written with
-# binlog_annotate_row_events=ON; MySQL's ROWS_QUERY, with binlog_rows_query_log_events=ON).
-QUERY_EVENTS = (MariadbAnnotateRowsEvent, RowsQueryLogEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
 
 
 class BinlogPurgedError(ConnectError):
     pass
-
-
-class EventReader(Protocol):
-    """A source of binlog events (:mod:`cdc.mysql.binlog_events`), None at the end; an
-    :class:`OperationalError` for a lost connection."""
-
-    table_maps_read: int
-    """TABLE_MAP events read so far (Debezium counts them in an offset's ``event``)."""
-
-    def read(self) -> BinlogEvent | None: ...
-
-    def close(self) -> None: ...
-
-
-ReaderFactory = Callable[[BinlogOffset], EventReader]
-"""Opens an event source at an offset's file and position."""
-
-
-def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> ReaderFactory:
-    """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``;
-    with ``include.query`` it asks for the statements of row events too (on MariaDB: ANNOTATE_ROWS)."""
-    events = [*STREAM_EVENTS, *(QUERY_EVENTS if settings.include_query else ())]
-
-    def open_reader(start: BinlogOffset) -> EventReader:
-        return BinlogReader(
-            connection_settings={
-                "host": settings.database_hostname,
-                "port": settings.database_port,
-                "user": settings.database_user,
-                "password": settings.password,
-            },
-            server_id=settings.database_server_id,
-            # registered under a name of its own: validate tells this connector's connection from others'
-            report_slave=report_host(settings.prefix),
-            resume_stream=True,
-            log_file=start.file,
-            log_pos=start.pos,
-            blocking=True,
-            only_events=events,
-            annotate_rows=settings.include_query and mariadb,
-            slave_heartbeat=1,
-            is_mariadb=False,
-            freeze_schema=True,
-            enable_logging=False,
-            # the replication connection and the library's control connection, with database.ssl.*'s TLS
-            pymysql_wrapper=settings.tls.pymysql_connect,
-        )
-
-    return open_reader
 
 
 class Streamer:
@@ -186,14 +109,14 @@ class Streamer:
         self.metrics = metrics
         self.mariadb = ctx.mariadb
         self.reader_factory = reader_factory or binlog_reader_factory(settings, ctx.mariadb)
-        self._row_decoder = RowDecoder()
+        self.rows = RowChanges(ctx.events, metrics, settings.unavailable_value_placeholder)
+        self.ddl = DdlChanges(ctx)
         self.heartbeat_ms = settings.heartbeat_interval_ms
         self.max_retries = settings.errors_max_retries
         self.include_query = settings.include_query
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
-        self.placeholder = settings.unavailable_value_placeholder
         self.statements = StatementDml(ctx.filters, metrics)
         self.same_id = SameIdGuard(settings)
         # Position state.
@@ -435,51 +358,11 @@ class Streamer:
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
         history_position = before.offset(event=1) if gtid else self._position(self.next_pos).offset()
-        record_offset = history_position
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
-        truncate = bool(_TRUNCATE.match(query))
-        if not truncate and self.schema.ignores(query):
-            return  # Debezium's ddl.filter (grants, users, views, routines, ...): no history, no record
-        drop_tables = bool(_DROP_TABLE.match(query))
-        try:
-            # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
-            # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
-            changes = self.schema.apply_ddl(
-                query, database, history_position, record=not (truncate or drop_tables)
-            )
-        except Exception:
-            if self.event_failure_mode == "fail":
-                raise
-            log.warning("Skipping DDL that failed to apply: %s", query, exc_info=True)
-            return
-        for change in changes:
-            self.events.forget(self.schema._change_id(change))
-        records: list[SourceRecord] = []
-        if truncate:
-            records.extend(self._truncates(query, database, pos, record_offset))
-        elif drop_tables:
-            for change in changes:
-                text = f"DROP TABLE {self.schema._change_id(change).sql()}"
-                self.schema.record(text, database, history_position, [change])
-                records += self.schema_events.records(text, database, [change], pos, record_offset)
-        else:
-            records = self.schema_events.records(query, database, changes, pos, record_offset)
+        records = self.ddl.records(query, database, history_position, pos, self.ts_sec * 1000)
         if records:
             self._emit(records)
-
-    def _truncates(
-        self, query: str, database: str | None, pos: SourcePosition, offset: dict[str, Any]
-    ) -> list[SourceRecord]:
-        out: list[SourceRecord] = []
-        for table_id in _truncated_tables(query, database):
-            table = self.schema.table(table_id)
-            if table is None or not self.filters.table(table_id):
-                continue
-            ts = self.events.schema_for(table)
-            source = self.events.source(pos, table_id, self.ts_sec * 1000, None)
-            out.extend(self.events.truncate(ts, source, offset))
-        return out
 
     def _rows(self, event: Rows) -> None:
         maps = self._maps_read()
@@ -519,7 +402,7 @@ class Streamer:
             self._partial_image(event, table_id, images, [str(c.name) for c in library_table.columns])
             return
         try:
-            records = self._row_records(event, table, table_id, first_row, kind, images)
+            records = self._row_records(event, table, table_id, first_row, images)
         except Exception:
             self.metrics.erroneous_events += 1
             if self.event_failure_mode == "fail":
@@ -548,38 +431,14 @@ class Streamer:
             log.warning("Skipping the binlog event at %s:%s: %s", self.file, start, error)
 
     def _row_records(
-        self,
-        event: Rows,
-        table: Any,
-        table_id: TableId,
-        first_row: int,
-        kind: str,
-        partial: ImageCheck | None = None,
+        self, event: Rows, table: Table, table_id: TableId, first_row: int, partial: ImageCheck | None
     ) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
-        names = ts.column_names
-        update = kind == "u"
-        # Rows as lists in our column order: one image per row, (before, after) for updates. The
-        # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
-        # types or events), which then go through _ordered exactly as before.
-        images = self._row_decoder.ordered(event, names)
-        if images is None:
-            images = []
-            for row in event.library_event().rows:
-                if update:
-                    images.append(_ordered(row["before_values"], names, row.get("before_none_sources")))
-                    images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
-                else:
-                    images.append(_ordered(row["values"], names, row.get("none_sources")))
-        if partial is not None:  # NOBLOB: the left-out BLOB/TEXT values are Debezium's placeholder
-            self.metrics.unavailable_values += self._unavailable(images, update, partial, table, names)
+        images = self.rows.images(event, ts, table, partial)
         self.hooks.on_row_images(table_id, images)
-        n = len(images) // 2 if update else len(images)
-        event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
-        ts_ms = event.timestamp * 1000
-        position = StreamPosition(self.file, self.tx_start, self.completed_gtids, self.server_id, self.ts_sec)
-        # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
-        offsets = position.row_offsets(event_index)
+        n = len(images) // 2 if event.kind == "u" else len(images)
+        # Debezium's ``event``: this event's index in the transaction
+        offsets = self._position(self.tx_start).row_offsets(self.events_done - 1)
         pos = SourcePosition(
             self.file,
             _start_of(event, self.event_start),
@@ -590,35 +449,9 @@ class Streamer:
             self.tx_thread,
             self.row_query if self.include_query else None,
         )
-        sources = self.events.row_sources(pos, table_id, ts_ms)
-        events = self.events
-        out: list[SourceRecord] = []
-        for i in range(first_row, n):
-            offset, source = offsets(i + 1), sources(i)
-            if kind == "c":
-                out.extend(events.create(ts, images[i], source, offset))
-            elif kind == "u":
-                out.extend(events.update(ts, images[2 * i], images[2 * i + 1], source, offset))
-            else:
-                out.extend(events.delete(ts, images[i], source, offset))
-        emitted = n - first_row
+        records = self.rows.records(event, ts, table_id, images, range(first_row, n), offsets, pos)
         self.last_row = max(n - 1, 0)
-        if kind == "c":
-            self.metrics.creates += emitted
-        elif kind == "u":
-            self.metrics.updates += emitted
-        else:
-            self.metrics.deletes += emitted
-        self.metrics.events(ts_ms, emitted)
-        return out
-
-    def _unavailable(
-        self, images: list[list[Any]], update: bool, check: ImageCheck, table: Any, names: list[str]
-    ) -> int:
-        at = {name: i for i, name in enumerate(names)}
-        positions = [at.get(c.name) for c in table.columns]
-        binary = [c.base_type in _BINARY_BLOBS for c in table.columns]
-        return fill_unavailable(images, update, check, positions, binary, self.placeholder)
+        return records
 
     def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
@@ -647,30 +480,6 @@ class Streamer:
             self.emit(self.hooks.decorate([record]))
 
 
-_TRUNCATE = re.compile(
-    r"^\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
-    r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?",
-    re.IGNORECASE,
-)
-
-
-def _truncated_tables(query: str, database: str | None) -> list[TableId]:
-    m = _TRUNCATE.match(query)
-    if not m:
-        return []
-    first = (m.group(1) or m.group(2) or "").replace("``", "`")
-    second = (m.group(3) or m.group(4) or "").replace("``", "`")
-    if second:
-        return [TableId(first, second)]
-    return [TableId(database or "", first)] if database else []
-
-
-_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
-
-
-_BINARY_BLOBS = frozenset({"TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
-
-
 def _start_of(event: Rows | Query, fallback: int) -> int:
     """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
     (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
@@ -688,15 +497,3 @@ def _handler(kind: type[_E], handle: Callable[[_E], None]) -> tuple[type, Callab
 
 def _ignore(_: BinlogEvent) -> None:
     pass
-
-
-def _ordered(
-    values: dict[str, Any], names: list[str], none_sources: dict[str, str] | None = None
-) -> list[Any]:
-    row = [values.get(n) for n in names]
-    if none_sources:
-        # mysql-replication decodes an empty SET as None; the row holds '' (as the snapshot reads it).
-        for i, n in enumerate(names):
-            if row[i] is None and none_sources.get(n) == "empty set":
-                row[i] = ""
-    return row
