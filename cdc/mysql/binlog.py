@@ -281,9 +281,7 @@ class BinlogReader(BinLogStreamReader):
             pos += 1
         width = (ncols + 7) >> 3
         kind = _ROWS_KIND[etype]
-        event = Rows()
-        event.timestamp, event.server_id = header[0], header[2]
-        event.log_pos, event.event_size = header[4], header[3]
+        event = Rows(header[0], header[2], header[4], header[3])
         event.columns_present_bitmap = data[pos : pos + width]
         pos += width
         if kind == "u":

@@ -71,6 +71,12 @@ class _Header:
     log_pos: int
     event_size: int
 
+    def __init__(self, timestamp: int, server_id: int, log_pos: int, event_size: int) -> None:
+        self.timestamp = timestamp
+        self.server_id = server_id
+        self.log_pos = log_pos
+        self.event_size = event_size
+
 
 class Gtid(_Header):
     """A GTID event; ``standalone``: MariaDB's FL_STANDALONE, a DDL follows without a transaction."""
@@ -80,10 +86,7 @@ class Gtid(_Header):
     def __init__(
         self, timestamp: int, server_id: int, log_pos: int, event_size: int, gtid: str, standalone: bool
     ) -> None:
-        self.timestamp = timestamp
-        self.server_id = server_id
-        self.log_pos = log_pos
-        self.event_size = event_size
+        _Header.__init__(self, timestamp, server_id, log_pos, event_size)
         self.gtid = gtid
         self.standalone = standalone
 
@@ -104,10 +107,7 @@ class Query(_Header):
         schema: str,
         thread: int | None,
     ) -> None:
-        self.timestamp = timestamp
-        self.server_id = server_id
-        self.log_pos = log_pos
-        self.event_size = event_size
+        _Header.__init__(self, timestamp, server_id, log_pos, event_size)
         self.query = query
         self.schema = schema
         self.thread = thread
@@ -117,10 +117,7 @@ class Xid(_Header):
     __slots__ = ("xid",)
 
     def __init__(self, timestamp: int, server_id: int, log_pos: int, event_size: int, xid: int) -> None:
-        self.timestamp = timestamp
-        self.server_id = server_id
-        self.log_pos = log_pos
-        self.event_size = event_size
+        _Header.__init__(self, timestamp, server_id, log_pos, event_size)
         self.xid = xid
 
 
@@ -128,12 +125,6 @@ class Other(_Header):
     """An event the streamer does not handle: only its position counts."""
 
     __slots__ = ()
-
-    def __init__(self, timestamp: int, server_id: int, log_pos: int, event_size: int) -> None:
-        self.timestamp = timestamp
-        self.server_id = server_id
-        self.log_pos = log_pos
-        self.event_size = event_size
 
 
 class PacketReader(Protocol):
@@ -145,8 +136,9 @@ class PacketReader(Protocol):
 
 
 class Rows(_Header):
-    """A rows event: ``kind`` is ``c``, ``u`` or ``d``; ``mapped`` the library's ``Table`` of its table id
-    (None: the reader has no table map for it); ``columns_present_bitmap2`` is ``b""`` but for updates.
+    """A rows event (built with its header, the rest set by the reader that reads it): ``kind`` is ``c``,
+    ``u`` or ``d``; ``mapped`` the library's ``Table`` of its table id (None: the reader has no table map
+    for it); ``columns_present_bitmap2`` is ``b""`` but for updates.
 
     Read by the fast path, the rows are ``data[pos:end]`` (``RowDecoder`` reads them there); adapted from
     the library, ``data`` is None and the library's event is kept. Either way :meth:`library_event` gives the
@@ -243,8 +235,7 @@ def _query(event: Any) -> Query:
 
 
 def _rows(event: Any) -> Rows:
-    rows = Rows()
-    rows.timestamp, rows.server_id, rows.log_pos, rows.event_size = _header(event)
+    rows = Rows(*_header(event))
     cls = type(event)
     rows.kind = "u" if issubclass(cls, UpdateRowsEvent) else "c" if issubclass(cls, WriteRowsEvent) else "d"
     rows.schema, rows.table, rows.table_id = str(event.schema), str(event.table), int(event.table_id)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from test_mysql_streamer import CONFIG
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
@@ -25,14 +26,6 @@ from cdc.mysql.metrics import REGISTRY, SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.snapshot import Snapshotter
 
-CONFIG = {
-    "database.hostname": "unused",
-    "database.user": "u",
-    "database.server.id": "5400",
-    "topic.prefix": "fake",
-    "database.include.list": "db",
-    "schema.history.internal.kafka.topic": "h",
-}
 CREATE_T = "CREATE TABLE `t` (`id` int(11) NOT NULL, `name` varchar(20) DEFAULT NULL, PRIMARY KEY (`id`))"
 CREATE_E = "CREATE TABLE `e` (`id` int(11) NOT NULL, PRIMARY KEY (`id`))"
 ROWS = [(1, "a"), (2, "b"), (3, "c")]
