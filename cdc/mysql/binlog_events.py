@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pymysqlreplication.event import (
+    BinLogEvent,
     GtidEvent,
     HeartbeatLogEvent,
     MariadbAnnotateRowsEvent,
@@ -130,7 +131,7 @@ class Other(_Header):
 class PacketReader(Protocol):
     """What a fast :class:`Rows` keeps of its reader (:class:`~cdc.mysql.binlog.BinlogReader`)."""
 
-    def library_event(self, data: bytes) -> Any:
+    def library_event(self, data: bytes) -> RowsEvent:
         """The library's event object for a packet."""
         ...
 
@@ -215,18 +216,18 @@ BinlogEvent = Gtid | Query | Xid | Rows | Rotate | Heartbeat | RowsQuery | Other
 # -- the library's events --------------------------------------------------------------------------------
 
 
-def _header(event: Any) -> tuple[int, int, int, int]:
+def _header(event: BinLogEvent) -> tuple[int, int, int, int]:
     packet = event.packet
     return int(event.timestamp), int(packet.server_id), int(packet.log_pos or 0), int(packet.event_size or 0)
 
 
-def _gtid(event: Any) -> Gtid:
+def _gtid(event: GtidEvent | MariadbGtidEvent) -> Gtid:
     # MariaDB's flags bit 0 is FL_STANDALONE; MySQL's GTID event flags mean something else
     standalone = type(event) is not GtidEvent and bool(int(getattr(event, "flags", 0)) & 1)
     return Gtid(*_header(event), str(event.gtid), standalone)
 
 
-def _query(event: Any) -> Query:
+def _query(event: QueryEvent) -> Query:
     text = event.query
     query = text.strip() if isinstance(text, str) else bytes(text).decode()
     schema = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
@@ -234,7 +235,7 @@ def _query(event: Any) -> Query:
     return Query(*_header(event), query, schema, thread)
 
 
-def _rows(event: Any) -> Rows:
+def _rows(event: RowsEvent) -> Rows:
     rows = Rows(*_header(event))
     cls = type(event)
     rows.kind = "u" if issubclass(cls, UpdateRowsEvent) else "c" if issubclass(cls, WriteRowsEvent) else "d"
@@ -248,11 +249,12 @@ def _rows(event: Any) -> Rows:
     return rows
 
 
-def _rows_query(event: Any) -> RowsQuery:
+def _rows_query(event: MariadbAnnotateRowsEvent | RowsQueryLogEvent) -> RowsQuery:
     text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
     return RowsQuery(text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text))
 
 
+# each adapter takes the library class of its key (the library is untyped: Any)
 _ADAPTERS: dict[type, Callable[[Any], BinlogEvent]] = {
     GtidEvent: _gtid,
     MariadbGtidEvent: _gtid,
@@ -268,7 +270,7 @@ _ADAPTERS: dict[type, Callable[[Any], BinlogEvent]] = {
 }
 
 
-def from_library(event: Any) -> BinlogEvent:
+def from_library(event: BinLogEvent) -> BinlogEvent:
     """Our event for one of mysql-replication's (its subclasses, e.g. a partial update, by their base)."""
     adapt = _ADAPTERS.get(type(event))
     if adapt is None:

@@ -31,7 +31,7 @@ Image = list[Any]
 class RowChanges:
     """Row images and change records of rows events (see the module docstring)."""
 
-    def __init__(self, events: EventFactory, metrics: StreamingMetrics, placeholder: Any) -> None:
+    def __init__(self, events: EventFactory, metrics: StreamingMetrics, placeholder: str) -> None:
         self.events = events
         self.metrics = metrics
         self.placeholder = placeholder
