@@ -223,7 +223,7 @@ def _header(event: BinLogEvent) -> tuple[int, int, int, int]:
 
 def _gtid(event: GtidEvent | MariadbGtidEvent) -> Gtid:
     # MariaDB's flags bit 0 is FL_STANDALONE; MySQL's GTID event flags mean something else
-    standalone = type(event) is not GtidEvent and bool(int(getattr(event, "flags", 0)) & 1)
+    standalone = not isinstance(event, GtidEvent) and bool(int(getattr(event, "flags", 0)) & 1)
     return Gtid(*_header(event), str(event.gtid), standalone)
 
 
