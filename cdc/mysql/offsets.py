@@ -57,24 +57,27 @@ def partition_for(prefix: str) -> dict[str, str]:
 
 # What an offset holds besides ts_sec/file/pos: a bit each, in StreamPosition.offset's mask.
 _OPTIONAL = (
-    ("gtids", "p.gtids"),
+    ("gtids", "gtids"),
     ("event", "event"),
     ("row", "row"),
-    ("server_id", "p.server_id"),
+    ("server_id", "server_id"),
     ("snapshot", "'INITIAL'"),  # Debezium 3.x's SnapshotType name (older versions wrote true)
 )
 
+_Builder = Callable[[str, int, "str | None", int, int, int, int], dict[str, Any]]
 
-def _builders() -> tuple[Callable[[StreamPosition, int, int], dict[str, Any]], ...]:
+
+def _builders() -> tuple[_Builder, ...]:
     """One function per set of present keys, returning the map as one dict display already in
     :data:`DEBEZIUM_OFFSET_ORDER` (every row of every rows event builds one: no reordering per map)."""
     out = []
     for mask in range(1 << len(_OPTIONAL)):
-        values = {"ts_sec": "p.ts_sec", "file": "p.file", "pos": "p.pos"}
+        values = {"ts_sec": "ts_sec", "file": "file", "pos": "pos"}
         values.update(pair for bit, pair in enumerate(_OPTIONAL) if mask >> bit & 1)
         items = ", ".join(f"{key!r}: {values[key]}" for key in DEBEZIUM_OFFSET_ORDER.order(values))
+        source = f"def build(file, pos, gtids, server_id, ts_sec, event, row):\n    return {{{items}}}\n"
         namespace: dict[str, Any] = {}
-        exec(compile(f"def build(p, event, row):\n    return {{{items}}}\n", "<offset>", "exec"), namespace)
+        exec(compile(source, "<offset>", "exec"), namespace)
         out.append(namespace["build"])
     return tuple(out)
 
@@ -103,13 +106,17 @@ class StreamPosition(NamedTuple):
             | (8 if self.server_id else 0)
             | (16 if snapshot else 0)
         )
-        return _BUILD[mask](self, event, row)
+        return _BUILD[mask](*self, event, row)
 
-    def row_offsets(self, event: int) -> Callable[[int], dict[str, Any]]:
-        """``offset(row)`` for the rows of the transaction's ``event``-th event (a rows event): its rows
-        differ in ``row`` only (1 or more)."""
-        build = _BUILD[(1 if self.gtids else 0) | (2 if event else 0) | 4 | (8 if self.server_id else 0)]
-        return partial(build, self, event)
+    @staticmethod
+    def row_offsets(
+        file: str, pos: int, gtids: str | None, server_id: int, ts_sec: int, event: int
+    ) -> Callable[[int], dict[str, Any]]:
+        """``offset(row)`` of the rows of the transaction's ``event``-th event (a rows event) at the
+        position these fields name: its rows differ in ``row`` only (1 or more). The streamer's hot path,
+        so it takes the fields: no StreamPosition is made per rows event."""
+        build = _BUILD[(1 if gtids else 0) | (2 if event else 0) | 4 | (8 if server_id else 0)]
+        return partial(build, file, pos, gtids, server_id, ts_sec, event)
 
     def resume(self, event: int = 0, row: int = 0) -> BinlogOffset:
         """The stored offset that resumes here, ``event`` events and ``row`` rows already emitted."""

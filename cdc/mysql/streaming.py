@@ -438,7 +438,9 @@ class Streamer:
         self.hooks.on_row_images(table_id, images)
         n = len(images) // 2 if event.kind == "u" else len(images)
         # Debezium's ``event``: this event's index in the transaction
-        offsets = self._position(self.tx_start).row_offsets(self.events_done - 1)
+        offsets = StreamPosition.row_offsets(
+            self.file, self.tx_start, self.completed_gtids, self.server_id, self.ts_sec, self.events_done - 1
+        )
         pos = SourcePosition(
             self.file,
             _start_of(event, self.event_start),
