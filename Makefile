@@ -32,7 +32,7 @@ $(SPARK_STAMP): $(STAMP)
 
 spark: $(SPARK_STAMP) ## add pyspark (the `spark` extra: a 456 MB sdist, ~2 min once) for `cdc snapshot`
 
-up: ## start the stack: MariaDB :3306, Kafka :9092 (CDC_KAFKA_BROKERS=3: three replicated brokers), PostgreSQL :5432, schema registry :8081
+up: ## start the stack: MariaDB :3306, Kafka :9092 (CDC_KAFKA_BROKERS=3: three replicated brokers; CDC_KAFKA_CLUSTERS=2: a second cluster on :9192), PostgreSQL :5432, schema registry :8081
 	@scripts/stack.sh up
 
 down: ## stop the processes of the stack that this checkout started; the data stays

@@ -27,6 +27,7 @@ __all__ = ["CASES", "cdc_answer", "debezium_answers"]
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "mysql" / "debezium-column-rules.tsv"
 KEYS_FIXTURE = ROOT / "tests" / "fixtures" / "mysql" / "debezium-mariadb-keys.tsv"
+MYSQL_KEYS_FIXTURE = ROOT / "tests" / "fixtures" / "mysql" / "debezium-mysql-keys.tsv"
 TINYINT = "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter"
 HASH = "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K"
 
@@ -94,15 +95,17 @@ CASES: list[tuple[str, ...]] = [
 ]
 
 
-def _classpath(cache: Path) -> str:
-    plugin = debezium_plugin_path(cache) / "debezium-connector-mariadb"
+def _classpath(cache: Path, artifact: str = "debezium-connector-mariadb") -> str:
+    plugin = debezium_plugin_path(cache, artifact) / artifact
     jars = sorted(plugin.glob("*.jar")) + sorted(connect_libs(cache).glob("*.jar"))
     return os.pathsep.join(str(j) for j in jars)
 
 
-def _java(program: str, cache: Path, args: list[str], stdin: str = "") -> list[str]:
+def _java(
+    program: str, cache: Path, args: list[str], stdin: str = "", artifact: str = "debezium-connector-mariadb"
+) -> list[str]:
     """Compile and run one of ``bench/debezium_columns/*.java`` on Debezium's classpath; its stdout lines."""
-    classpath = _classpath(cache)
+    classpath = _classpath(cache, artifact)
     with tempfile.TemporaryDirectory() as out:
         source = Path(__file__).resolve().parent / "debezium_columns" / f"{program}.java"
         subprocess.run(
@@ -171,12 +174,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keys", action="store_true", help=f"write Debezium's key list to {KEYS_FIXTURE}")
     args = parser.parse_args(argv)
     if args.keys:
-        lines = _java("DebeziumKeys", args.cache, ["io.debezium.connector.mariadb.MariaDbConnector"])
-        KEYS_FIXTURE.write_text(
-            "# Every key Debezium 3.5's MariaDbConnector.config() declares: name, type, default, group "
-            "(python -m bench.debezium_columns --keys)\n" + "".join(line + "\n" for line in lines)
-        )
-        print(f"{len(lines)} keys written to {KEYS_FIXTURE}")
+        from bench.jars import DEBEZIUM_VERSION
+
+        # Maven Central serves debezium-connector-mysql 3.6.1.Final but no MariaDB connector newer than
+        # 3.5.0.Final: each list is written from the newest jar there is (BENCH_DEBEZIUM_VERSION).
+        for artifact, cls, fixture in (
+            ("debezium-connector-mysql", "io.debezium.connector.mysql.MySqlConnector", MYSQL_KEYS_FIXTURE),
+            ("debezium-connector-mariadb", "io.debezium.connector.mariadb.MariaDbConnector", KEYS_FIXTURE),
+        ):
+            lines = _java("DebeziumKeys", args.cache, [cls], artifact=artifact)
+            fixture.write_text(
+                f"# Every key Debezium {DEBEZIUM_VERSION}'s {cls.rsplit('.', 1)[1]}.config() declares: name, "
+                "type, default, group (python -m bench.debezium_columns --keys)\n"
+                + "".join(line + "\n" for line in lines)
+            )
+            print(f"{len(lines)} keys written to {fixture}")
     theirs = debezium_answers(CASES, args.cache)
     if len(theirs) != len(CASES):
         print(f"Debezium answered {len(theirs)} lines for {len(CASES)} cases", file=sys.stderr)

@@ -7,13 +7,19 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
   (``ProducerPerformance``, i.e. ``kafka-producer-perf-test``) and a log4j2 binding for slf4j, run as
   ``java -cp 'libs/*' org.apache.kafka.connect.cli.ConnectDistributed worker.properties``, the way
   Kafka's ``bin/connect-distributed.sh`` runs it from a distribution's ``libs/``.
+* ``peers/mirror-<v>/libs``: Kafka's MirrorMaker 2 (connect-mirror, connect-mirror-client, with the
+  connect-runtime of the same version), run in dedicated mode as ``bin/connect-mirror-maker.sh`` runs it:
+  ``java -cp 'libs/*' org.apache.kafka.connect.mirror.MirrorMaker mm2.properties``.
 * ``peers/<artifact>-<v>/<artifact>/``: a Debezium connector and its dependencies (Kafka's own jars left
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
-Versions: Connect 4.3.1 is the newest served (4.4.0, the broker's, is not published for connect-runtime);
-Debezium 3.5.0.Final is the newest ``debezium-connector-{mysql,mariadb}`` Central serves (3.5.2 and
-3.6.0 are listed by some indexes but their jars are not there). ``io.confluent:kafka-connect-jdbc`` is
-not on Maven Central (only on Confluent's own repository, which we cannot reach).
+Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0: 4.3.1's
+runs); Debezium 3.6.1.Final (``debezium-connector-mysql``, the JDBC sink), except
+``debezium-connector-mariadb``, whose newest on Maven Central is 3.5.0.Final. connect-mirror 4.4.0 is not on
+Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``), and dedicated mode builds Connect's ``Worker``
+and ``DistributedHerder`` itself, so MM2 runs on the connect-runtime of its own version rather than a mix.
+``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
+cannot reach).
 """
 
 from __future__ import annotations
@@ -26,16 +32,30 @@ from pathlib import Path
 
 __all__ = [
     "CONNECT_VERSION",
+    "DEBEZIUM_MARIADB_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
+    "MIRROR_VERSION",
     "connect_libs",
     "debezium_plugin_path",
+    "debezium_version",
     "java_version",
     "jvm_heap",
+    "mirror_libs",
 ]
 
 CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
+MIRROR_VERSION = os.environ.get("BENCH_MIRROR_VERSION", "4.3.1")
+# debezium-connector-mariadb: Maven Central's newest is 3.5.0.Final (its metadata lists no 3.6), so the
+# MariaDB connector stays there while the MySQL connector, the JDBC sink and the rest are 3.6.1.Final.
+DEBEZIUM_MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
+
+
+def debezium_version(artifact: str) -> str:
+    """The version of a Debezium artifact fetched here."""
+    return DEBEZIUM_MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
+
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
@@ -110,19 +130,34 @@ def connect_libs(cache: Path) -> Path:
     return libs
 
 
+def mirror_libs(cache: Path) -> Path:
+    """``libs/`` of Kafka's MirrorMaker 2 (connect-mirror and its Connect runtime), fetched on first use."""
+    home = _peers_dir(cache) / f"mirror-{MIRROR_VERSION}"
+    libs = home / "libs"
+    _fetch(
+        cache,
+        "mirror-pom.xml",
+        libs,
+        [f"-Dconnect.version={MIRROR_VERSION}"],
+        _peers_dir(cache) / f"mirror-{MIRROR_VERSION}.maven.log",
+    )
+    return libs
+
+
 def debezium_plugin_path(cache: Path, artifact: str = "debezium-connector-mariadb") -> Path:
     """A ``plugin.path`` holding one Debezium connector's plugin directory, fetched on first use."""
-    root = _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}"
+    version = debezium_version(artifact)
+    root = _peers_dir(cache) / f"{artifact}-{version}"
     _fetch(
         cache,
         "debezium-pom.xml",
         root / artifact,
         [
             f"-Ddebezium.artifact={artifact}",
-            f"-Ddebezium.version={DEBEZIUM_VERSION}",
+            f"-Ddebezium.version={version}",
             "-DexcludeGroupIds=org.apache.kafka",
         ],
-        _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}.maven.log",
+        _peers_dir(cache) / f"{artifact}-{version}.maven.log",
     )
     return root
 

@@ -100,6 +100,7 @@ class MetricsRegistry:
         self._lock = threading.Lock()
         self._sources: dict[Hashable, MetricSource] = {}
         self._connectors: dict[str, str] = {}
+        self._tags: dict[str, dict[str, str]] = {}
 
     def add(self, key: Hashable, source: MetricSource) -> None:
         """Add (or replace) the source kept under ``key``."""
@@ -134,6 +135,15 @@ class MetricsRegistry:
         with self._lock:
             self._connectors[server] = connector
 
+    def set_tags(self, server: str, tags: Mapping[str, str]) -> None:
+        """Labels every series of ``server`` carries too (``custom.metric.tags``: Debezium appends them to
+        its MBeans' names, which the JMX exporter makes labels); a label a series has already is kept."""
+        with self._lock:
+            if tags:
+                self._tags[server] = dict(tags)
+            else:
+                self._tags.pop(server, None)
+
     def connector_of(self, server: str) -> str | None:
         """The connector ``server``'s series carry (:meth:`set_connector`), if one said so."""
         with self._lock:
@@ -152,12 +162,18 @@ class MetricsRegistry:
                 ):
                     del self._sources[key]
             self._connectors.pop(server, None)
+            self._tags.pop(server, None)
 
     def readings(self) -> Iterator[Reading]:
         with self._lock:
             sources = list(self._sources.values())
+            tags = dict(self._tags)
         for source in sources:
-            yield from source.readings()
+            for r in source.readings():
+                extra = tags.get(r.labels.get("server", "")) if tags else None
+                if extra:
+                    r = Reading(r.name, r.value, {**extra, **r.labels}, r.help, r.counter)
+                yield r
 
     def collect(self) -> Iterator[Metric]:
         """The ``prometheus_client`` collector protocol: one family per metric name."""

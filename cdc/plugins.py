@@ -27,6 +27,7 @@ _PACKAGES = (
     "cdc.mysql",
     "cdc.jdbc",
     "cdc.jdbcsink",
+    "cdc.mirror",
 )
 
 

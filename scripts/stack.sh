@@ -46,6 +46,17 @@ KAFKA_HEAP=${CDC_KAFKA_HEAP:-512m}
 # with its controller on the port after, topics replicated 3 times with min.insync.replicas=2
 KAFKA_BROKERS=${CDC_KAFKA_BROKERS:-1}
 case $KAFKA_BROKERS in 1 | 3) ;; *) echo "[stack] error: CDC_KAFKA_BROKERS must be 1 or 3" >&2; exit 2 ;; esac
+# 2: a second, independent Kafka cluster (service kafka_b, one KRaft node, its own cluster id and data in
+# $STACK_DIR/kafka-b) for MirrorMaker 2's flows: broker on KAFKA_B_PORT, controller on the port after
+# (CDC_KAFKA_B_CONTROLLER_PORT), SSL on KAFKA_B_SSL_PORT
+KAFKA_CLUSTERS=${CDC_KAFKA_CLUSTERS:-1}
+case $KAFKA_CLUSTERS in 1 | 2) ;; *) echo "[stack] error: CDC_KAFKA_CLUSTERS must be 1 or 2" >&2; exit 2 ;; esac
+KAFKA_B_PORT=${CDC_KAFKA_B_PORT:-9192}
+KAFKA_B_CONTROLLER_PORT=${CDC_KAFKA_B_CONTROLLER_PORT:-$((KAFKA_B_PORT + 1))}
+KAFKA_B_SSL_PORT=${CDC_KAFKA_B_SSL_PORT:-9195}
+if [ "$KAFKA_CLUSTERS" -eq 2 ] && [[ " $SERVICES " == *" kafka "* ]] && [[ " $SERVICES " != *" kafka_b "* ]]; then
+  SERVICES="${SERVICES/kafka/kafka kafka_b}"
+fi
 
 say() { printf '[stack] %s\n' "$*"; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
@@ -300,6 +311,7 @@ mariadb_describe() {
 
 KAFKA_DIR=$STACK_DIR/kafka
 if [ "$KAFKA_BROKERS" -gt 1 ]; then KAFKA_DIR=$STACK_DIR/kafka-cluster; fi
+KAFKA_NAME=kafka  # node 1's pid file; kafka_b_scope names its own
 KAFKA_RF=$((KAFKA_BROKERS < 3 ? KAFKA_BROKERS : 3))
 KAFKA_MIN_ISR=$((KAFKA_RF > 1 ? KAFKA_RF - 1 : 1))
 
@@ -310,7 +322,7 @@ kafka_node_controller() {
   if [ "$KAFKA_BROKERS" -eq 1 ]; then echo "$KAFKA_CONTROLLER_PORT"; else echo $((KAFKA_PORT + 2 * ($1 - 1) + 1)); fi
 }
 kafka_node_ssl_port() { echo $((KAFKA_SSL_PORT + 10 * ($1 - 1))); }
-kafka_node_name() { if [ "$1" -eq 1 ]; then echo kafka; else echo "kafka-$1"; fi; }
+kafka_node_name() { if [ "$1" -eq 1 ]; then echo "$KAFKA_NAME"; else echo "$KAFKA_NAME-$1"; fi; }
 kafka_voters() {
   local n voters=""
   for n in $(seq 1 "$KAFKA_BROKERS"); do voters+="${voters:+,}$n@$KAFKA_HOST:$(kafka_node_controller "$n")"; done
@@ -451,7 +463,7 @@ kafka_start() {
         cluster_id=$(kafka_java "$dir" kafka.tools.StorageTool random-uuid 2>>"$dir/format.log")
         echo "$cluster_id" >"$KAFKA_DIR/cluster.id"
       fi
-      say "kafka: formatting $dir/data (cluster id $cluster_id)"
+      say "$KAFKA_NAME: formatting $dir/data (cluster id $cluster_id)"
       kafka_java "$dir" kafka.tools.StorageTool format --cluster-id "$cluster_id" \
         --config "$dir/server.properties" >>"$dir/format.log" 2>&1 \
         || { tail -20 "$dir/format.log" >&2; die "kafka storage format failed"; }
@@ -485,6 +497,28 @@ kafka_describe() {
   else
     echo "Apache Kafka $KAFKA_VERSION (KRaft), $KAFKA_BROKERS nodes on $(kafka_bootstrap) (each one's controller on the next port), replication factor $KAFKA_RF, min.insync.replicas $KAFKA_MIN_ISR"
   fi
+}
+
+# ---------------------------------------------------------------------------------------------- kafka_b
+# The second cluster (CDC_KAFKA_CLUSTERS=2): the kafka functions above, run with this cluster's directory,
+# ports and pid file in place of the first's (bash's locals are seen by the functions they call). One
+# node, replication factor 1; its own cluster id, so the two are as independent as two data centres.
+
+kafka_b_scope() {
+  local KAFKA_NAME=kafka_b KAFKA_DIR=$STACK_DIR/kafka-b KAFKA_BROKERS=1 KAFKA_RF=1 KAFKA_MIN_ISR=1
+  local KAFKA_PORT=$KAFKA_B_PORT KAFKA_CONTROLLER_PORT=$KAFKA_B_CONTROLLER_PORT KAFKA_SSL_PORT=$KAFKA_B_SSL_PORT
+  "$@"
+}
+kafka_b_install() { kafka_install; }
+kafka_b_start() { kafka_b_scope kafka_start; }
+kafka_b_probe() { kafka_b_scope kafka_probe; }
+kafka_b_wait() { kafka_b_scope kafka_wait "$@"; }
+kafka_b_provision() { :; }
+kafka_b_log() { kafka_b_scope kafka_log; }
+kafka_b_port() { echo "$KAFKA_HOST $KAFKA_B_PORT"; }
+kafka_b_pattern() { echo kafka.Kafka; }
+kafka_b_describe() {
+  echo "Apache Kafka $KAFKA_VERSION (KRaft), the second cluster, on $KAFKA_HOST:$KAFKA_B_PORT, controller on $KAFKA_HOST:$KAFKA_B_CONTROLLER_PORT, SSL on $KAFKA_HOST:$KAFKA_B_SSL_PORT; data in $STACK_DIR/kafka-b"
 }
 
 # --------------------------------------------------------------------------------------------- postgres
@@ -665,6 +699,7 @@ backend() {
 
 docker_up() {
   say "backend: docker compose ($REPO/docker/compose.yaml)"
+  [ "$KAFKA_CLUSTERS" -eq 1 ] || die "CDC_KAFKA_CLUSTERS=2: the second cluster runs with the local backend only (CDC_STACK_BACKEND=local)"
   "${COMPOSE[@]}" up -d --wait mysql kafka schema-registry
 }
 
@@ -675,6 +710,14 @@ usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
 main() {
   local cmd=${1:-}
   mkdir -p "$STACK_DIR" "$RUN_DIR"
+  # a second cluster that an earlier `CDC_KAFKA_CLUSTERS=2 up` started is stopped and shown without the variable
+  case $cmd in
+    down | status | clean)
+      if [ -f "$(pidfile kafka_b)" ] && [[ " $SERVICES " == *" kafka "* ]] && [[ " $SERVICES " != *" kafka_b "* ]]; then
+        SERVICES="${SERVICES/kafka/kafka kafka_b}"
+      fi
+      ;;
+  esac
   case $cmd in
     up)
       # one `up` at a time (make up and a test session's fixture may race)
@@ -707,6 +750,7 @@ main() {
       # what the tests read (tests/conftest.py), for `eval "$(scripts/stack.sh env)"`
       echo "export CDC_MYSQL_HOST=$MYSQL_HOST CDC_MYSQL_PORT=$MYSQL_PORT"
       echo "export CDC_KAFKA_BOOTSTRAP=$(kafka_bootstrap)"
+      if [[ " $SERVICES " == *" kafka_b "* ]]; then echo "export CDC_KAFKA_B_BOOTSTRAP=$KAFKA_HOST:$KAFKA_B_PORT"; fi
       ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;

@@ -2,7 +2,8 @@
 
 ``cdc standalone WORKER.properties [CONNECTOR.properties|.json ...]`` and ``cdc distributed
 WORKER.properties`` start a worker exactly as Kafka's ``connect-standalone`` / ``connect-distributed``
-scripts do, reading the same files.
+scripts do, reading the same files; ``cdc mirror-maker mm2.properties`` runs MirrorMaker 2 as
+``connect-mirror-maker.sh`` does.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     from cdc.cli.consume import add_parser as add_consume_parser
 
     add_consume_parser(sub)  # cdc consume: print a topic, as kafka-console-consumer
+    from cdc.cli.mirror_maker import add_parser as add_mirror_maker_parser
+
+    add_mirror_maker_parser(sub)  # cdc mirror-maker: MirrorMaker 2 in dedicated mode
     ve = sub.add_parser("version", help="print the version")
     ve.set_defaults(func=lambda _args: print(f"cdc {__version__}") or 0)
     return parser

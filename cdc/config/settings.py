@@ -22,9 +22,10 @@ _KEY = "config_key"
 T = TypeVar("T")
 
 
-def setting(key: str) -> Any:
-    """A dataclass field holding the parsed value of config ``key``."""
-    return dataclasses.field(metadata={_KEY: key})
+def setting(key: str, default: Any = dataclasses.MISSING) -> Any:
+    """A dataclass field holding the parsed value of config ``key``; ``default`` (the key's own) lets a
+    test build the settings by hand with only the fields it cares about."""
+    return dataclasses.field(default=default, metadata={_KEY: key})
 
 
 def setting_keys(cls: type) -> dict[str, str]:

@@ -14,6 +14,7 @@ from cdc.config.definition import Validator
 from cdc.errors import ConfigError
 
 __all__ = [
+    "Validator",  # re-exported: a validator's type, for the plugins that declare their own
     "at_least",
     "between",
     "case_insensitive_one_of",

@@ -24,7 +24,7 @@ from cdc.jdbc.offsets import check_offset
 from cdc.jdbc.tables import TableFilter, TableId, group_partitions
 from cdc.jdbc.task import JdbcSourceTask, make_dialect
 from cdc.jdbc.tls import TlsConnectError
-from cdc.jdbc.url import parse_jdbc_url, sqlite_file
+from cdc.jdbc.url_properties import url_files
 
 CONNECTION_URL_CONFIG = "connection.url"
 
@@ -197,13 +197,9 @@ class JdbcSourceConnector(SourceConnector):
         return values
 
     def files(self, props: Mapping[str, str]) -> list[FileUse]:
-        """A ``jdbc:sqlite:`` database's file (sqlite3 creates it, and its journal beside it)."""
-        try:
-            url = parse_jdbc_url(str(props.get(CONNECTION_URL_CONFIG) or ""))
-        except ConfigError:
-            return []
-        path = sqlite_file(url.database) if url.flavour == "sqlite" else None
-        return [] if path is None else [FileUse(CONNECTION_URL_CONFIG, path)]
+        """A ``jdbc:sqlite:`` database's file (sqlite3 creates it) and the key and trust stores the URL's
+        TLS properties name."""
+        return url_files(CONNECTION_URL_CONFIG, str(props.get(CONNECTION_URL_CONFIG) or ""))
 
     def validate_offset(
         self, props: Mapping[str, str], partition: Mapping[str, Any], offset: Mapping[str, Any]

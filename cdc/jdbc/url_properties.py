@@ -32,8 +32,9 @@ import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cdc.api.connector import FileUse
 from cdc.errors import ConfigError
-from cdc.jdbc.url import JdbcUrl
+from cdc.jdbc.url import JdbcUrl, parse_jdbc_url, sqlite_file
 
 __all__ = [
     "CATALOG",
@@ -42,6 +43,8 @@ __all__ = [
     "TlsMode",
     "UrlOptions",
     "UrlTls",
+    "store_files",
+    "url_files",
     "url_options",
 ]
 
@@ -506,6 +509,31 @@ def url_options(url: JdbcUrl) -> UrlOptions:
             extras["socket_timeout_s"] = _number("socketTimeout", props["socketTimeout"]) / 1000 or None
         extras.update(_mysql_extras(props))
     return UrlOptions(tls=tls, **extras)  # type: ignore[arg-type]
+
+
+def store_files(url: JdbcUrl) -> list[tuple[str, str]]:
+    """(property, path) of each key or trust store file the URL's TLS properties name (a PEM given inline
+    is no file); none for a URL whose properties do not parse (refused on their own)."""
+    try:
+        tls = url_options(url).tls
+    except ConfigError:
+        return []
+    refs = (tls.truststore, tls.keystore, tls.pg_cert)
+    return [(r.location_property, r.location) for r in refs if r is not None and not r.inline_pem]
+
+
+def url_files(key: str, value: str) -> list[FileUse]:
+    """The files a JDBC URL config value makes the worker open: a ``jdbc:sqlite:`` database's file (created
+    with its journal beside it) and the key and trust stores its TLS properties name (read; a client key is
+    the worker's identity to the server). None for a URL that does not parse (refused on its own)."""
+
+    try:
+        url = parse_jdbc_url(value)
+    except ConfigError:
+        return []
+    path = sqlite_file(url.database) if url.flavour == "sqlite" else None
+    out = [] if path is None else [FileUse(key, path)]
+    return out + [FileUse(key, location) for _prop, location in store_files(url)]
 
 
 def check_server_timezone(options: UrlOptions, db_timezone: str) -> None:

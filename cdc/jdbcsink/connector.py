@@ -16,7 +16,7 @@ from typing import Any
 from cdc.api.connector import FileUse, SinkConnector, Task
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigDef, ConfigValue
-from cdc.jdbc.url import parse_jdbc_url, sqlite_file
+from cdc.jdbc.url_properties import url_files
 from cdc.jdbcsink.confluent_config import CONFLUENT_SINK_DEF, ConfluentSinkSettings
 from cdc.jdbcsink.debezium_config import DEBEZIUM_SINK_DEF, DebeziumSinkSettings
 from cdc.jdbcsink.plan import SinkPlan
@@ -102,13 +102,9 @@ class JdbcSinkConnector(SinkConnector):
         return results
 
     def files(self, props: Mapping[str, str]) -> list[FileUse]:
-        """A ``jdbc:sqlite:`` database's file (sqlite3 creates it)."""
-        try:
-            url = parse_jdbc_url(str(props.get("connection.url") or ""))
-        except ConfigError:
-            return []
-        path = sqlite_file(url.database) if url.flavour == "sqlite" else None
-        return [] if path is None else [FileUse("connection.url", path)]
+        """A ``jdbc:sqlite:`` database's file (sqlite3 creates it) and the key and trust stores the URL's
+        TLS properties name."""
+        return url_files("connection.url", str(props.get("connection.url") or ""))
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:
         return True  # sink offsets are consumer offsets; the runtime checks them

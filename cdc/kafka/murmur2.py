@@ -20,7 +20,7 @@ __all__ = ["murmur2", "partition_for", "to_positive"]
 def murmur2(data: bytes) -> int:
     """The 32-bit murmur2 hash of ``data`` as Java computes it (a signed int): kafka-python's (the hash of
     its ``DefaultPartitioner``, unsigned) read as Java's signed int."""
-    h = _kafka_python_murmur2(data)
+    h: int = _kafka_python_murmur2(data)
     return h - (1 << 32) if h & 0x80000000 else h
 
 

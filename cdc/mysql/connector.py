@@ -69,8 +69,8 @@ class MySqlConnector(SourceConnector):
 
     def files(self, props: Mapping[str, str]) -> list[FileUse]:
         """The file channel's ``signal.file`` (read; :class:`cdc.mysql.signals.channels.FileChannel` keeps its
-        position beside it), the file-based schema history's file (appended, its directories created) and
-        ``snapshot.spark.state.dir`` (created, written)."""
+        position beside it), the file-based schema history's file (appended, its directories created), the
+        TLS key and trust stores (read) and ``snapshot.spark.state.dir`` (created, written)."""
         from cdc.history.factory import history_file
 
         out = []
@@ -81,6 +81,10 @@ class MySqlConnector(SourceConnector):
         history = history_file(props)
         if history is not None:
             out.append(FileUse(*history))
+        for key in ("database.ssl.truststore", "database.ssl.keystore"):  # read: a key is the identity
+            store = str(props.get(key) or "").strip()
+            if store:
+                out.append(FileUse(key, store))
         state = str(props.get("snapshot.spark.state.dir") or "").strip()
         if state:
             out.append(FileUse("snapshot.spark.state.dir", os.path.expanduser(state)))

@@ -32,12 +32,9 @@ from cdc.mysql.columns import ColumnRules
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.converters import CustomConverters
 from cdc.mysql.filters import Filters
-from cdc.mysql.schemanames import adjust_schema_name
 from cdc.mysql.types import ColumnMapping, TypeMapper
 
 __all__ = ["SOURCE_SCHEMA", "EventFactory", "SourcePosition", "TableSchema", "topic_name"]
-
-_INVALID_TOPIC_CHARS = re.compile(r"[^a-zA-Z0-9._\-]")
 
 SNAPSHOT_ENUM = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 
@@ -92,9 +89,19 @@ TRANSACTION_SCHEMA = (
 
 
 def topic_name(settings: MySqlSettings, table_id: TableId) -> str:
-    delimiter = settings.topic_delimiter
-    name = delimiter.join((settings.prefix, table_id.database, table_id.table))
-    return _INVALID_TOPIC_CHARS.sub("_", name)
+    """The table's topic under ``topic.naming.strategy`` (:mod:`cdc.mysql.naming`)."""
+    return settings.naming.data_change_topic(table_id)
+
+
+def _documented(m: ColumnMapping) -> ColumnMapping:
+    """``m`` with the column's comment as its field schema's doc (include.schema.comments)."""
+    if not m.column.comment:
+        return m
+    out = ColumnMapping(
+        m.column, SchemaBuilder.from_schema(m.schema).doc(m.column.comment).build(), m.convert, m.null
+    )
+    out.custom = m.custom
+    return out
 
 
 @dataclass(frozen=True)
@@ -127,11 +134,8 @@ class TableSchema:
         self.table = table
         self.id = table.id
         self.topic = topic_name(settings, table.id)
-        base = f"{settings.prefix}.{table.id.database}.{table.id.table}"
-        mode = settings.schema_name_adjustment_mode
-
-        def schema_name(name: str) -> str:
-            return adjust_schema_name(name, mode)
+        base = self.topic  # Debezium's recordSchemaPrefix: the schemas are named after the topic
+        schema_name, field_name = settings.schema_name, settings.field_name
 
         included = [c for c in table.columns if filters.column(table.id, c.name)]
         self.mappings: list[ColumnMapping] = [mapper.map(c) for c in included]
@@ -139,9 +143,11 @@ class TableSchema:
             self.mappings = [adjust(table.id, m) for m in self.mappings]
         names = self.column_names = [c.name for c in table.columns]
         self.value_index = [names.index(m.column.name) for m in self.mappings]
+        if settings.include_schema_comments:  # Debezium's addField: the column's COMMENT is the field's doc
+            self.mappings = [_documented(m) for m in self.mappings]
         value_builder = SchemaBuilder.struct().name(schema_name(base + ".Value"))
         for m in self.mappings:
-            value_builder.field(m.column.name, m.schema)
+            value_builder.field(field_name(m.column.name), m.schema)
         self.value_schema = value_builder.optional().build()
         keys = list(key_columns) if key_columns else list(table.primary_key)
         key_mappings = [m for m in self.mappings if m.column.name in keys]
@@ -152,7 +158,7 @@ class TableSchema:
                 schema = m.schema
                 if schema.optional:  # key fields are never optional (a PK column is NOT NULL anyway)
                     schema = SchemaBuilder.from_schema(schema).required().build()
-                kb.field(m.column.name, schema)
+                kb.field(field_name(m.column.name), schema)
             self.key_schema: Schema | None = kb.build()
             self.key_index = [names.index(m.column.name) for m in key_mappings]
             self.key_converters = [m.convert for m in key_mappings]

@@ -61,22 +61,7 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"incremental\.snapshot\..+", "this incremental-snapshot setting is not implemented"),
     Refusal(r"notification\..+", "notifications are not implemented"),
     # -- features cdc does not have
-    Refusal(
-        r"post\.processors",
-        "post processors (ReselectColumnsPostProcessor) are not implemented; with binlog_row_image=FULL "
-        "every column is in the event, which is what reselect restores",
-        ("",),
-    ),
     Refusal(r"heartbeat\.action\.query", "heartbeat action queries are not implemented", ("",)),
-    Refusal(
-        r"topic\.naming\.strategy",
-        "only Debezium's default topic names are implemented",
-        (
-            "io.debezium.schema.SchemaTopicNamingStrategy",
-            "io.debezium.schema.DefaultTopicNamingStrategy",
-        ),
-    ),
-    Refusal(r"topic\.cache\.size", _NO_EFFECT, ("10000",)),
     Refusal(
         r"transaction\.metadata\.factory",
         "only the default transaction metadata is implemented",
@@ -91,26 +76,11 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal(r"snapshot\.mode\.custom\.name", "custom snapshot modes are not implemented", ("",)),
-    Refusal(
-        r"snapshot\.mode\.configuration\.based\..+",
-        "snapshot.mode=configuration_based is not implemented",
-        ("false",),
-    ),
     Refusal(r"snapshot\.query\.mode", "only select_all snapshot queries are implemented", ("select_all",)),
     Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
-    Refusal(
-        r"snapshot\.max\.threads",
-        "the local snapshot reads with one thread; use snapshot.engine=spark for parallel reads",
-        ("1",),
-    ),
-    Refusal(r"snapshot\.max\.threads\.multiplier", "see snapshot.max.threads", ("1",)),
-    Refusal(
-        r"snapshot\.tables\.order\.by\.row\.count", "tables are snapshotted in name order", ("disabled",)
-    ),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(r"streaming\.delay\.ms", "a delay before streaming is not implemented", ("0",)),
-    Refusal(r"include\.schema\.comments", "column comments are not propagated to schemas", ("false",)),
     Refusal(r"gtid\.source\.filter\.dml\.events", "GTID source filters apply to every event", ("true",)),
     Refusal(
         r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
@@ -126,12 +96,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(r"custom\.metric\.tags", "custom metric tags are not implemented", ("",)),
-    Refusal(r"guardrail\.collections\.max", "the collection guardrail is not implemented", ("0",)),
-    Refusal(
-        r"guardrail\.collections\.limit\.action", "the collection guardrail is not implemented", ("warn",)
-    ),
-    Refusal(r"field\.name\.adjustment\.mode", "field names are never adjusted", ("none",)),
     Refusal(
         r"event\.converting\.failure\.handling\.mode",
         "a value that cannot be converted fails the task",
@@ -147,6 +111,33 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"binlog\.net\.(write|read)\.timeout", _NO_EFFECT, ("0",)),
     Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
     Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
+    # -- new in Debezium 3.6's MySqlConnector
+    Refusal(
+        r"legacy\.snapshot\.max\.threads",
+        "Debezium's table-per-thread parallel snapshot is not implemented (see snapshot.max.threads)",
+        ("false",),
+    ),
+    Refusal(
+        r"statistics\.metrics\.enabled",
+        "cdc's metrics are always collected (they cost no measurable time); scrape fewer of them instead",
+        ("true",),
+    ),
+    Refusal(
+        r"memory\.management\.(schemas|tables)\.class",
+        "a Java class of Debezium's in-memory table model; cdc keeps its own",
+        ("io.debezium.relational.ConcurrentMapTableMappingStorage",),
+    ),
+    Refusal(
+        r"ddl\.parser\.type",
+        "cdc parses DDL with its own parser (cdc/mysql/ddl), not Debezium's ANTLR grammars",
+        ("default",),
+    ),
+    Refusal(
+        r"gtid\.ignore\.on\.recovery",
+        "a restart resumes from the offset's GTID set when it has one; to restart from a binlog position, "
+        "store an offset without GTIDs (docs/mysql.md, offsets)",
+        ("false",),
+    ),
     Refusal(r"internal\..+", "an internal Debezium setting"),
     Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
 )

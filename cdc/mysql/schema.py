@@ -33,7 +33,7 @@ class SchemaState:
         self.filters = filters
         self.history = history
         self.tables = Tables()
-        self.parser = DdlParser()
+        self.parser = DdlParser(include_comments=settings.include_schema_comments)
         self.skip_unparseable = settings.history_skip_unparseable_ddl
         self.only_captured_tables = settings.history_store_only_captured_tables_ddl
         self.only_captured_dbs = settings.history_store_only_captured_databases_ddl

@@ -32,8 +32,7 @@ class SchemaChangeEvents:
         self.settings = settings
         self.events = events
         self.enabled = settings.include_schema_changes
-        prefix = settings.prefix
-        self.topic = prefix
+        self.topic = settings.naming.schema_change_topic()
         self.key_schema = (
             SchemaBuilder.struct()
             .name(f"io.debezium.connector.{events.connector}.SchemaChangeKey")
@@ -53,7 +52,7 @@ class SchemaChangeEvents:
             .field("tableChanges", SchemaBuilder.array(CHANGE_SCHEMA).build())
             .build()
         )
-        self.heartbeat_topic = f"{settings.topic_heartbeat_prefix}{settings.topic_delimiter}{prefix}"
+        self.heartbeat_topic = settings.naming.heartbeat_topic()
         self.heartbeat_key_schema = (
             SchemaBuilder.struct()
             .name("io.debezium.connector.common.ServerNameKey")

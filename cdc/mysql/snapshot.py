@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -25,6 +26,9 @@ from cdc.mysql.connection import connect as _connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.parallel_snapshot import ChunkReaders
+from cdc.mysql.snapshot_order import order_by_row_count
+from cdc.snapshot.chunks import TablePlan
 
 __all__ = ["ConnectionFactory", "SnapshotResult", "Snapshotter"]
 
@@ -134,13 +138,18 @@ class Snapshotter:
         offset = self._position(cur)
         position = offset.with_(snapshot=True).position()
         self._record_schema(cur, databases, all_tables, position)
+        readers = self._open_readers() if data else None  # while the lock holds (parallel_snapshot.py)
         if locking == "minimal" and not table_locks and self.metrics.holding_global_lock:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
             log.info("Released the global read lock after %d tables' schemas", len(all_tables))
         rows = 0
-        if data:
-            rows = self._read_tables(conn, to_read, offset)
+        try:
+            if data:
+                rows = self._read_tables(conn, to_read, offset, readers)
+        finally:
+            if readers is not None:
+                readers.close()
         if not table_locks:
             cur.execute("COMMIT")
         if self.metrics.holding_global_lock or table_locks:
@@ -242,13 +251,51 @@ class Snapshotter:
         if records and not self.emit(records):
             raise InterruptedError("snapshot interrupted")
 
-    def _read_tables(self, conn: Any, tables: list[TableId], offset: BinlogOffset) -> int:
+    def _open_readers(self) -> ChunkReaders | None:
+        """``snapshot.max.threads`` > 1: the reader connections, opened in the snapshot's consistent view."""
+        threads = self.settings.snapshot_max_threads
+        if threads <= 1:
+            return None
+        multiplier = self.settings.snapshot_max_threads_multiplier
+        return ChunkReaders.open(
+            lambda: connect(self.settings, streaming=True), threads, self.stopping, multiplier
+        )
+
+    def _batches(
+        self, conn: Any, table: Any, select: str, plan: TablePlan | None, readers: ChunkReaders | None
+    ) -> Iterator[list[Any]]:
+        """The table's rows, ``FETCH_ROWS`` at a time: from the parallel readers when there are, else from
+        one unbuffered SELECT on the snapshot's connection."""
+        if readers is not None and plan is not None:
+            yield from readers.batches(table, plan, select, FETCH_ROWS)
+            return
+        cur = conn.cursor()
+        try:
+            cur.execute(select)
+            while rows := cur.fetchmany(FETCH_ROWS):
+                yield rows
+        finally:
+            cur.close()
+
+    def _read_tables(
+        self, conn: Any, tables: list[TableId], offset: BinlogOffset, readers: ChunkReaders | None = None
+    ) -> int:
         total = 0
         snapshot_offset = offset.with_(snapshot=True).to_dict()
         pos = SourcePosition(file=offset.file, pos=offset.pos, server_id=0)
         pending: SourceRecord | None = None
         first_overall = True
         self.metrics.estimated_rows = estimated_rows(conn, tables)
+        tables = order_by_row_count(
+            tables,
+            self.metrics.estimated_rows,
+            self.settings.snapshot_tables_order_by_row_count,
+            self.settings.override_tables,
+        )
+        plans: dict[str, TablePlan] = {}
+        if readers is not None:
+            known = [t for t in (self.schema.table(i) for i in tables) if t is not None]
+            plans = readers.plan(conn, known, self.settings.override_tables)
         for t_index, table_id in enumerate(tables):
             table = self.schema.table(table_id)
             if table is None:
@@ -260,19 +307,13 @@ class Snapshotter:
             if override:
                 select = override
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
-            cur = conn.cursor()
-            cur.execute(select)
             first_in_table = True
             count = 0
             source = self.events.snapshot_sources(pos, table_id)
             started = time.monotonic()
-            while True:
+            for rows in self._batches(conn, table, select, plans.get(str(table_id)), readers):
                 if self.stopping.is_set():
-                    cur.close()
                     raise InterruptedError("snapshot interrupted")
-                rows = cur.fetchmany(FETCH_ROWS)
-                if not rows:
-                    break
                 now_ms = int(time.time() * 1000)
                 batch: list[SourceRecord] = []
                 for row in rows:
@@ -290,7 +331,6 @@ class Snapshotter:
                 self.metrics.rows_scanned(table_id, count)
                 if batch and not self.emit(batch):
                     raise InterruptedError("snapshot interrupted")
-            cur.close()
             if pending is not None and count:
                 # The table's last row is marked once we know it is the last one.
                 pending = _remark(pending, "last_in_data_collection")

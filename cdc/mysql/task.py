@@ -32,13 +32,16 @@ from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.filters import Filters
 from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
+from cdc.mysql.guardrail import check_guardrail
 from cdc.mysql.history import open_history
 from cdc.mysql.include_lists import warn_unmatched
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
 from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
+from cdc.mysql.post_processors import ProcessedEmit
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
@@ -51,6 +54,7 @@ from cdc.mysql.signals import (
     SignalProcessor,
 )
 from cdc.mysql.snapshot import Snapshotter
+from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -81,6 +85,7 @@ class MySqlSourceTask(SourceTask):
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
         self._context_headers: list[Header] = []
+        self._post: ProcessedEmit | None = None
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -97,16 +102,27 @@ class MySqlSourceTask(SourceTask):
         try:
             server = check_server(conn, settings)
             warn_unmatched(conn, settings)
+            check_guardrail(conn, settings, Filters(settings))
         finally:
             conn.close()
         log.info("Connected to %s %s", server.flavour, server.version)
         self.history = open_history(props, self.context.worker_client_config())
+        emit = self._post = ProcessedEmit(self._emit)  # post.processors run on every record first
         ctx = CaptureContext.build(
-            settings, self.history, self._emit, self.stopping, server.mariadb, self.CONNECTOR
+            settings, self.history, emit, self.stopping, server.mariadb, self.CONNECTOR
+        )
+        emit.install(
+            props,
+            settings.unavailable_value_placeholder,
+            ctx.schema,
+            ctx.events,
+            lambda: connect(settings, streaming=True),
+            ctx.filters.signal_table,
         )
         schema, schema_events = ctx.schema, ctx.schema_events
         self._metrics_prefix = settings.prefix
         REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
+        REGISTRY.set_tags(settings.prefix, settings.metric_tags)  # custom.metric.tags
         snapshot_metrics = SnapshotMetrics(settings.prefix)
         streaming_metrics = StreamingMetrics(settings.prefix)
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
@@ -180,6 +196,16 @@ class MySqlSourceTask(SourceTask):
 
         mode = settings.snapshot_mode.lower()
         mode = {"schema_only": "no_data", "schema_only_recovery": "recovery"}.get(mode, mode)
+        if mode == "configuration_based":
+            plan = configuration_based_plan(
+                ConfigurationBased.of(settings),
+                offset is not None,
+                lambda: offset is not None and self._binlog_available(settings, offset, server),
+                self.history.exists,
+            )
+            if plan == "stream" and offset is not None:
+                schema.recover(offset.position())
+            return plan
         if mode == "always":
             return "snapshot"
         if offset is None:
@@ -410,6 +436,8 @@ class MySqlSourceTask(SourceTask):
                 self.history.stop()
             except Exception:
                 log.debug("Error stopping the schema history", exc_info=True)
+        if self._post is not None:
+            self._post.close()
         if self._metrics_prefix is not None:
             REGISTRY.forget_server(self._metrics_prefix)
         if self.signal_metrics is not None:

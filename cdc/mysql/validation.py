@@ -10,7 +10,8 @@ Debezium keys, misspelt filters, column rules, converters). :func:`key_table` re
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigValue
@@ -22,15 +23,17 @@ from cdc.mysql.keys import (
     DIFFERS,
     DRIVER_PREFIXES,
     LIMITED,
+    PATTERN_KEYS,
     REFUSED,
     closest_key,
     refusal_error,
     typo_errors,
 )
+from cdc.mysql.post_processors import post_processor_errors
 from cdc.mysql.tls import MySqlTls, driver_tls_errors, effective_mode, is_driver_tls_key
 from cdc.snapshot.spark_conf import connector_spark_errors
 
-__all__ = ["key_table", "require_valid", "validate_mysql"]
+__all__ = ["canonical_key", "key_status", "key_table", "require_valid", "validate_mysql"]
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,7 @@ def _undeclared_errors(props: Mapping[str, str]) -> dict[str, str]:
             log.warning("%s", _undeclared_driver_key(key))
     names = [n.strip() for n in str(props.get("converters") or "").split(",") if n.strip()]
     errors.update(converter_errors(names, props))
+    errors.update(post_processor_errors(props))
     # Spark settings a connector may not make (JVM options, jars, the interpreter …): docs/snapshots.md
     errors.update(connector_spark_errors(props))
     return errors
@@ -138,34 +142,94 @@ def require_valid(props: Mapping[str, str]) -> MySqlSettings:
     return MySqlSettings.parse(props)
 
 
-def key_table() -> str:
-    """docs/mysql.md's key table: every key (declared, parameterised, refused) with its status."""
+def canonical_key(name: str) -> str:
+    """A declared key's own name for ``name`` or one of its aliases (``name`` itself otherwise)."""
+    for key in MYSQL_DEF.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys
+        if name == key.name or name in key.aliases:
+            return key.name
+    return name
+
+
+def key_status(name: str, tested: Collection[str]) -> str:
+    """The key table's status of one concrete key, ``tested`` being the keys some test marks with
+    ``@pytest.mark.honours`` (``tests/honours.py``): *honoured* only with such a test; a declared key
+    without one is *untested* (which ``tests/unit/test_mysql_keys.py`` does not let through)."""
+    tested_names = {canonical_key(k) for k in tested}
+    client = _client_prefix(name)
+    if client is not None:  # the history's producer./consumer. settings: one family per prefix
+        return "honoured" if any(_client_prefix(k) == client for k in tested) else "untested"
+    if MYSQL_DEF.knows(name) and not any(re.fullmatch(p, name) for p in PATTERN_KEYS):
+        name = canonical_key(name)
+        if name.startswith(CDC_ONLY):
+            return "cdc only"
+        if any(r.matches(name) for r in LIMITED):
+            return "honoured, some values" if name in tested_names else "refused, some values"
+        if name in DIFFERS:
+            return "differs"
+        return "honoured" if name in tested_names else "untested"
+    for pattern in PATTERN_KEYS:
+        if re.fullmatch(pattern, name):
+            return "honoured" if any(re.fullmatch(pattern, k) for k in tested) else "untested"
+    for refusal in REFUSED:
+        if refusal.matches(name):
+            return "refused unless default" if refusal.accepted else "refused"
+    return "unknown"
+
+
+def _client_prefix(name: str) -> str | None:
+    """``producer.``/``consumer.`` of a schema history client setting (either spelling), else None."""
+    for old in ("schema.history.internal.", "database.history."):
+        for client in ("producer.", "consumer."):
+            if name.startswith(old + client):
+                return client
+    return None
+
+
+def key_table(tested: Collection[str] = ()) -> str:
+    """docs/mysql.md's key table: every key (declared, parameterised, refused) with its status; ``tested``:
+    the keys tests mark as shown acting (see :func:`key_status`)."""
     rows: list[tuple[str, str, str]] = []
     for key in MYSQL_DEF.keys():  # noqa: SIM118 - ConfigDef.keys() gives ConfigKeys
         limited = [r for r in LIMITED if r.matches(key.name)]
         note = key.documentation
         if key.aliases:
             note += " Also read as: " + ", ".join(f"`{a}`" for a in key.aliases) + "."
-        status = "honoured"
-        if key.name.startswith(CDC_ONLY):
-            status = "cdc only"
+        status = key_status(key.name, tested)
+        if status == "cdc only":
+            pass
         elif limited:
             accepted = ", ".join(f"`{a}`" for a in limited[0].accepted if a) or "empty"
-            status = "honoured, some values"
             note += f" Accepted: {accepted}; other values are refused ({limited[0].reason})."
         elif key.name in DIFFERS:
-            status = "differs"
             note += " " + DIFFERS[key.name][0].upper() + DIFFERS[key.name][1:] + "."
         rows.append((f"`{key.name}`", status, note))
-    for pattern, note in (
-        ("column.mask.with.N.chars", "Character columns replaced by N `*` (see Column rules)."),
-        ("column.mask.hash[.v2].ALGORITHM.with.salt.SALT", "Character columns hashed as Debezium does."),
-        ("column.truncate.to.N.chars", "Strings and bytes cut to N."),
-        ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
+    for pattern, sample, note in (
+        (
+            "column.mask.with.N.chars",
+            "column.mask.with.5.chars",
+            "Character columns replaced by N `*` (see Column rules).",
+        ),
+        (
+            "column.mask.hash[.v2].ALGORITHM.with.salt.SALT",
+            "column.mask.hash.SHA-256.with.salt.s",
+            "Character columns hashed as Debezium does.",
+        ),
+        ("column.truncate.to.N.chars", "column.truncate.to.5.chars", "Strings and bytes cut to N."),
         (
             "signal.consumer.*",
+            "signal.consumer.max.poll.records",
             "Java consumer settings of the Kafka signal channel, as the worker's "
             "connector.client.config.override.policy allows (see docs/security.md).",
+        ),
+    ):
+        rows.append((f"`{pattern}`", key_status(sample, tested), note))
+    for pattern, note in (
+        ("<converter>.type, <converter>.<option>", "The converters named in `converters`."),
+        (
+            "<post processor>.type, <post processor>.reselect.*",
+            "The post processors named in `post.processors`: Debezium's ReselectColumnsPostProcessor and its "
+            "options (columns.include.list, columns.exclude.list, unavailable.values, null.values, "
+            "use.event.key, error.handling.mode).",
         ),
         (
             "snapshot.spark.conf.*",
@@ -173,14 +237,16 @@ def key_table() -> str:
             "memory, shuffle, executors); any other Spark key comes from the worker file.",
         ),
     ):
-        rows.append((f"`{pattern}`", "honoured", note))
+        owner = "post.processors" if pattern.startswith("<post") else "converters"
+        status = "cdc only" if pattern.startswith("snapshot.") else key_status(owner, tested)
+        rows.append((f"`{pattern}`", status, note))
     for refusal in REFUSED:
         name = (
             refusal.pattern.replace("\\.", ".")
             .replace(".+", "*")
             .replace("(keystore|truststore)(.password)?", "{keystore,truststore}[.password]")
         )
-        name = name.replace("(write|read)", "{write,read}")
+        name = name.replace("(write|read)", "{write,read}").replace("(schemas|tables)", "{schemas,tables}")
         if {"true", "false"} <= set(refusal.accepted):
             status, note = "accepted", refusal.reason[0].upper() + refusal.reason[1:] + "."
         elif refusal.accepted:

@@ -16,6 +16,7 @@ from typing import Any
 
 from cdc.api.records import Header, Headers, SourceRecord
 from cdc.converters.header_bytes import HeaderBytes
+from cdc.kafka.produce import FirstFailure, flush_and_check, produce
 from cdc.kafka.recipe import ConverterSpec, converter_spec, source_producer_settings
 
 __all__ = ["RecordWriter", "WriterSpec", "writer_for"]
@@ -90,12 +91,8 @@ class RecordWriter:
         else:
             self.chain = _Identity()
         self.producer = Producer(dict(producer if producer is not None else spec.producer))
-        self._error: Any = None
+        self._failure = FirstFailure()
         self.sent = 0
-
-    def _on_delivery(self, err: Any, msg: Any) -> None:
-        if err is not None and self._error is None:
-            self._error = err
 
     def send(self, original: SourceRecord) -> None:
         record = self.route(original)
@@ -112,23 +109,15 @@ class RecordWriter:
         topic = record.topic
         key = self.key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
         value = self.value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
-        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._on_delivery}
+        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._failure}
         if record.headers:
             kwargs["headers"] = self._header_bytes.encode(topic, record.headers)
         if record.timestamp is not None:
             kwargs["timestamp"] = record.timestamp
         if record.kafka_partition is not None:
             kwargs["partition"] = record.kafka_partition
-        while True:
-            try:
-                self.producer.produce(topic, **kwargs)
-                break
-            except BufferError:
-                self.producer.poll(0.05)
-        self.sent += 1
-        if self.sent % 1000 == 0:
-            self.producer.poll(0)
-            self._check()
+        produce(self.producer, topic, **kwargs)
+        self._sent_one()
 
     def send_raw(
         self,
@@ -139,15 +128,14 @@ class RecordWriter:
     ) -> None:
         """Produce bytes already converted (the JVM path's records): no transform, no converter;
         ``headers`` already converted too (:meth:`header_bytes`)."""
-        while True:
-            try:
-                if headers:
-                    self.producer.produce(topic, value, key, on_delivery=self._on_delivery, headers=headers)
-                else:
-                    self.producer.produce(topic, value, key, on_delivery=self._on_delivery)
-                break
-            except BufferError:
-                self.producer.poll(0.05)
+        if headers:
+            produce(self.producer, topic, value=value, key=key, on_delivery=self._failure, headers=headers)
+        else:
+            produce(self.producer, topic, value=value, key=key, on_delivery=self._failure)
+        self._sent_one()
+
+    def _sent_one(self) -> None:
+        # every thousand records, serve the delivery reports: a failure shows while the chunk is written
         self.sent += 1
         if self.sent % 1000 == 0:
             self.producer.poll(0)
@@ -158,15 +146,14 @@ class RecordWriter:
         return [(k, v) for k, v in self._header_bytes.encode(topic, Headers(list(headers)))]
 
     def _check(self) -> None:
-        if self._error is not None:
+        err = self._failure.take()
+        if err is not None:
             from confluent_kafka import KafkaException
 
-            err, self._error = self._error, None
             raise KafkaException(err)
 
     def flush(self, timeout: float = 300.0) -> None:
-        remaining = self.producer.flush(timeout)
-        self._check()
+        remaining = flush_and_check(self.producer, timeout, self._check)
         if remaining:
             raise TimeoutError(f"{remaining} records not acknowledged by Kafka after {timeout:.0f} s")
 

@@ -14,8 +14,10 @@ from cdc.logs.format import DEFAULT_PATTERN, compile_pattern
 
 __all__ = [
     "COMMON_GROUP",
+    "CONNECTOR_CLASS_CONFIG",
     "DISTRIBUTED_DEF",
     "ERROR_GROUP",
+    "NAME_CONFIG",
     "STANDALONE_DEF",
     "WORKER_DEF",
     "connector_def",
@@ -33,6 +35,11 @@ S, INT, L, B, LST, P, C = (
 H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
+# The two keys the runtime reads from a stored connector config before (or without) parsing it, as
+# Connect's ConnectorConfig.NAME_CONFIG / CONNECTOR_CLASS_CONFIG: which plugin to load, which name to show.
+NAME_CONFIG = "name"
+CONNECTOR_CLASS_CONFIG = "connector.class"
 
 
 def _worker_def() -> ConfigDef:

@@ -51,6 +51,8 @@ from cdc.api.connector import (
 )
 from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.records import SourceRecord
+from cdc.kafka.produce import produce
+from cdc.worker.settings import WorkerSettings
 from cdc.worker.source_task import WorkerSourceTask
 
 __all__ = [
@@ -282,12 +284,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._begin()  # offsets of records every one of which was dropped by transforms
         for key, value in snapshot.items():
             topic, partition = self.eos.offset_placement(key)
-            while True:
-                try:
-                    producer.produce(topic, key=key, value=value, partition=partition)
-                    break
-                except BufferError:
-                    producer.poll(0.05)
+            produce(producer, topic, key=key, value=value, partition=partition)
         started = time.monotonic()
         deadline = started + self.eos.commit_timeout_ms / 1000
         while True:
@@ -377,22 +374,21 @@ def _unexpected(exc: Exception) -> str:
 
 
 def validate_exactly_once(
-    connector: SourceConnector, props: Mapping[str, str], worker: Mapping[str, Any] | None
+    connector: SourceConnector, props: Mapping[str, str], worker: WorkerSettings | None
 ) -> dict[str, list[str]]:
     """Connect's ``DistributedHerder`` preflight checks: errors by key (``exactly.once.support``,
     ``transaction.boundary``, ``transaction.boundary.interval.ms``).
 
     ``worker`` is the worker's config (None: validated outside a worker, as if distributed and enabled).
+    ``props`` are the connector's raw strings: a value the type check refuses is skipped here, not raised.
     """
     errors: dict[str, list[str]] = {}
     support = str(props.get("exactly.once.support", "requested")).strip().lower()
     if support == "required":
         if worker is not None:
-            distributed = bool(worker.get("group.id"))
-            mode = str(worker.get("exactly.once.source.support", "disabled")).strip().lower()
-            if not distributed:
+            if not worker.distributed:
                 errors.setdefault("exactly.once.support", []).append(_WORKER_DISABLED + _STANDALONE)
-            elif mode != "enabled":
+            elif worker.eos_mode != "enabled":
                 errors.setdefault("exactly.once.support", []).append(_WORKER_DISABLED)
         try:
             answer = connector.exactly_once_support(props)
@@ -429,9 +425,9 @@ def validate_exactly_once(
     return errors
 
 
-def refuse_standalone(worker: Mapping[str, Any]) -> None:
+def refuse_standalone(worker: WorkerSettings) -> None:
     """Standalone workers cannot run exactly-once: refuse a worker config that asks for it."""
-    mode = str(worker.get("exactly.once.source.support", "disabled")).strip().lower()
+    mode = worker.eos_mode
     if mode != "disabled":
         raise ConfigError(
             f"exactly.once.source.support={mode} is not supported in standalone mode: exactly-once source "

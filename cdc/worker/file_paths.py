@@ -2,8 +2,13 @@
 
 A connector config given over REST can name files the worker opens: ``signal.file`` (read, and once
 truncated), a file-based schema history (appended to, its directories created), a ``jdbc:sqlite:`` database
-(created), ``snapshot.spark.state.dir``. Each connector lists them (:meth:`Connector.files`); this module
-confines them, the way Kafka's ``allowed.paths`` confines the file config providers:
+(created), ``snapshot.spark.state.dir``, key and trust stores (``database.ssl.keystore``, a JDBC URL's
+``trustCertificateKeyStoreUrl``/``sslkey``…: read, and a client key presented to a server as the worker's
+identity). Each connector lists its own (:meth:`Connector.files`); the stores of the Kafka and schema registry
+clients a config sets (``producer.override.ssl.keystore.location``,
+``value.converter.schema.registry.ssl.truststore.location``, ``signal.consumer.sasl.kerberos.keytab``…) are
+the runtime's and listed here (:func:`client_files`). This module confines them all, the way Kafka's
+``allowed.paths`` confines the file config providers:
 
 * a **distributed** worker, where REST users are not the operator, allows only the directories its worker
   file lists (none by default: every such path is refused until the operator names a directory);
@@ -25,13 +30,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cdc.api.connector import Connector
+from cdc.api.connector import Connector, FileUse
 from cdc.api.errors import ConfigError, ConnectError
 
 __all__ = [
     "ALLOWED_PATHS_CONFIG",
     "FilePolicy",
     "check_connector_files",
+    "client_files",
     "file_violations",
     "parse_allowed",
 ]
@@ -69,8 +75,12 @@ class FilePolicy:
         empty distributed); ``strict`` when the worker starts."""
         if worker is None:
             return cls(None)
-        value = worker.get(ALLOWED_PATHS_CONFIG)
-        return cls(None if value is None else parse_allowed(value, strict))
+        return cls.of(worker.get(ALLOWED_PATHS_CONFIG), strict)
+
+    @classmethod
+    def of(cls, allowed: Any, strict: bool = False) -> FilePolicy:
+        """The policy of the key's parsed value (None: a standalone worker without it)."""
+        return cls(None if allowed is None else parse_allowed(allowed, strict))
 
     def refusal(self, path: str) -> str | None:
         """Why ``path`` may not be opened, or None when it may."""
@@ -90,6 +100,43 @@ class FilePolicy:
         return f"The path {shown} is not allowed to be accessed: it is outside {ALLOWED_PATHS_CONFIG}"
 
 
+# The Kafka (Java and librdkafka names) and schema registry client settings that name a file the client reads;
+# matched at the end of a key so every prefix (producer.override., schema.history.internal.consumer.,
+# key.converter.schema.registry., signal.consumer., …) is covered.
+_CLIENT_FILE_SUFFIXES = (
+    "ssl.truststore.location",
+    "ssl.keystore.location",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.crl.location",
+    "sasl.kerberos.keytab",
+)
+
+
+def client_files(props: Mapping[str, str]) -> list[FileUse]:
+    """The files the clients configured by ``props`` read (key and trust stores, a keytab, the keytab a
+    ``sasl.jaas.config`` names): any connector's, whatever its class."""
+    from cdc.kafka.jaas import parse_jaas
+
+    out = []
+    for key, value in props.items():
+        text = str(value or "").strip()
+        if not text:
+            continue
+        if key.endswith(_CLIENT_FILE_SUFFIXES):
+            out.append(FileUse(key, text))
+        elif key.endswith("sasl.jaas.config"):
+            try:
+                options = parse_jaas(text).options
+            except Exception:  # a bad value is refused on its own key
+                continue
+            keytab = options.get("keyTab")
+            if keytab:
+                out.append(FileUse(key, keytab))
+    return out
+
+
 def file_violations(
     connector: Connector, props: Mapping[str, str], policy: FilePolicy
 ) -> list[tuple[str, str]]:
@@ -97,7 +144,7 @@ def file_violations(
     if policy.allowed is None:
         return []
     out = []
-    for use in connector.files(props):
+    for use in [*connector.files(props), *client_files(props)]:
         message = policy.refusal(use.path)
         if message is not None:
             out.append((use.key, message))
@@ -105,11 +152,10 @@ def file_violations(
 
 
 def check_connector_files(
-    connector: Connector, configs: Sequence[Mapping[str, str]], worker: Mapping[str, Any]
+    connector: Connector, configs: Sequence[Mapping[str, str]], policy: FilePolicy
 ) -> None:
     """ConnectError naming the key when any of ``configs`` (a connector's, a task's) names a file outside
-    the worker's policy: what the worker runs before it starts a connector or a task."""
-    policy = FilePolicy.from_worker(worker)
+    the worker's ``policy``: what the worker runs before it starts a connector or a task."""
     for config in configs:
         for key, message in file_violations(connector, config, policy):
             raise ConnectError(f"{key}: {message}")

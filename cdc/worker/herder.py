@@ -11,19 +11,75 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from cdc.worker.stores.base import TargetState, TaskId
+from cdc.worker.stores.base import TargetState, TaskId, TaskIdJson
 
-__all__ = ["Herder", "PutResult"]
+__all__ = [
+    "ConnectorInfo",
+    "ConnectorOffsets",
+    "ConnectorStateInfo",
+    "Herder",
+    "OffsetEntry",
+    "PutResult",
+    "ServerInfo",
+    "StateInfo",
+    "TaskConfig",
+    "TaskIdJson",
+]
 
 JSON = dict[str, Any]
+"""A JSON object whose keys are open (a task's status carries what its task reports beyond its state)."""
+
+
+# The REST API's JSON shapes, as Connect's REST entities (org.apache.kafka.connect.runtime.rest.entities).
+class ServerInfo(TypedDict):
+    version: str
+    commit: str
+    kafka_cluster_id: str | None
+
+
+class ConnectorInfo(TypedDict):
+    name: str
+    config: dict[str, str]
+    tasks: list[TaskIdJson]
+    type: str
+
+
+class StateInfo(TypedDict):
+    state: str
+    worker_id: str | None
+    trace: NotRequired[str]
+
+
+class ConnectorStateInfo(TypedDict):
+    """ConnectorStateInfo; each task's entry is ``{"id", "state", "worker_id"[, "trace"]}`` and what the
+    task reports beyond (:meth:`cdc.api.connector.Task.progress`)."""
+
+    name: str
+    connector: StateInfo
+    tasks: list[JSON]
+    type: str
+
+
+class TaskConfig(TypedDict):
+    id: TaskIdJson
+    config: dict[str, str]
+
+
+class OffsetEntry(TypedDict):
+    partition: dict[str, Any]
+    offset: dict[str, Any] | None
+
+
+class ConnectorOffsets(TypedDict):
+    offsets: list[OffsetEntry]
 
 
 class PutResult:
     __slots__ = ("created", "info")
 
-    def __init__(self, created: bool, info: JSON) -> None:
+    def __init__(self, created: bool, info: ConnectorInfo) -> None:
         self.created = created
         self.info = info
 
@@ -31,7 +87,7 @@ class PutResult:
 class Herder(ABC):
     # -- worker -------------------------------------------------------------------------------
     @abstractmethod
-    def server_info(self) -> JSON:
+    def server_info(self) -> ServerInfo:
         """``GET /``: ``{"version","commit","kafka_cluster_id"}``."""
 
     @abstractmethod
@@ -43,7 +99,7 @@ class Herder(ABC):
     def connectors(self) -> list[str]: ...
 
     @abstractmethod
-    def connector_info(self, name: str) -> JSON:
+    def connector_info(self, name: str) -> ConnectorInfo:
         """ConnectorInfo: ``{"name","config","tasks":[{"connector","task"}],"type"}``."""
 
     @abstractmethod
@@ -63,20 +119,20 @@ class Herder(ABC):
         """
 
     @abstractmethod
-    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> JSON: ...
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo: ...
 
     @abstractmethod
     def delete_connector(self, name: str) -> None: ...
 
     @abstractmethod
-    def connector_status(self, name: str) -> JSON:
+    def connector_status(self, name: str) -> ConnectorStateInfo:
         """ConnectorStateInfo: ``{"name","connector":{"state","worker_id"[,"trace"]},"tasks":[…],"type"}``."""
 
     @abstractmethod
     def task_status(self, task: TaskId) -> JSON: ...
 
     @abstractmethod
-    def task_configs(self, name: str) -> list[JSON]:
+    def task_configs(self, name: str) -> list[TaskConfig]:
         """``[{"id":{"connector","task"},"config":{…}}]``."""
 
     @abstractmethod
@@ -84,7 +140,9 @@ class Herder(ABC):
         """Deprecated ``GET /connectors/{n}/tasks-config``: ``{"n-0": {…}}``."""
 
     @abstractmethod
-    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> JSON | None:
+    def restart_connector(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo | None:
         """None for the legacy connector-only restart (204), else ConnectorStateInfo (202)."""
 
     @abstractmethod
@@ -107,11 +165,11 @@ class Herder(ABC):
 
     # -- offsets (KIP-875) ------------------------------------------------------------------------
     @abstractmethod
-    def connector_offsets(self, name: str) -> JSON:
+    def connector_offsets(self, name: str) -> ConnectorOffsets:
         """``{"offsets":[{"partition":{…},"offset":{…}}]}``."""
 
     @abstractmethod
-    def alter_connector_offsets(self, name: str, offsets: list[JSON]) -> str:
+    def alter_connector_offsets(self, name: str, offsets: list[OffsetEntry]) -> str:
         """Apply ``[{"partition","offset"|None}]``; returns the success message."""
 
     @abstractmethod

@@ -11,7 +11,7 @@ import logging
 import signal
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cdc.api.errors import ConfigError
@@ -21,8 +21,9 @@ from cdc.logs import LogSettings, configure_logging
 from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF
 from cdc.worker.connect_herder import ConnectHerder
 from cdc.worker.membership import Membership, SoloMembership
+from cdc.worker.settings import WorkerSettings
 from cdc.worker.stores.base import ConfigBackingStore, OffsetBackingStore, StatusBackingStore
-from cdc.worker.worker import Worker, WorkerSettings
+from cdc.worker.worker import Worker
 
 __all__ = ["ConnectRuntime", "build_distributed", "build_standalone"]
 
@@ -121,6 +122,7 @@ def _cluster_id(props: Mapping[str, str]) -> Any:
 def _assemble(
     props: dict[str, str],
     parsed: dict[str, Any],
+    settings: WorkerSettings,
     stores: tuple[ConfigBackingStore, StatusBackingStore, OffsetBackingStore],
     membership_for: Any,
     mode: str,
@@ -139,12 +141,12 @@ def _assemble(
     configure_logging(None, LogSettings.from_worker(parsed), install=False)
     apply_plugin_settings(PluginSettings.from_properties(props, mode), registry)
     # a relative or missing connector.file.allowed.paths entry stops the start, as allowed.paths does
-    FilePolicy.from_worker(parsed, strict=True)
+    FilePolicy.of(settings.connector_file_allowed_paths, strict=True)
     rest_settings = _rest_settings(props)
     url, worker_id = rest_settings.advertised_url(), rest_settings.worker_id()
     config_store, status_store, offset_store = stores
     membership: Membership = membership_for(url)
-    settings = WorkerSettings(worker_id, props, parsed, parsed.get("group.id"), _transformer(props))
+    settings = replace(settings, worker_id=worker_id, resolve=_transformer(props))
 
     def make_worker(herder: ConnectHerder) -> Worker:
         return Worker(settings, offset_store, herder, herder, herder.on_topic_seen)
@@ -155,7 +157,6 @@ def _assemble(
         status_store,
         offset_store,
         membership,
-        {**props, **parsed},
         _cluster_id(props),
     )
     rest = RestServer(herder, rest_settings, loggers=herder.loggers, worker_metrics=ConnectMetrics(herder))
@@ -170,13 +171,14 @@ def build_standalone(worker_props: Mapping[str, str]) -> ConnectRuntime:
 
     props = _resolved(worker_props)
     parsed = _parse(STANDALONE_DEF, props)
-    refuse_standalone(parsed)
+    settings = WorkerSettings.from_parsed(props, parsed)
+    refuse_standalone(settings)
     stores = (
         MemoryConfigBackingStore(),
         MemoryStatusBackingStore(),
-        FileOffsetBackingStore(parsed["offset.storage.file.filename"]),
+        FileOffsetBackingStore(str(settings.offset_storage_file_filename)),
     )
-    return _assemble(props, parsed, stores, lambda url: SoloMembership(url), "standalone")
+    return _assemble(props, parsed, settings, stores, lambda url: SoloMembership(url), "standalone")
 
 
 def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
@@ -192,16 +194,22 @@ def build_distributed(worker_props: Mapping[str, str]) -> ConnectRuntime:
         {k: v for k, v in props.items() if k == "bootstrap.servers" or k.startswith(_SECURITY_PREFIXES)}
     )
     stores = create_kafka_stores(props)
+    settings = WorkerSettings.from_parsed(props, parsed)
     group = GroupSettings.from_worker(parsed)
     memberships: list[GroupMembership] = []
 
     def membership_for(url: str) -> GroupMembership:
-        member = GroupMembership(url, stores.configs, group, props, client_id=props.get("client.id"))
+        member = GroupMembership(url, stores.configs, group, props, client_id=settings.client_id or None)
         memberships.append(member)
         return member
 
     runtime = _assemble(
-        props, parsed, (stores.configs, stores.statuses, stores.offsets), membership_for, "distributed"
+        props,
+        parsed,
+        settings,
+        (stores.configs, stores.statuses, stores.offsets),
+        membership_for,
+        "distributed",
     )
     for member in memberships:
         member.set_listener(runtime.herder.wake)  # a new assignment is reconciled at once

@@ -22,6 +22,7 @@ from cdc.api.errors import ConnectError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import Headers, SinkRecord
 from cdc.kafka.failures import ClientErrors, client_failure, client_failure_message, create_topic_if_missing
+from cdc.worker.internal_topics import refusal as internal_refusal
 from cdc.worker.metrics import SinkTaskMetrics
 from cdc.worker.source_task import Chain
 from cdc.worker.stores.base import TargetState, TaskId
@@ -50,6 +51,8 @@ class SinkTaskSettings:
     topics_regex: str = ""
     flush_interval_ms: int = 60000
     batch_size: int = 500
+    internal_topics: frozenset[str] = frozenset()
+    """The worker's internal topics: a subscription assigned one fails the task (:mod:`.internal_topics`)."""
 
 
 def create_dlq_topic(admin_settings: dict[str, Any], topic: str, replication_factor: int) -> None:
@@ -263,12 +266,18 @@ class WorkerSinkTask(WorkerTask):
         self.task.start(self.task_config)
         self._started = True
         topics = list(self.settings.topics)
+        for topic in topics:
+            if topic in self.settings.internal_topics:
+                raise ConnectError(f"topics: {internal_refusal(topic)}")
         if self.settings.topics_regex:
             pattern = self.settings.topics_regex
             topics.append(pattern if pattern.startswith("^") else "^" + pattern)
         self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        internal = sorted({p.topic for p in partitions} & self.settings.internal_topics)
+        if internal:  # a pattern stored before the check, or a topic created since: nothing of it is read
+            raise ConnectError(f"This task was assigned {internal[0]}: {internal_refusal(internal[0])}")
         new = [(p.topic, p.partition) for p in partitions]
         self.assigned.update(new)
         self.task.open(new)

@@ -40,7 +40,9 @@ from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
 from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
+from cdc.kafka.produce import produce
 from cdc.logs import in_context
+from cdc.worker.internal_topics import refusal as internal_refusal
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.stores.base import TargetState, TaskId
@@ -69,6 +71,8 @@ class SourceTaskSettings:
     ensure_topic: Callable[[str], None] | None = None
     worker_clients: Callable[[], dict[str, str]] | None = None
     """What the task context's ``worker_client_config`` answers (built when a task asks)."""
+    internal_topics: frozenset[str] = frozenset()
+    """The worker's internal topics: a record bound for one fails the task (:mod:`.internal_topics`)."""
 
 
 class _Context(SourceTaskContext):
@@ -370,16 +374,14 @@ class WorkerSourceTask(WorkerTask):
             kwargs["timestamp"] = record.timestamp
         if record.kafka_partition is not None:
             kwargs["partition"] = record.kafka_partition
-        while True:
-            try:
-                producer.produce(topic, **kwargs)
-                break
-            except BufferError:  # the queue is full (the brokers away): wait for room, but not past a stop
-                producer.poll(0.05)
-                self._check_delivery()
-                if self.stopping.is_set():
-                    raise _StoppedWhileQueueFull() from None
+        # the queue is full (the brokers away): wait for room, but not past a stop
+        produce(producer, topic, while_full=self._while_queue_full, **kwargs)
         self._offset(original)
+
+    def _while_queue_full(self) -> None:
+        self._check_delivery()
+        if self.stopping.is_set():
+            raise _StoppedWhileQueueFull()
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
         if type(self.task).commit_record is SourceTask.commit_record:
@@ -412,6 +414,8 @@ class WorkerSourceTask(WorkerTask):
             raise ConnectError(f"Unrecoverable exception from producer send callback: {err.str()}")
 
     def _first_use(self, topic: str) -> None:
+        if topic in self.settings.internal_topics:  # once per topic: a transform may route anywhere
+            raise ConnectError(f"A record of this task is bound for {topic}: {internal_refusal(topic)}")
         if self.settings.ensure_topic is not None:
             self.settings.ensure_topic(topic)
         if self.settings.topic_seen is not None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from cdc import __version__
 from cdc.metrics import Reading
+from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.herder import Herder
 
 __all__ = ["HISTORY", "RATE_WINDOW_S", "SAMPLE_EVERY_S", "StatusView"]
@@ -143,7 +144,7 @@ class StatusView:
         return {
             "name": name,
             "type": kind,
-            "class": config.get("connector.class", ""),
+            "class": config.get(CONNECTOR_CLASS_CONFIG, ""),
             "state": status["connector"]["state"],
             "worker_id": status["connector"].get("worker_id"),
             "trace": status["connector"].get("trace"),

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from cdc.api.errors import ConnectError, RetriableError
+from cdc.worker.settings import ConnectorSettings
 
 __all__ = ["ErrorHandler", "ErrorReporter", "Stage", "ToleranceExceededError"]
 
@@ -67,14 +68,15 @@ class ErrorHandler:
         self.total_skipped = 0
 
     @classmethod
-    def from_config(cls, context: str, config: dict[str, Any], stopping: threading.Event) -> ErrorHandler:
+    def from_config(cls, context: str, config: ConnectorSettings, stopping: threading.Event) -> ErrorHandler:
+        """The handler of a connector's ``errors.*`` settings."""
         return cls(
             context,
-            int(config.get("errors.retry.timeout", 0)),
-            int(config.get("errors.retry.delay.max.ms", 60000)),
-            str(config.get("errors.tolerance", "none")),
-            bool(config.get("errors.log.enable", False)),
-            bool(config.get("errors.log.include.messages", False)),
+            config.errors_retry_timeout,
+            config.errors_retry_delay_max_ms,
+            config.errors_tolerance,
+            config.errors_log_enable,
+            config.errors_log_include_messages,
             stopping,
         )
 

@@ -20,6 +20,7 @@ from cdc.plugins import registry
 from cdc.worker.config import connector_def
 from cdc.worker.config_providers import is_from_provider
 from cdc.worker.errors import BadRequestError
+from cdc.worker.settings import WorkerSettings
 
 __all__ = ["invalid_config_message", "plugin_config", "plugins", "validate"]
 
@@ -118,7 +119,7 @@ def _resolve(props: Mapping[str, str], resolve: Resolver | None) -> tuple[dict[s
 
 def validate(
     props: Mapping[str, str],
-    worker: Mapping[str, Any] | None = None,
+    worker: WorkerSettings | None = None,
     resolve: Resolver | None = None,
     others: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
@@ -160,8 +161,13 @@ def validate(
         _check_exactly_once(connector, props, worker, results)
     own = connector.config()
     _log_unknown(props, runtime, own)
+    from cdc.worker.file_paths import FilePolicy, file_violations
+
+    violations = file_violations(connector, props, worker.file_policy() if worker else FilePolicy(None))
     try:
-        own_values = connector.validate(props)
+        # a file outside the allowed paths is never opened, not even by validate's connection test (a key
+        # store read there could fail with what the file holds): the declared checks only
+        own_values = own.validate(props) if violations else connector.validate(props)
     except Exception as exc:
         own_values = [ConfigValue(k.name, errors=[f"Validation failed: {exc}"]) for k in own.keys()[:1]]
     if others is not None and not any(v.errors for v in own_values):
@@ -181,7 +187,8 @@ def validate(
             continue
         key = own[value.name] if value.name in own else None  # noqa: SIM401 - ConfigDef has no .get
         results.append((key, value))
-    _check_files(connector, props, worker, results)
+    _check_files(violations, props, results)
+    _check_internal_topics(props, worker, results)
     groups: list[str] = []
     for key, _ in results:
         group = getattr(key, "group", None)
@@ -258,7 +265,7 @@ def _log_unknown(props: Mapping[str, str], runtime: ConfigDef, own: ConfigDef) -
 def _check_exactly_once(
     connector: SourceConnector,
     props: Mapping[str, str],
-    worker: Mapping[str, Any] | None,
+    worker: WorkerSettings | None,
     results: list[tuple[Any, ConfigValue]],
 ) -> None:
     from cdc.worker.exactly_once import validate_exactly_once
@@ -273,17 +280,27 @@ def _check_exactly_once(
 
 
 def _check_files(
-    connector: Connector,
-    props: Mapping[str, str],
-    worker: Mapping[str, Any] | None,
-    results: list[tuple[Any, ConfigValue]],
+    violations: list[tuple[str, str]], props: Mapping[str, str], results: list[tuple[Any, ConfigValue]]
 ) -> None:
     """An error on each key naming a file outside the worker's ``connector.file.allowed.paths``."""
-    from cdc.worker.file_paths import FilePolicy, file_violations
-
-    violations = file_violations(connector, props, FilePolicy.from_worker(worker))
     by_name = {v.name: v for _, v in results}
     for name, message in violations:
+        value = by_name.get(name)
+        if value is None:
+            value = by_name[name] = ConfigValue(name, props.get(name))
+            results.append((None, value))
+        value.add_error(message)
+
+
+def _check_internal_topics(
+    props: Mapping[str, str], worker: WorkerSettings | None, results: list[tuple[Any, ConfigValue]]
+) -> None:
+    """An error on each key that names (or a pattern that matches) one of the worker's internal topics."""
+    from cdc.worker.internal_topics import InternalTopics
+
+    topics = worker.internal_topics() if worker is not None else InternalTopics()
+    by_name = {v.name: v for _, v in results}
+    for name, message in topics.errors(props).items():
         value = by_name.get(name)
         if value is None:
             value = by_name[name] = ConfigValue(name, props.get(name))

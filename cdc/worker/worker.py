@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc.api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector
@@ -40,7 +40,7 @@ from cdc.kafka.recipe import CONVERTER_ROLES, converter_spec, source_producer_se
 from cdc.logs import set_context
 from cdc.plugins import registry
 from cdc.snapshot.spark_conf import SPARK_CONF_PREFIX, WORKER_MASTERS_KEY
-from cdc.worker.config import connector_def
+from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.exactly_once import (
     ExactlyOnceSettings,
     ExactlyOnceWorkerSourceTask,
@@ -51,6 +51,12 @@ from cdc.worker.file_paths import check_connector_files
 from cdc.worker.metrics import WorkerMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
 from cdc.worker.security import format_trace, reverse_transform
+from cdc.worker.settings import (
+    ConnectorSettings,
+    SinkConnectorSettings,
+    SourceConnectorSettings,
+    WorkerSettings,
+)
 from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
 from cdc.worker.source_task import SourceTaskSettings, WorkerSourceTask
 from cdc.worker.stores.base import OffsetBackingStore, TargetState, TaskId
@@ -96,18 +102,6 @@ def connector_kind(connector_class: str | None) -> str:
     if isinstance(cls, type) and issubclass(cls, SinkConnector):
         return "sink"
     return "unknown"
-
-
-@dataclass
-class WorkerSettings:
-    worker_id: str
-    props: dict[str, str]
-    """The worker file's raw properties."""
-    parsed: dict[str, Any]
-    """The same, parsed by the worker's ConfigDef."""
-    group_id: str | None = None
-    resolve: Callable[[dict[str, str]], dict[str, str]] = field(default=lambda c: dict(c))
-    """Resolves config provider placeholders (``${file:…}``)."""
 
 
 class _ConnectorContext(ConnectorContext):
@@ -172,7 +166,7 @@ class Worker:
                 raise ConnectError(f"Connector {name} already running on this worker")
         set_context(name)
         try:
-            cls = registry.load(config["connector.class"])
+            cls = registry.load(config[CONNECTOR_CLASS_CONFIG])
             connector: Connector = cls()
             connector.initialize(_ConnectorContext(self, name))
             rc = _RunningConnector(connector, dict(config), target)
@@ -182,7 +176,7 @@ class Worker:
                 self.connector_listener.on_connector_stop(name)
                 return True
             resolved = self.settings.resolve(dict(config))
-            check_connector_files(connector, [resolved], self.settings.parsed)
+            check_connector_files(connector, [resolved], self.settings.file_policy())
             connector.start(resolved)
             rc.started = True
             if target is TargetState.PAUSED:
@@ -282,7 +276,7 @@ class Worker:
         """The ``connector.class`` a connector running here was started with."""
         with self._lock:
             rc = self._connectors.get(name)
-        return rc.config.get("connector.class") if rc else None
+        return rc.config.get(CONNECTOR_CLASS_CONFIG) if rc else None
 
     def connector(self, name: str) -> Connector | None:
         with self._lock:
@@ -332,11 +326,7 @@ class Worker:
             tasks = [self._tasks.pop(i) for i in ids if i in self._tasks]
         for t in tasks:
             t.stop()
-        total = (
-            timeout
-            if timeout is not None
-            else self.settings.parsed["task.shutdown.graceful.timeout.ms"] / 1000
-        )
+        total = timeout if timeout is not None else self.settings.task_shutdown_graceful_timeout_ms / 1000
         deadline = time.monotonic() + total
         for t in tasks:
             if not t.await_stop(max(0.0, deadline - time.monotonic())):
@@ -366,11 +356,11 @@ class Worker:
         props = self.settings.props
         out: dict[str, str] = {}
         for role in CONVERTER_ROLES:
-            class_name = props.get(role) or self.settings.parsed.get(role)
+            class_name = props.get(role) or self.settings.converter_class(role)
             if class_name:
                 out[role] = str(class_name)
             out.update({k: str(v) for k, v in props.items() if k.startswith(role + ".")})
-        out["bootstrap.servers"] = ",".join(self.settings.parsed["bootstrap.servers"])
+        out["bootstrap.servers"] = ",".join(self.settings.bootstrap_servers)
         out.update(
             {
                 k: str(v)
@@ -391,8 +381,8 @@ class Worker:
         )
         return out
 
-    def _chain(self, connector_config: Mapping[str, str]) -> Any:
-        if not connector_config.get("transforms", "").strip():
+    def _chain(self, connector_config: Mapping[str, str], parsed: ConnectorSettings) -> Any:
+        if not parsed.transforms:
             return _IdentityChain()
         from cdc.transforms.chain import build_chain
 
@@ -407,16 +397,16 @@ class Worker:
     ) -> WorkerTask:
         connector_config = self.settings.resolve(connector_config)
         task_config = without_worker_entries(self.settings.resolve(task_config))
-        connector_cls = registry.load(connector_config["connector.class"])
-        kind = "source" if issubclass(connector_cls, SourceConnector) else "sink"
-        parsed = connector_def(kind).parse(connector_config)
+        connector_cls = registry.load(connector_config[CONNECTOR_CLASS_CONFIG])
+        source = issubclass(connector_cls, SourceConnector)
+        parsed = (SourceConnectorSettings if source else SinkConnectorSettings).parse(connector_config)
         # a config stored under another worker file (or before the key) opens nothing outside it either
-        check_connector_files(connector_cls(), [connector_config, task_config], self.settings.parsed)
+        check_connector_files(connector_cls(), [connector_config, task_config], self.settings.file_policy())
         task = connector_cls().task_class()()
         key_conv: Converter = self._converter("key.converter", connector_config)
         value_conv: Converter = self._converter("value.converter", connector_config)
         header_conv: HeaderConverter = self._converter("header.converter", connector_config)
-        chain = self._chain(connector_config)
+        chain = self._chain(connector_config, parsed)
         errors = ErrorHandler.from_config(str(task_id), parsed, threading.Event())
         # what every worker task takes first, source or sink
         common = (
@@ -432,24 +422,25 @@ class Worker:
             errors,
         )
         name = task_id.connector
-        worker = self.settings.parsed
+        worker = self.settings
 
         def client(role: str) -> dict[str, Any]:
-            policy = worker.get("connector.client.config.override.policy")
+            policy = worker.connector_client_config_override_policy
             settings = connector_client_settings(self.settings.props, connector_config, role, policy)
             return to_librdkafka(settings)
 
-        if kind == "source":
+        if isinstance(parsed, SourceConnectorSettings):
             producer = source_producer_settings(
                 self.settings.props, connector_config, f"connector-producer-{task_id}"
             )
             settings = SourceTaskSettings(
                 producer=producer,
-                flush_interval_ms=int(worker["offset.flush.interval.ms"]),
-                flush_timeout_ms=int(worker["offset.flush.timeout.ms"]),
+                flush_interval_ms=worker.offset_flush_interval_ms,
+                flush_timeout_ms=worker.offset_flush_timeout_ms,
                 topic_seen=self._topic_tracker(name, task_id.task),
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
                 worker_clients=self.worker_client_entries,
+                internal_topics=worker.internal_topics().names,
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
             args = (*common, reader, writer, settings)
@@ -465,47 +456,49 @@ class Worker:
             "client.id": f"connector-consumer-{task_id}",
             **client("consumer"),
         }
-        dlq = str(parsed.get("errors.deadletterqueue.topic.name") or "")
+        assert isinstance(parsed, SinkConnectorSettings)
+        dlq = parsed.errors_deadletterqueue_topic_name or ""
         if dlq:
             dlq_producer = client("producer")
             errors.reporters.append(
                 DeadLetterQueueReporter(
                     dlq_producer,
                     dlq,
-                    bool(parsed["errors.deadletterqueue.context.headers.enable"]),
+                    parsed.errors_deadletterqueue_context_headers_enable,
                     name,
                     task_id.task,
                     admin_settings=client("admin"),
-                    replication_factor=int(parsed["errors.deadletterqueue.topic.replication.factor"]),
+                    replication_factor=parsed.errors_deadletterqueue_topic_replication_factor,
                 )
             )
         sink_settings = SinkTaskSettings(
             consumer=consumer,
-            topics=[t for t in parsed.get("topics") or [] if t],
-            topics_regex=str(parsed.get("topics.regex") or ""),
-            flush_interval_ms=int(worker["offset.flush.interval.ms"]),
+            topics=[t for t in parsed.topics if t],
+            topics_regex=parsed.topics_regex or "",
+            flush_interval_ms=worker.offset_flush_interval_ms,
+            internal_topics=worker.internal_topics().names,
         )
         return WorkerSinkTask(*common, sink_settings)
 
-    def _exactly_once(self, task_id: TaskId, parsed: Mapping[str, Any]) -> ExactlyOnceSettings | None:
+    def _exactly_once(self, task_id: TaskId, parsed: SourceConnectorSettings) -> ExactlyOnceSettings | None:
         """The exactly-once settings of a source task, or None when the worker delivers at least once.
 
         ``enabled`` on a distributed worker makes every source task transactional, as in Connect;
         ``preparing`` only reads committed data (the stores do that).
         """
-        worker = self.settings.parsed
-        if str(worker.get("exactly.once.source.support", "disabled")).lower() != "enabled":
+        worker = self.settings
+        if worker.exactly_once_source_support.lower() != "enabled":
             return None
         placement = self.offset_store.placement()
         if not self.settings.group_id or placement is None:
             raise ConfigError("Exactly-once source delivery needs a distributed worker (an offsets topic)")
 
-        interval = parsed.get("transaction.boundary.interval.ms")
+        interval = parsed.transaction_boundary_interval_ms
         return ExactlyOnceSettings(
             transactional_id(self.settings.group_id, task_id.connector, task_id.task),
             placement,
-            str(parsed.get("transaction.boundary") or "poll"),
-            int(interval) if interval is not None else int(worker["offset.flush.interval.ms"]),
+            parsed.transaction_boundary or "poll",
+            interval if interval is not None else worker.offset_flush_interval_ms,
         )
 
     def _topic_tracker(self, name: str, task: int) -> Callable[[str], None] | None:
@@ -517,16 +510,12 @@ class Worker:
     def _topic_creator(
         self,
         connector_config: Mapping[str, str],
-        parsed: Mapping[str, Any],
+        parsed: SourceConnectorSettings,
         admin_settings: Mapping[str, Any],
     ) -> Callable[[str], None] | None:
-        partitions = parsed.get("topic.creation.default.partitions")
-        replication = parsed.get("topic.creation.default.replication.factor")
-        if (
-            not self.settings.parsed.get("topic.creation.enable", True)
-            or partitions is None
-            or replication is None
-        ):
+        partitions = parsed.topic_creation_default_partitions
+        replication = parsed.topic_creation_default_replication_factor
+        if not self.settings.topic_creation_enable or partitions is None or replication is None:
             return None
         prefix = "topic.creation.default."
         topic_configs = {

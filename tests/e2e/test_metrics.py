@@ -245,12 +245,14 @@ def test_metrics_of_mysql_and_jdbc_sources(
     assert [f for f in findings if not f.endswith(allowed)] == []
 
 
+@pytest.mark.honours("custom.metric.tags")
 def test_debezium_series_carry_the_connector_and_go_with_it(
     worker: WorkerProcess, mysql_db: Any, kafka: Any
 ) -> None:
     """A MySQL connector's Debezium series carry ``connector="<name>"`` (next to the MBean's ``server``),
     also under the JMX exporter's default-rule names; the process' own metrics are there; once the
-    connector is stopped its Debezium series are gone, and after DELETE none of its series is left."""
+    connector is stopped its Debezium series are gone, and after DELETE none of its series is left.
+    ``custom.metric.tags`` pairs are labels on every one of them (Debezium appends them to the MBean name)."""
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40))")
         cur.executemany("INSERT INTO items (name) VALUES (%s)", [(f"n{i}",) for i in range(5)])
@@ -258,8 +260,9 @@ def test_debezium_series_carry_the_connector_and_go_with_it(
     kafka.topic(prefix + ".history")
     kafka.topic(f"{prefix}.{mysql_db.name}.items")
     name = "mxl-mysql"
-    put_connectors(worker, {name: mysql_source(mysql_db, prefix, kafka.bootstrap_servers, 23462)})
-    mine = {"server": prefix, "connector": name}
+    tags = {"custom.metric.tags": "env=prod, team-a=cdc"}
+    put_connectors(worker, {name: mysql_source(mysql_db, prefix, kafka.bootstrap_servers, 23462, **tags)})
+    mine = {"server": prefix, "connector": name, "env": "prod", "team_a": "cdc"}
 
     def streaming() -> dict[Any, float] | None:
         parsed = samples(worker.get("/metrics").text)
@@ -280,6 +283,7 @@ def test_debezium_series_carry_the_connector_and_go_with_it(
     )
     server_series = [(n, dict(labels)) for (n, labels) in parsed if dict(labels).get("server") == prefix]
     assert server_series and all(labels.get("connector") == name for _, labels in server_series)
+    assert all(labels.get("env") == "prod" for _, labels in server_series)
     # the process' own, as every Prometheus client library exports them
     assert (value(parsed, "process_cpu_seconds_total") or 0) > 0
     assert (value(parsed, "process_resident_memory_bytes") or 0) > 0

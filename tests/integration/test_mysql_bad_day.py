@@ -224,6 +224,7 @@ def _wait_state_failed(worker: ConnectRuntime, name: str) -> dict[str, Any]:
     pytest.fail(f"task of {name} still not FAILED: {_status(worker, name)}")
 
 
+@pytest.mark.honours("event.processing.failure.handling.mode")
 def test_minimal_row_image_in_warn_mode_skips_the_event_with_its_position(
     worker: ConnectRuntime, mysql_db: Any, kafka: Any, reader_path: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -297,3 +298,39 @@ def test_statement_based_dml_on_a_captured_table_warns_with_the_position(
     assert warnings and f"{table} at {file}:" in warnings[0] and "binlog_format=ROW" in warnings[0], warnings
     assert _metric(prefix, "cdc_mysql_streaming_statement_events_total", table=table) == 1.0
     assert _wait_state(worker, name, "RUNNING", 5)["state"] == "RUNNING"
+
+
+@pytest.mark.honours("post.processors", "unavailable.value.placeholder")
+def test_reselect_post_processor_reads_the_columns_noblob_left_out(
+    worker: ConnectRuntime, mysql_db: Any, kafka: Any
+) -> None:
+    """Debezium's ReselectColumnsPostProcessor: the placeholder of a column NOBLOB left out is replaced by
+    the row's current value, read again, for the columns its include list selects (photo is not)."""
+    _setup(mysql_db)
+    prefix = kafka.topic("reselect")
+    topic = f"{prefix}.{mysql_db.name}.customers"
+    _start(
+        worker,
+        mysql_db,
+        prefix,
+        **{
+            "post.processors": "reselector",
+            "reselector.type": "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
+            "reselector.reselect.columns.include.list": f"{mysql_db.name}\\.customers:(notes|email)",
+            "reselector.reselect.unavailable.values": "true",
+            "reselector.reselect.null.values": "false",
+            "unavailable.value.placeholder": "__gone",  # what NOBLOB left out is written as, and reselected
+        },
+    )
+    assert len(_values(kafka, topic, 3)) == 3
+    _write(
+        mysql_db,
+        "SET SESSION binlog_row_image=NOBLOB",
+        "UPDATE customers SET name='Bo', email=NULL WHERE id=2",
+    )
+    (update,) = _values(kafka, topic, 4)[3:]
+    raw = base64.b64encode(b"__gone").decode()
+    assert update["op"] == "u"
+    # notes re-read; photo not selected; email is NULL but null values are not re-selected here
+    assert update["after"] == {"id": 2, "name": "Bo", "email": None, "notes": "n2", "photo": raw}
+    assert update["before"]["notes"] == "__gone"  # only after is re-selected, as Debezium does

@@ -42,6 +42,16 @@ def _insert(mysql_db: Any, ids: range) -> None:
             )
 
 
+@pytest.mark.honours(
+    "table.include.list",
+    "message.key.columns",
+    "column.propagate.source.type",
+    "converters",
+    "include.query",
+    "column.mask.with.4.chars",
+    "column.truncate.to.8.chars",
+    "column.mask.hash.SHA-256.with.salt.s",
+)
 def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka: Any) -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute(DDL)

@@ -378,6 +378,7 @@ def _context_headers(message: Any) -> dict[str, str]:
     }
 
 
+@pytest.mark.honours("extended.headers.enabled")
 def test_extended_headers_off_writes_no_context_headers(
     mysql_db: Any, kafka: Any, worker: ConnectRuntime
 ) -> None:
@@ -397,6 +398,7 @@ def test_extended_headers_off_writes_no_context_headers(
     assert any("__debezium.newkey" in _headers(m) for m in messages)
 
 
+@pytest.mark.honours("topic.prefix", "skipped.operations", "include.schema.changes")
 def test_update_delete_key_change_truncate_and_schema_changes(
     mysql_db: Any, kafka: Any, worker: ConnectRuntime
 ) -> None:
@@ -541,6 +543,7 @@ def test_update_delete_key_change_truncate_and_schema_changes(
     _fail_or_xfail(problems)
 
 
+@pytest.mark.honours("snapshot.mode")
 def test_schema_only_snapshot_commits_its_offset_without_a_heartbeat_topic(
     mysql_db: Any, kafka: Any, worker: ConnectRuntime
 ) -> None:

@@ -67,6 +67,7 @@ def _validate(worker: ConnectRuntime, config: dict[str, str]) -> dict[str, list[
     return {c["value"]["name"]: c["value"]["errors"] for c in body["configs"] if c["value"]["errors"]}
 
 
+@pytest.mark.honours("database.include.list", "table.include.list")
 def test_lists_matching_nothing_are_refused_at_validate_and_create(
     worker: ConnectRuntime, mysql_db: Any
 ) -> None:

@@ -89,6 +89,14 @@ def _shape(record: Any) -> tuple[Any, ...]:
     return key, tuple(images)
 
 
+@pytest.mark.honours(
+    "database.hostname",
+    "database.port",
+    "database.user",
+    "database.password",
+    "database.server.id",
+    "database.include.list",
+)
 @pytest.mark.parametrize("at_stream", ["MINIMAL", "FULL"])
 def test_minimal_and_no_log_metadata_stream_the_same_events_as_full(
     server: PrivateMariaDb, at_stream: str

@@ -246,6 +246,7 @@ def _await_equal(
 # --------------------------------------------------------------------------------------------------- tests
 
 
+@pytest.mark.honours("incremental.snapshot.parallelism")
 @pytest.mark.parametrize("parallelism", ["1", "2", "4"])
 def test_incremental_snapshot_from_the_signal_table_under_writes(
     worker: ConnectRuntime, mysql_db: Any, kafka: Any, parallelism: str
@@ -313,6 +314,7 @@ def test_incremental_snapshot_from_the_signal_table_under_writes(
     assert set(json.loads(opened["data"])) == {"openWindowTimestamp"}
 
 
+@pytest.mark.honours("signal.file", "incremental.snapshot.chunk.size")
 def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, tmp_path: Path) -> None:
     """file channel: a malformed line and an unknown type are skipped; pause, resume, stop, log, and a
     filtered snapshot (additional-conditions) with a surrogate key."""
@@ -409,6 +411,13 @@ def test_actions_from_a_file(worker: ConnectRuntime, mysql_db: Any, kafka: Any, 
     assert len(_events(kafka, topic)) == stopped
 
 
+@pytest.mark.honours(
+    "signal.enabled.channels",
+    "signal.kafka.topic",
+    "signal.kafka.bootstrap.servers",
+    "signal.kafka.groupId",
+    "signal.poll.interval.ms",
+)
 def test_execute_snapshot_from_kafka(worker: ConnectRuntime, mysql_db: Any, kafka: Any) -> None:
     """kafka channel: records keyed by the topic prefix are signals; other keys are not."""
     prefix = kafka.topic("kafka")
@@ -520,6 +529,7 @@ def test_table_added_to_the_include_list_is_back_filled_and_blocking_snapshot(
     assert streamed_after, "streaming went on after the blocking snapshot"
 
 
+@pytest.mark.honours("read.only", "signal.data.collection")
 def test_read_only_incremental_snapshot_writes_nothing(
     worker: ConnectRuntime, mysql_db: Any, kafka: Any, tmp_path: Path
 ) -> None:

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+import pytest
 
 
+@pytest.mark.honours("snapshot.lock.timeout.ms")
 def test_snapshot_falls_back_to_table_locks(tmp_path: Path, kafka: Any, mysql_db: Any) -> None:
     from cdc.worker.runtime import build_standalone
 

@@ -447,6 +447,13 @@ def test_validate_answers_tls_failures_on_their_keys(
 # ------------------------------------------------------------------------------ the seed config
 
 
+@pytest.mark.honours(
+    "database.ssl.mode",
+    "database.ssl.truststore",
+    "database.ssl.truststore.password",
+    "schema.history.internal.kafka.topic",
+    "schema.history.internal.kafka.bootstrap.servers",
+)
 def test_seed_config_with_verify_identity_captures_from_the_tls_only_user(
     stack: Stack, stack_tls: StackTls, kafka: Any
 ) -> None:

@@ -1,5 +1,6 @@
 """``CDC_KAFKA_BROKERS=3 make up``: three KRaft nodes, topics replicated 3 times with min.insync.replicas 2;
-``make down`` stops all three.
+``make down`` stops all three. ``CDC_KAFKA_CLUSTERS=2 make up``: a second, independent cluster (MirrorMaker
+2's target) beside the first; ``make status`` shows it and ``make down`` stops it.
 
 On a **private** stack (``CDC_STACK_DIR`` a fresh /tmp directory, ``CDC_STACK_SERVICES=kafka``, six free
 consecutive ports from ``CDC_KAFKA_PORT``), never the shared one on 9092. 20 to 60 s.
@@ -105,6 +106,79 @@ def test_three_brokers_replicate_and_stop_together() -> None:
 
         make("down")
         assert _ours(directory) == []
+    finally:
+        for pid in _ours(directory):  # only ours: they name the private directory
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_second_cluster_is_independent_and_stops_with_the_stack() -> None:
+    directory = Path(tempfile.mkdtemp(prefix="cdc-kb-", dir="/tmp"))
+    base = _free_run(4)
+    ssl = _free_run(2)
+    env = {
+        **os.environ,
+        "CDC_STACK_DIR": str(directory),
+        "CDC_STACK_SERVICES": "kafka",
+        "CDC_STACK_BACKEND": "local",
+        "CDC_STACK_REGISTRY": "0",
+        "CDC_KAFKA_CLUSTERS": "2",
+        "CDC_KAFKA_PORT": str(base),
+        "CDC_KAFKA_CONTROLLER_PORT": str(base + 1),
+        "CDC_KAFKA_B_PORT": str(base + 2),  # its controller on the port after
+        "CDC_KAFKA_SSL_PORT": str(ssl),
+        "CDC_KAFKA_B_SSL_PORT": str(ssl + 1),
+        "CDC_KAFKA_HEAP": "256m",
+    }
+    env.pop("CDC_KAFKA_BROKERS", None)
+
+    def make(target: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["make", "-s", "-C", str(REPO), target],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+
+    a, b = f"127.0.0.1:{base}", f"127.0.0.1:{base + 2}"
+    try:
+        up = make("up")
+        assert up.returncode == 0, f"make up:\n{up.stdout}\n{up.stderr}"
+        assert f"the second cluster, on {b}, controller on 127.0.0.1:{base + 3}" in up.stdout, up.stdout
+        assert (directory / "kafka-b" / "data" / "meta.properties").is_file()
+        assert (directory / "run" / "kafka_b.pid").is_file()
+        env_out = subprocess.run(
+            [str(REPO / "scripts" / "stack.sh"), "env"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        assert f"CDC_KAFKA_BOOTSTRAP={a}" in env_out and f"CDC_KAFKA_B_BOOTSTRAP={b}" in env_out, env_out
+
+        admin_a = AdminClient({"bootstrap.servers": a})
+        admin_b = AdminClient({"bootstrap.servers": b})
+        id_a = admin_a.describe_cluster(request_timeout=30).result(30).cluster_id
+        id_b = admin_b.describe_cluster(request_timeout=30).result(30).cluster_id
+        assert id_a and id_b and id_a != id_b  # two clusters, not two listeners of one
+        for future in admin_b.create_topics([NewTopic("only-on-b", 2)], request_timeout=60).values():
+            future.result(60)
+        deadline = time.monotonic() + 30
+        while "only-on-b" not in admin_b.list_topics(timeout=30).topics:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert "only-on-b" not in admin_a.list_topics(timeout=30).topics
+
+        again = make("up")  # idempotent: both left alone
+        assert again.returncode == 0 and "kafka_b: already running" in again.stdout, again.stdout
+
+        # status and down find the second cluster by its pid file, without the variable
+        status = make("status", CDC_KAFKA_CLUSTERS="1")
+        assert status.returncode == 0, f"make status:\n{status.stdout}\n{status.stderr}"
+        assert "kafka_b: up (pid" in status.stdout and b in status.stdout, status.stdout
+        down = make("down", CDC_KAFKA_CLUSTERS="1")
+        assert down.returncode == 0, f"make down:\n{down.stdout}\n{down.stderr}"
+        assert "kafka_b: stopping" in down.stdout, down.stdout
+        assert _ours(directory) == []
+        assert not (directory / "run" / "kafka_b.pid").exists()
     finally:
         for pid in _ours(directory):  # only ours: they name the private directory
             with contextlib.suppress(ProcessLookupError):

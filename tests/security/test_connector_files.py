@@ -244,3 +244,106 @@ def test_a_standalone_worker_never_truncates_logs_or_appends_to_a_victim_file(
     assert "is not a schema history" in task["trace"], task["trace"]
     assert users.read_bytes() == before
     assert "s3cret-pa55" not in _log(worker)
+
+
+def test_key_and_trust_stores_named_by_a_config_are_confined_to_the_allowed_paths(
+    tmp_path: Path, kafka: Any, workers: list[WorkerProcess], mysql_db: Any, stack_tls: Any
+) -> None:
+    """A client key is the worker's identity to a server: a REST user who could name the operator's key
+    store (or any file the worker can read) would connect as the worker. Every key and trust store a
+    connector config names (the MySQL connector's ``database.ssl.*``, a JDBC URL's store properties, the
+    schema registry and Kafka clients' ``*.location`` and keytab) is confined like the other files, refused
+    before anything reads it; inside the allowed directory the same stores work (the connection's TLS is
+    checked by validate)."""
+    import shutil
+
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    operator = tmp_path / "operator"  # the worker's own TLS material, outside the allowed directory
+    operator.mkdir()
+    for name in ("keystore.jks", "truststore.jks", "client.key", "ca.pem"):
+        shutil.copy(stack_tls.path(name), operator / name)
+        shutil.copy(stack_tls.path(name), allowed / name)
+    (allowed / "link.jks").symlink_to(operator / "keystore.jks")
+    worker = distributed_worker(
+        tmp_path, kafka, workers, "stores", {"connector.file.allowed.paths": str(allowed)}
+    )
+    tls = {
+        "database.user": stack_tls.x509_user,
+        "database.password": stack_tls.x509_password,
+        "database.ssl.mode": "verify_ca",
+        "database.ssl.truststore.password": "changeit",
+        "database.ssl.keystore.password": "changeit",
+    }
+    for i, (key, path) in enumerate(
+        [
+            ("database.ssl.keystore", operator / "keystore.jks"),
+            ("database.ssl.keystore", allowed / "link.jks"),
+            ("database.ssl.truststore", operator / "truststore.jks"),
+        ]
+    ):
+        stores = {
+            "database.ssl.keystore": str(allowed / "keystore.jks"),
+            "database.ssl.truststore": str(allowed / "truststore.jks"),
+            key: str(path),
+        }
+        config = _mysql(mysql_db, kafka, f"st{i}", **tls, **stores)
+        _refused(worker, f"mysql-store-{i}", config, key)
+
+    mysql_url = (
+        f"jdbc:mysql://{mysql_db.host}:{mysql_db.port}/{mysql_db.name}?sslMode=VERIFY_CA"
+        f"&trustCertificateKeyStoreUrl=file:{operator}/truststore.jks&trustCertificateKeyStorePassword=changeit"
+    )
+    pg_url = f"jdbc:postgresql://127.0.0.1:5432/cdc?sslmode=require&sslkey={operator}/client.key"
+    for i, url in enumerate([mysql_url, pg_url]):
+        source = {
+            "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+            "connection.url": url,
+            "connection.user": "cdc",
+            "connection.password": "cdc",
+            "mode": "bulk",
+            "topic.prefix": kafka.topic("jdbc-"),
+        }
+        _refused(worker, f"jdbc-store-{i}", source, "connection.url")
+        sink = {
+            "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+            "connection.url": url,
+            "connection.user": "cdc",
+            "connection.password": "cdc",
+            "topics": kafka.topic("jdbc-sink"),
+        }
+        _refused(worker, f"jdbc-sink-store-{i}", sink, "connection.url")
+
+    # the clients' stores: the schema registry's and a keytab in sasl.jaas.config
+    registry_key = "value.converter.schema.registry.ssl.keystore.location"
+    config = _mysql(
+        mysql_db,
+        kafka,
+        "reg",
+        **{
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": "https://127.0.0.1:8081",
+            registry_key: str(operator / "keystore.jks"),
+            "value.converter.schema.registry.ssl.keystore.password": "changeit",
+        },
+    )
+    _refused(worker, "registry-store", config, registry_key)
+    assert call(worker, "GET", "/connectors").json() == []
+
+    # inside the allowed directory: the same stores, and validate's TLS connection succeeds
+    config = _mysql(
+        mysql_db,
+        kafka,
+        "ok",
+        **tls,
+        **{
+            "database.ssl.keystore": str(allowed / "keystore.jks"),
+            "database.ssl.truststore": str(allowed / "truststore.jks"),
+        },
+    )
+    config["name"] = "stores-ok"
+    infos = call(worker, "PUT", "/connector-plugins/MySqlConnector/config/validate", json=config).json()
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"] if c["value"]["errors"]}
+    assert infos["error_count"] == 0, errors
+    log = _log(worker)
+    assert "changeit" not in log

@@ -265,5 +265,5 @@ def test_connectors_name_their_files(tmp_path: Path) -> None:
         "snapshot.spark.state.dir",
     ]
     with pytest.raises(ConnectError, match=r"^signal\.file: The path /etc/cdc/users\.properties"):
-        check_connector_files(mysql, [config], worker)
-    check_connector_files(mysql, [config], {"connector.file.allowed.paths": None})  # standalone default
+        check_connector_files(mysql, [config], FilePolicy.from_worker(worker))
+    check_connector_files(mysql, [config], FilePolicy.from_worker({"connector.file.allowed.paths": None}))

@@ -18,13 +18,14 @@ from cdc.worker.connect_herder import ConnectHerder
 from cdc.worker.distributed.coordinator import HeartbeatHurry, _HurriableHeartbeat
 from cdc.worker.distributed.membership import GroupMembership, GroupSettings
 from cdc.worker.membership import SoloMembership
+from cdc.worker.settings import WorkerSettings
 from cdc.worker.stores.base import ConnectorStatus, State, TaskId, TaskStatus
 from cdc.worker.stores.memory import (
     MemoryConfigBackingStore,
     MemoryOffsetBackingStore,
     MemoryStatusBackingStore,
 )
-from cdc.worker.worker import Worker, WorkerSettings
+from cdc.worker.worker import Worker
 
 
 class FakeClock:
@@ -136,7 +137,7 @@ def herder() -> Iterator[tuple[ConnectHerder, MemoryStatusBackingStore, Expectin
         "value.converter": "org.apache.kafka.connect.storage.StringConverter",
     }
     parsed = STANDALONE_DEF.parse({**props, "offset.storage.file.filename": "/nonexistent"})
-    settings = WorkerSettings("127.0.0.1:8083", dict(props), parsed)
+    settings = WorkerSettings.from_parsed(dict(props), parsed, "127.0.0.1:8083")
     offsets = MemoryOffsetBackingStore()
     statuses = MemoryStatusBackingStore()
     membership = ExpectingMembership("http://127.0.0.1:8083/")
@@ -146,7 +147,6 @@ def herder() -> Iterator[tuple[ConnectHerder, MemoryStatusBackingStore, Expectin
         statuses,
         offsets,
         membership,
-        parsed,
     )
     statuses.put(TaskStatus(TaskId("before", 0), State.UNASSIGNED, "127.0.0.1:8084", 1))
     h.start()

@@ -23,6 +23,7 @@ from cdc.api.errors import ConfigError, ConnectError
 from cdc.api.records import SourceRecord
 from cdc.config import ConfigDef
 from cdc.kafka.murmur2 import partition_for
+from cdc.worker.config import DISTRIBUTED_DEF, STANDALONE_DEF
 from cdc.worker.exactly_once import (
     ExactlyOnceSettings,
     ExactlyOnceWorkerSourceTask,
@@ -32,6 +33,7 @@ from cdc.worker.exactly_once import (
     validate_exactly_once,
 )
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
+from cdc.worker.settings import WorkerSettings
 from cdc.worker.source_task import SourceTaskSettings
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.stores.memory import MemoryOffsetBackingStore
@@ -270,8 +272,18 @@ class _Src(SourceConnector):
         return self.boundaries
 
 
+def _worker(**props: str) -> WorkerSettings:
+    base = {"key.converter": "k", "value.converter": "v"}
+    definition = DISTRIBUTED_DEF if "group_id" in props else STANDALONE_DEF
+    if "group_id" in props:
+        base |= {"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s"}
+    else:
+        base["offset.storage.file.filename"] = "/nonexistent"
+    return WorkerSettings.parse(definition, {**base, **{k.replace("_", "."): v for k, v in props.items()}})
+
+
 def test_validation_messages_are_connects() -> None:
-    enabled = {"group.id": "g", "exactly.once.source.support": "enabled"}
+    enabled = _worker(group_id="g", exactly_once_source_support="enabled")
     required = {"exactly.once.support": "required"}
     assert validate_exactly_once(_Src(), required, enabled)["exactly.once.support"][0].startswith(
         "The connector does not implement the API required for preflight validation"
@@ -286,11 +298,11 @@ def test_validation_messages_are_connects() -> None:
     src.support = ExactlyOnceSupport.SUPPORTED
     assert validate_exactly_once(src, required, enabled) == {}
     assert validate_exactly_once(
-        src, required, {"group.id": "g", "exactly.once.source.support": "preparing"}
+        src, required, _worker(group_id="g", exactly_once_source_support="preparing")
     ) == {"exactly.once.support": ["This worker does not have exactly-once source support enabled."]}
-    standalone = validate_exactly_once(src, required, {"exactly.once.source.support": "disabled"})
+    standalone = validate_exactly_once(src, required, _worker(exactly_once_source_support="disabled"))
     assert "only on distributed workers" in standalone["exactly.once.support"][0]
-    assert validate_exactly_once(src, {"exactly.once.support": "requested"}, {}) == {}
+    assert validate_exactly_once(src, {"exactly.once.support": "requested"}, _worker()) == {}
     assert validate_exactly_once(src, {"transaction.boundary": "connector"}, enabled) == {
         "transaction.boundary": [
             "The connector does not support connector-defined transaction boundaries with the given "
@@ -300,9 +312,9 @@ def test_validation_messages_are_connects() -> None:
 
 
 def test_standalone_refuses_exactly_once() -> None:
-    refuse_standalone({"exactly.once.source.support": "disabled"})
+    refuse_standalone(_worker(exactly_once_source_support="disabled"))
     with pytest.raises(ConfigError, match="not supported in standalone mode"):
-        refuse_standalone({"exactly.once.source.support": "enabled"})
+        refuse_standalone(_worker(exactly_once_source_support="enabled"))
 
 
 def test_unknown_boundary_is_rejected() -> None:

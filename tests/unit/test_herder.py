@@ -20,13 +20,14 @@ from cdc.plugins import registry
 from cdc.worker.connect_herder import ConnectHerder
 from cdc.worker.errors import AlreadyExistsError, BadRequestError, NotFoundError
 from cdc.worker.membership import SoloMembership
+from cdc.worker.settings import WorkerSettings
 from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.stores.memory import (
     MemoryConfigBackingStore,
     MemoryOffsetBackingStore,
     MemoryStatusBackingStore,
 )
-from cdc.worker.worker import Worker, WorkerSettings
+from cdc.worker.worker import Worker
 
 
 class NullConverter(Converter):
@@ -114,7 +115,7 @@ def herder() -> Iterator[ConnectHerder]:
     from cdc.worker.config import STANDALONE_DEF
 
     parsed = STANDALONE_DEF.parse({**WORKER_PROPS, "offset.storage.file.filename": "/nonexistent"})
-    settings = WorkerSettings("127.0.0.1:8083", dict(WORKER_PROPS), parsed)
+    settings = WorkerSettings.from_parsed(dict(WORKER_PROPS), parsed, "127.0.0.1:8083")
     offsets = MemoryOffsetBackingStore()
     h = ConnectHerder(
         lambda hd: Worker(settings, offsets, hd, hd, hd.on_topic_seen),
@@ -122,7 +123,6 @@ def herder() -> Iterator[ConnectHerder]:
         MemoryStatusBackingStore(),
         offsets,
         SoloMembership("http://127.0.0.1:8083/"),
-        parsed,
     )
     h.start()
     assert h.wait_started(10)

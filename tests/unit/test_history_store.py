@@ -118,6 +118,14 @@ def test_file_store_round_trip(tmp_path):
     assert [r.to_text() for r in again._records()] == lines
 
 
+@pytest.mark.honours(
+    "schema.history.internal",
+    "schema.history.internal.file.filename",
+    "schema.history.internal.skip.unparseable.ddl",
+    "schema.history.internal.kafka.recovery.attempts",
+    "schema.history.internal.producer.acks",
+    "database.history.consumer.fetch.min.bytes",
+)
 def test_history_from_config(tmp_path):
     f = history_from_config(
         {

@@ -1,4 +1,5 @@
-"""The shape of ``cdc``'s imports: no cycle among its modules or packages, and the layers keep their place.
+"""The shape of ``cdc``'s imports: no cycle among its modules, packages or sub-packages, and the layers
+keep their place (docs/architecture.md, "Packages and their layers", draws the same order).
 
 Every ``import`` of a module counts, lazy ones (inside functions) and ``TYPE_CHECKING`` ones included, since
 a lazy import only hides a cycle. ``from cdc.a import b`` is an edge to ``cdc.a.b`` when that is a module,
@@ -19,6 +20,40 @@ ROOT = Path(__file__).resolve().parents[2] / "cdc"
 CONNECTOR_PACKAGES = ("cdc.mysql", "cdc.jdbc", "cdc.jdbcsink", "cdc.file")
 """Connectors and the support libraries they stand on: none of them may import the runtime."""
 WORKER_FREE = ("cdc.api", "cdc.config", "cdc.history", "cdc.snapshot", "cdc.kafka", *CONNECTOR_PACKAGES)
+
+LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    # The MySQL source, top floor first: the task composes everything, the signals drive incremental
+    # snapshots, which run on Spark or in the streamer; snapshot and streaming share the capture context.
+    # Every other module of the package (events, converters, types, rowdecoder, binlog, offsets …) is a
+    # floor below capture.
+    "cdc.mysql": (
+        ("connector",),
+        ("task",),
+        ("signals",),
+        ("incremental",),
+        ("spark",),
+        ("snapshot", "streaming"),
+        ("capture",),
+    ),
+    # The runtime: the composition root, the herder (its mixins on their shared core), the REST API and the
+    # group membership that call it through the Herder interface, the worker, the task loops, the stores.
+    "cdc.worker": (
+        ("runtime",),
+        ("connect_herder",),
+        ("herder_offsets", "herder_status", "reconciler"),
+        ("herder_core", "distributed"),
+        ("rest", "connect_metrics"),
+        ("worker", "validation"),
+        ("exactly_once", "sink_task"),
+        ("source_task",),
+        ("task", "status_view"),
+        ("herder", "membership", "offsets", "security", "tolerance"),
+        ("settings", "stores", "config_providers"),
+        ("config", "errors", "file_paths", "metrics", "names", "plugin_path", "properties"),
+    ),
+}
+"""Each package's children (modules and sub-packages) by floor, top first: a child may import only from
+its own floor or below. A child not named is on the floor below the last one named."""
 
 
 def _module_name(path: Path) -> str:
@@ -133,6 +168,84 @@ def test_no_import_cycle_among_packages() -> None:
         targets = packages.setdefault(_package(module), set())
         targets.update(_package(e) for e in edges if e != "cdc" and _package(e) != _package(module))
     assert _cycles({k: frozenset(v) for k, v in packages.items()}) == []
+
+
+def _children(graph: dict[str, frozenset[str]], package: str) -> dict[str, frozenset[str]]:
+    """The import graph among ``package``'s direct children (its modules and sub-packages, each sub-package
+    standing for all the modules below it)."""
+    depth = package.count(".") + 2
+    out: dict[str, set[str]] = {}
+    for module, edges in graph.items():
+        if not module.startswith(package + "."):
+            continue
+        child = ".".join(module.split(".")[:depth])
+        targets = out.setdefault(child, set())
+        for edge in edges:
+            if edge.startswith(package + "."):
+                target = ".".join(edge.split(".")[:depth])
+                if target != child:
+                    targets.add(target)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _packages(graph: dict[str, frozenset[str]]) -> list[str]:
+    """Every package of ``cdc`` that has sub-packages or modules (``cdc`` itself included)."""
+    return sorted({m.rpartition(".")[0] for m in graph if "." in m})
+
+
+def _subpackage_cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """Cycles among the children of any one package, at every depth."""
+    return [cycle for package in _packages(graph) for cycle in _cycles(_children(graph, package))]
+
+
+def _layer_violations(
+    graph: dict[str, frozenset[str]], layers: dict[str, tuple[tuple[str, ...], ...]]
+) -> list[str]:
+    """``a -> b`` for each child ``a`` of a layered package importing a child ``b`` on a higher floor."""
+    found = []
+    for package, floors in layers.items():
+        floor = {f"{package}.{name}": i for i, names in enumerate(floors) for name in names}
+        below_all = len(floors)
+        for child, targets in sorted(_children(graph, package).items()):
+            for target in sorted(targets):
+                if floor.get(target, below_all) < floor.get(child, below_all):
+                    found.append(f"{child} -> {target}")
+    return found
+
+
+def test_no_import_cycle_among_sub_packages() -> None:
+    """No package's modules and sub-packages import each other round (e.g. mysql.spark and mysql.snapshot,
+    or worker.rest and worker.distributed), at any depth."""
+    assert _subpackage_cycles(_graph()) == []
+
+
+def test_the_layered_packages_keep_their_floors() -> None:
+    assert _layer_violations(_graph(), LAYERS) == []
+
+
+def test_the_layers_name_only_existing_children() -> None:
+    graph = _graph()
+    for package, floors in LAYERS.items():
+        children = {c.rpartition(".")[2] for c in _children(graph, package)}
+        assert {n for names in floors for n in names} - children == set(), package
+
+
+def test_a_sub_package_cycle_and_an_upward_import_are_found() -> None:
+    """The checks themselves, on a synthetic tree: ``cdc.p.a`` (a sub-package) and ``cdc.p.b`` import each
+    other through modules below them, which no module-level cycle shows; and a floor is skipped upwards."""
+    graph = {
+        "cdc.p.a.x": frozenset({"cdc.p.b"}),
+        "cdc.p.b": frozenset({"cdc.p.a.y"}),
+        "cdc.p.a.y": frozenset(),
+        "cdc.q.top": frozenset({"cdc.q.low"}),
+        "cdc.q.low": frozenset({"cdc.q.top"}),
+        "cdc.r.low": frozenset({"cdc.r.top"}),
+        "cdc.r.top": frozenset(),
+    }
+    assert _cycles(graph) == [["cdc.q.low", "cdc.q.top"]]  # the module walk sees only q's cycle
+    assert _subpackage_cycles(graph) == [["cdc.p.a", "cdc.p.b"], ["cdc.q.low", "cdc.q.top"]]
+    assert _layer_violations(graph, {"cdc.r": (("top",), ("low",))}) == ["cdc.r.low -> cdc.r.top"]
+    assert _layer_violations(graph, {"cdc.r": (("top",),)}) == ["cdc.r.low -> cdc.r.top"]  # unnamed: below
 
 
 @pytest.mark.parametrize("package", WORKER_FREE)

@@ -120,6 +120,7 @@ def test_keystore_with_its_own_key_password(pki: Path) -> None:
     assert err.value.name == "ssl.key.password"
 
 
+@pytest.mark.honours("database.ssl.keystore", "database.ssl.keystore.password")
 @pytest.mark.parametrize("name", ["client.jks", "client.pkcs12"])
 def test_wrong_keystore_password(pki: Path, name: str) -> None:
     with pytest.raises(ConfigError) as err:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cdc.history.store import MemorySchemaHistory
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.filters import Filters
@@ -24,6 +26,7 @@ def _recorded(history: MemorySchemaHistory) -> list[dict[str, object]]:
     return [json.loads(line) for line in history._lines]
 
 
+@pytest.mark.honours("schema.history.internal.store.only.captured.databases.ddl")
 def test_a_table_statement_is_filed_under_the_tables_database() -> None:
     settings = MySqlSettings.parse(CONFIG)
     history = MemorySchemaHistory()
@@ -45,6 +48,7 @@ def test_a_table_statement_is_filed_under_the_tables_database() -> None:
     assert records[1]["tableChanges"] == [{"type": "DROP", "id": '"db"."gone"'}]
 
 
+@pytest.mark.honours("schema.history.internal.ddl.filter")
 def test_statements_debeziums_ddl_filter_leaves_out_are_ignored() -> None:
     # make compat (25 Nov 2026): Debezium 3.5 wrote neither history nor schema change record for a GRANT or
     # REVOKE streamed without a default database; its default ddl.filter is in its jar's SchemaHistory

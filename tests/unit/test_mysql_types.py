@@ -87,6 +87,7 @@ def test_numeric_schemas(type_name: str, length: int | None, scale: int | None, 
     assert mapper().map(column(type_name, length, scale)).schema.type is expected
 
 
+@pytest.mark.honours("bigint.unsigned.handling.mode")
 def test_integers_from_both_origins() -> None:
     m = mapper().map(column("BIGINT UNSIGNED", 20))
     assert convert(m, 18446744073709551615) == -1
@@ -103,6 +104,7 @@ def test_float32_is_the_same_from_text_and_binlog() -> None:
     assert convert(m, 1.5) == 1.5
 
 
+@pytest.mark.honours("decimal.handling.mode")
 def test_decimals_keep_65_digits_in_every_mode() -> None:
     value = decimal.Decimal("12345.678901234567890123456789012345")
     precise = mapper().map(column("DECIMAL", 65, 30))
@@ -132,6 +134,7 @@ def test_bits_are_little_endian_from_both_origins() -> None:
     assert convert(bit1, b"\x01") is True and convert(bit1, "0") is False
 
 
+@pytest.mark.honours("binary.handling.mode")
 def test_binary_is_padded_and_encoded_per_mode() -> None:
     assert convert(mapper().map(column("BINARY", 4)), b"\x01\x02") == b"\x01\x02\x00\x00"
     assert convert(mapper().map(column("VARBINARY", 4)), b"\x01\x02") == b"\x01\x02"
@@ -184,6 +187,7 @@ def test_temporal_values() -> None:
     assert convert(m.map(column("YEAR")), 2018) == 2018
 
 
+@pytest.mark.honours("time.precision.mode")
 def test_connect_time_mode() -> None:
     m = mapper(**{"time.precision.mode": "connect"})
     time = m.map(column("TIME", 6))

@@ -81,7 +81,9 @@ def test_the_filter_is_never_formatted_and_values_are_escaped() -> None:
 
 
 def test_patterns_are_matched_within_a_budget_without_the_gil() -> None:
-    patterns = SignalPatterns(budget_s=0.5)
+    # a 2 s budget, so a matcher that held the GIL would leave a gap of 2 s in the ticks; the bounds below
+    # leave room for a loaded machine (two cores shared by many test processes)
+    patterns = SignalPatterns(budget_s=2.0)
     assert patterns.fullmatch(r"db\.it.*", "db.items")
     assert patterns.fullmatch("DB.ITEMS", "db.items", ignore_case=True)
     assert not patterns.fullmatch("(.*.*)*x", LONG_NAME)  # re: hours; regex: microseconds
@@ -102,9 +104,9 @@ def test_patterns_are_matched_within_a_budget_without_the_gil() -> None:
     finally:
         done.set()
         ticker.join()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 30  # bounded; the bound is loose for a loaded machine
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert len(ticks) > 20 and max(gaps) < 0.3  # the other thread ran while the pattern was matched
+    assert len(ticks) > 20 and max(gaps) < 1.9  # the other thread ran while the pattern was matched
     with pytest.raises(PatternError, match="took longer than"):  # the budget is spent for the signal
         patterns.fullmatch(r"db\..*", "db.items")
     with pytest.raises(PatternError, match="not a regular expression"):

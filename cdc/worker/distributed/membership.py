@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdc.config.settings import setting, settings_from
 from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator, kafka_python_client
 from cdc.worker.distributed.protocol import Assignment, ConnectorsAndTasks, ConnectProtocol
 from cdc.worker.metrics import RebalanceMetrics
@@ -70,41 +71,29 @@ def configured_work(snapshot: ClusterConfigState) -> ConnectorsAndTasks:
 
 @dataclass(frozen=True)
 class GroupSettings:
-    """The worker keys the group uses (parsed ``DISTRIBUTED_DEF`` values)."""
+    """The worker keys the group uses (parsed ``DISTRIBUTED_DEF`` values); defaults are the keys' own."""
 
-    group_id: str
-    protocol: ConnectProtocol = ConnectProtocol.SESSIONED
-    session_timeout_ms: int = 10000
-    heartbeat_interval_ms: int = 3000
-    rebalance_timeout_ms: int = 60000
-    scheduled_rebalance_max_delay_ms: int = 300000
-    worker_sync_timeout_ms: int = 3000
-    worker_unsync_backoff_ms: int = 300000
-    key_generation_algorithm: str = "HmacSHA256"
-    key_ttl_ms: int = 3600000
+    group_id: str = setting("group.id")
+    connect_protocol: str = setting("connect.protocol", "sessioned")
+    session_timeout_ms: int = setting("session.timeout.ms", 10000)
+    heartbeat_interval_ms: int = setting("heartbeat.interval.ms", 3000)
+    rebalance_timeout_ms: int = setting("rebalance.timeout.ms", 60000)
+    scheduled_rebalance_max_delay_ms: int = setting("scheduled.rebalance.max.delay.ms", 300000)
+    worker_sync_timeout_ms: int = setting("worker.sync.timeout.ms", 3000)
+    worker_unsync_backoff_ms: int = setting("worker.unsync.backoff.ms", 300000)
+    key_generation_algorithm: str = setting("inter.worker.key.generation.algorithm", "HmacSHA256")
+    key_ttl_ms: int = setting("inter.worker.key.ttl.ms", 3600000)
+    # Not declared by DISTRIBUTED_DEF, so a worker file does not set them: the group client's own timings.
     request_timeout_ms: int = 40000
     retry_backoff_ms: int = 100
 
+    @property
+    def protocol(self) -> ConnectProtocol:
+        return ConnectProtocol.from_config(self.connect_protocol)
+
     @classmethod
     def from_worker(cls, parsed: Mapping[str, Any]) -> GroupSettings:
-        def num(key: str, default: int) -> int:
-            value = parsed.get(key)
-            return default if value is None else int(value)
-
-        return cls(
-            group_id=str(parsed["group.id"]),
-            protocol=ConnectProtocol.from_config(str(parsed.get("connect.protocol") or "sessioned")),
-            session_timeout_ms=num("session.timeout.ms", 10000),
-            heartbeat_interval_ms=num("heartbeat.interval.ms", 3000),
-            rebalance_timeout_ms=num("rebalance.timeout.ms", 60000),
-            scheduled_rebalance_max_delay_ms=num("scheduled.rebalance.max.delay.ms", 300000),
-            worker_sync_timeout_ms=num("worker.sync.timeout.ms", 3000),
-            worker_unsync_backoff_ms=num("worker.unsync.backoff.ms", 300000),
-            key_generation_algorithm=str(parsed.get("inter.worker.key.generation.algorithm") or "HmacSHA256"),
-            key_ttl_ms=num("inter.worker.key.ttl.ms", 3600000),
-            request_timeout_ms=num("request.timeout.ms", 40000),
-            retry_backoff_ms=num("retry.backoff.ms", 100),
-        )
+        return settings_from(cls, parsed)
 
 
 _KEY_BYTES = {"HmacSHA256": 32, "HmacSHA1": 20, "HmacSHA512": 64}

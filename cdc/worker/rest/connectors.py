@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from cdc.api.errors import NotFoundError
+from cdc.worker.config import NAME_CONFIG
 from cdc.worker.names import name_error, printable
 from cdc.worker.rest.body import as_object, as_string_map, read_json
 from cdc.worker.rest.context import (
@@ -63,7 +64,7 @@ def _check_name(name: str) -> None:
 
 
 def _check_and_put_name(name: str, config: dict[str, Any]) -> None:
-    included = config.get("name")
+    included = config.get(NAME_CONFIG)
     if included is not None:
         if included != name:
             raise RestError(
@@ -71,7 +72,7 @@ def _check_and_put_name(name: str, config: dict[str, Any]) -> None:
                 f"Connector name configuration ({included}) doesn't match connector name in the URL ({name})",
             )
     else:
-        config["name"] = name
+        config[NAME_CONFIG] = name
 
 
 @endpoint
@@ -186,7 +187,7 @@ async def patch_config(request: Request) -> Response:
     ctx = context(request)
     name = path_param(request, "connector")
     patch = as_string_map(await read_json(request, numbers_as_text=True), allow_null=True)
-    included = patch.get("name")
+    included = patch.get(NAME_CONFIG)
     if included is not None and included != name:
         raise RestError(
             400,

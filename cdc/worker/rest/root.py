@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.rest.body import as_string_map, read_json
 from cdc.worker.rest.context import bool_param, context, endpoint, json, path_param, relay
 from cdc.worker.rest.errors import RestError
@@ -70,7 +71,7 @@ async def validate(request: Request) -> Response:
     ctx = context(request)
     plugin = path_param(request, "plugin")
     config = as_string_map(await read_json(request, numbers_as_text=True))
-    included = config.get("connector.class")
+    included = config.get(CONNECTOR_CLASS_CONFIG)
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise RestError(400, f"Included connector type {included} does not match request type {plugin}")
     result = await ctx.call(request, lambda: ctx.herder.validate_connector_config(config))

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 __all__ = [
     "ClusterConfigState",
@@ -58,6 +58,13 @@ class State(str, Enum):
     DESTROYED = "DESTROYED"
 
 
+class TaskIdJson(TypedDict):
+    """A task's id in the REST API and the config topic's task records: ``{"connector", "task"}``."""
+
+    connector: str
+    task: int
+
+
 @dataclass(frozen=True, order=True)
 class TaskId:
     connector: str
@@ -66,7 +73,7 @@ class TaskId:
     def __str__(self) -> str:
         return f"{self.connector}-{self.task}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TaskIdJson:
         return {"connector": self.connector, "task": self.task}
 
 

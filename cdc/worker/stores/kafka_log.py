@@ -40,6 +40,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cdc.api.errors import ConnectError, RetriableError
+from cdc.kafka.produce import produce
 from cdc.worker.stores.topics import TopicSpec, ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord", "RecordMetadata", "StoreTimeoutError"]
@@ -312,12 +313,8 @@ class KafkaBasedLog:
             else:
                 future.set_result(RecordMetadata(msg.partition() or 0, msg.offset() or 0))
 
-        while True:
-            try:
-                producer.produce(self.topic, key=key, value=value, on_delivery=delivered)
-                break
-            except BufferError:
-                producer.poll(0.1)  # the local queue is full: let deliveries drain it
+        # while the local queue is full, deliveries drain it
+        produce(producer, self.topic, wait_s=0.1, key=key, value=value, on_delivery=delivered)
         # No poll here: send may run inside a delivery callback (a status retry); the reader thread and
         # wait() serve the callbacks.
         return future
