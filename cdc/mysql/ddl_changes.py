@@ -15,8 +15,10 @@ from typing import Any
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
-from cdc.mysql.capture import CaptureContext
-from cdc.mysql.events import SourcePosition
+from cdc.mysql.events import EventFactory, SourcePosition
+from cdc.mysql.filters import Filters
+from cdc.mysql.schema import SchemaState
+from cdc.mysql.schema_events import SchemaChangeEvents
 
 __all__ = ["DdlChanges"]
 
@@ -26,12 +28,20 @@ log = logging.getLogger(__name__)
 class DdlChanges:
     """The schema state's and the records' side of a DDL (see the module docstring)."""
 
-    def __init__(self, ctx: CaptureContext) -> None:
-        self.schema = ctx.schema
-        self.events = ctx.events
-        self.filters = ctx.filters
-        self.schema_events = ctx.schema_events
-        self.failure_mode = ctx.settings.event_processing_failure_handling_mode.lower()
+    def __init__(
+        self,
+        schema: SchemaState,
+        events: EventFactory,
+        filters: Filters,
+        schema_events: SchemaChangeEvents,
+        failure_mode: str,
+    ) -> None:
+        """``failure_mode``: ``event.processing.failure.handling.mode`` (fail, warn or skip)."""
+        self.schema = schema
+        self.events = events
+        self.filters = filters
+        self.schema_events = schema_events
+        self.failure_mode = failure_mode
 
     def records(
         self, query: str, database: str | None, position: dict[str, Any], pos: SourcePosition, ts_ms: int

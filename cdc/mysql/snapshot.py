@@ -257,9 +257,7 @@ class Snapshotter:
         if threads <= 1:
             return None
         multiplier = self.settings.snapshot_max_threads_multiplier
-        return ChunkReaders.open(
-            lambda: connect(self.settings, streaming=True), threads, self.stopping, multiplier
-        )
+        return ChunkReaders.open(lambda: self.connect(streaming=True), threads, self.stopping, multiplier)
 
     def _batches(
         self, conn: Any, table: Any, select: str, plan: TablePlan | None, readers: ChunkReaders | None

@@ -110,12 +110,12 @@ class Streamer:
         self.mariadb = ctx.mariadb
         self.reader_factory = reader_factory or binlog_reader_factory(settings, ctx.mariadb)
         self.rows = RowChanges(ctx.events, metrics, settings.unavailable_value_placeholder)
-        self.ddl = DdlChanges(ctx)
         self.heartbeat_ms = settings.heartbeat_interval_ms
         self.max_retries = settings.errors_max_retries
         self.include_query = settings.include_query
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
+        self.ddl = DdlChanges(ctx.schema, ctx.events, ctx.filters, ctx.schema_events, self.event_failure_mode)
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
         self.statements = StatementDml(ctx.filters, metrics)
         self.same_id = SameIdGuard(settings)
