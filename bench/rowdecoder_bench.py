@@ -33,8 +33,8 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from bench.datagen import DATASET_A_DDL, rows_a
+from cdc.mysql.row_changes import ordered_row as _ordered
 from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.streaming import _ordered
 
 NAMES = ["id", "k", "c", "pad", "updated_at"]
 

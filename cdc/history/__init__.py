@@ -16,7 +16,6 @@ from cdc.history.errors import (
 )
 from cdc.history.factory import history_from_config
 from cdc.history.model import Column, Table, TableId, Tables
-from cdc.history.positions import BinlogPositionComparator, GtidSet, gtid_source_filter
 from cdc.history.records import (
     CHANGE_SCHEMA,
     HistoryRecord,
@@ -37,11 +36,9 @@ from cdc.history.store import (
 __all__ = [
     "CHANGE_SCHEMA",
     "HISTORY_MISSING_MESSAGE",
-    "BinlogPositionComparator",
     "Column",
     "DdlApplier",
     "FileSchemaHistory",
-    "GtidSet",
     "HistoryRecord",
     "HistorySettings",
     "MemorySchemaHistory",
@@ -55,7 +52,6 @@ __all__ = [
     "Tables",
     "UnparseableDdlError",
     "apply_table_changes",
-    "gtid_source_filter",
     "history_config_def",
     "history_from_config",
     "recover_tables",

@@ -11,11 +11,11 @@ COM_BINLOG_DUMP, checksums, the FORMAT_DESCRIPTION's post-header lengths, ROTATE
 keeps) and for every event it does not handle itself, and reads these events straight from the packet's
 bytes:
 
-- MariaDB GTID (→ :class:`FastGtid`), XID (→ :class:`FastXid`), the ``BEGIN``/``COMMIT`` query events
-  (→ :class:`FastQuery`; any other query, i.e. DDL, goes to the library);
-- rows events v1 and v2 (→ :class:`FastRows`): the header is read here, the rows stay in the packet for
-  :class:`~cdc.mysql.rowdecoder.RowDecoder`; :meth:`FastRows.library_event` builds the library's event
-  from the same packet when the decoder must fall back;
+- MariaDB GTID (→ :class:`~cdc.mysql.binlog_events.Gtid`), XID (→ ``Xid``), the ``BEGIN``/``COMMIT``
+  query events (→ ``Query``; any other query, i.e. DDL, goes to the library);
+- rows events v1 and v2 (→ ``Rows``): the header is read here, the rows stay in the packet for
+  :class:`~cdc.mysql.rowdecoder.RowDecoder`; ``Rows.library_event`` builds the library's event from the
+  same packet when the decoder must fall back;
 - a TABLE_MAP whose bytes equal the last one seen for its table id while the library's table map still
   holds the ``Table`` built from them is skipped (nothing in it is new); any other goes to the library;
 - events the caller did not ask for (ANNOTATE_ROWS, ROWS_QUERY, checkpoints, …) are skipped without
@@ -23,9 +23,10 @@ bytes:
 
 A packet the fast path declines is handed to the library's own ``fetchone`` unchanged (it is replayed as
 the next packet the stream connection returns), so the library's behaviour — its bookkeeping included —
-is the fallback for anything unusual. The fast events carry the attributes the streamer reads from the
-library's events (``timestamp``, ``packet.server_id``, ``packet.log_pos``, ``gtid``, ``flags``,
-``query``, ``schema``, ``table``); tests compare both paths on the same binlog.
+is the fallback for anything unusual. :meth:`BinlogReader.read` gives every event as one of
+:mod:`cdc.mysql.binlog_events`' types (the fast path builds them, the library's events are adapted);
+:meth:`~BinlogReader.fetchone` gives the library's own events where the library read them, so that tests
+compare both paths on the same binlog.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ from pymysqlreplication.event import MariadbGtidEvent, QueryEvent, XidEvent
 from pymysqlreplication.packet import BinLogPacketWrapper
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-__all__ = ["BinlogReader", "FastEvent", "FastGtid", "FastQuery", "FastRows", "FastXid"]
+from cdc.mysql.binlog_events import BinlogEvent, Gtid, Query, Rows, Xid, from_library
+
+__all__ = ["BinlogReader"]
 
 MAX_PACKET_LEN = 2**24 - 1
 _COM_BINLOG_DUMP = 0x12
@@ -69,96 +72,6 @@ _LIBRARY_ALWAYS = {BINLOG.ROTATE_EVENT, BINLOG.FORMAT_DESCRIPTION_EVENT, BINLOG.
 _EVENT_MAP: dict[int, type] = BinLogPacketWrapper._BinLogPacketWrapper__event_map
 
 
-class FastEvent:
-    """What every fast event has; ``packet`` is the event itself, for the library's ``event.packet.*``."""
-
-    __slots__ = ("event_size", "event_type", "log_pos", "server_id", "timestamp")
-
-    def __init__(
-        self, timestamp: int, event_type: int, server_id: int, log_pos: int, event_size: int = 0
-    ) -> None:
-        self.timestamp = timestamp
-        self.event_type = event_type
-        self.server_id = server_id
-        self.log_pos = log_pos
-        self.event_size = event_size  # 0: not known
-
-    @property
-    def packet(self) -> FastEvent:
-        return self
-
-
-class FastGtid(FastEvent):
-    """A MariaDB GTID event (the library's ``MariadbGtidEvent``)."""
-
-    __slots__ = ("flags", "gtid")
-
-    def __init__(self, header: tuple[int, ...], gtid: str, flags: int) -> None:
-        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
-        self.gtid = gtid
-        self.flags = flags
-
-
-class FastXid(FastEvent):
-    __slots__ = ("xid",)
-
-    def __init__(self, header: tuple[int, ...], xid: int) -> None:
-        self.timestamp, self.event_type, self.server_id, self.event_size, self.log_pos, _ = header
-        self.xid = xid
-
-
-class FastQuery(FastEvent):
-    """``BEGIN`` or ``COMMIT`` (other statements are the library's ``QueryEvent``)."""
-
-    __slots__ = ("query", "schema", "slave_proxy_id")
-
-    def __init__(self, header: tuple[int, ...], query: str, schema: bytes, thread_id: int) -> None:
-        super().__init__(header[0], header[1], header[2], header[4], header[3])
-        self.query = query
-        self.schema = schema
-        self.slave_proxy_id = thread_id
-
-
-class FastRows(FastEvent):
-    """A rows event's header; the rows are ``data[pos:end]`` (``RowDecoder`` reads them)."""
-
-    __slots__ = (
-        "_raw",
-        "_reader",
-        "columns",
-        "columns_present_bitmap",
-        "columns_present_bitmap2",
-        "data",
-        "end",
-        "kind",
-        "number_of_columns",
-        "pos",
-        "schema",
-        "table",
-        "table_id",
-        "table_obj",
-    )
-
-    _reader: BinlogReader
-    _raw: bytes
-    columns: list[Any]
-    columns_present_bitmap: bytes
-    columns_present_bitmap2: bytes
-    data: bytes
-    end: int
-    kind: str
-    number_of_columns: int
-    pos: int
-    schema: str
-    table: str
-    table_id: int
-    table_obj: Any
-
-    def library_event(self) -> Any:
-        """The library's event for the same packet (its ``rows`` decode the same bytes)."""
-        return self._reader.library_event(self._raw)
-
-
 class BinlogReader(BinLogStreamReader):
     """See the module docstring. ``fast`` counts the events read here, ``slow`` those left to the library."""
 
@@ -179,6 +92,7 @@ class BinlogReader(BinLogStreamReader):
             for code, kind in _ROWS_KIND.items()
             if _ROWS_CLASS[kind] in allowed and _EVENT_MAP.get(code) is _ROWS_CLASS[kind]
         }
+        self._schemas: dict[bytes, str] = {}  # a query event's default database, decoded once
         self.fast = 0
         self.slow = 0
         # TABLE_MAP events read so far (cached or not): Debezium counts them in an offset's ``event``
@@ -203,7 +117,15 @@ class BinlogReader(BinLogStreamReader):
         conn._write_bytes = dump_with_annotations
 
     # -- reading ---------------------------------------------------------------------------------------------
+    def read(self) -> BinlogEvent | None:
+        """The next event as one of our types (None: the end of a non-blocking stream)."""
+        event = self.fetchone()
+        if event is None or type(event) in _OURS:
+            return event
+        return from_library(event)
+
     def fetchone(self) -> Any:
+        """The next event: ours where the fast path read it, the library's where the library did."""
         if self.end_log_pos or self.skip_to_timestamp:
             return super().fetchone()  # the library's stop and skip rules, for callers that use them
         while True:
@@ -278,13 +200,14 @@ class BinlogReader(BinLogStreamReader):
             header = _HEADER.unpack_from(data, 0)
             if header[4]:
                 self.log_pos = header[4]
-            return FastXid(header, _U64.unpack_from(data, 20)[0])
+            return Xid(header[0], header[2], header[4], header[3], _U64.unpack_from(data, 20)[0])
         if etype == BINLOG.MARIADB_GTID_EVENT and self._want_gtid:
             header = _HEADER.unpack_from(data, 0)
             seq, domain, flags = _GTID.unpack_from(data, 20)
             if header[4]:
                 self.log_pos = header[4]
-            return FastGtid(header, f"{domain}-{header[2]}-{seq}", flags)
+            gtid = f"{domain}-{header[2]}-{seq}"
+            return Gtid(header[0], header[2], header[4], header[3], gtid, bool(flags & 1))  # FL_STANDALONE
         if etype == BINLOG.QUERY_EVENT and self._want_query:
             return self._query(data)
         return None
@@ -312,7 +235,13 @@ class BinlogReader(BinLogStreamReader):
         if error_code or query not in (b"BEGIN", b"COMMIT"):
             return None
         self._advance(data)
-        return FastQuery(header, query.decode(), data[start : start + schema_len], thread_id)
+        raw = data[start : start + schema_len]
+        schema = self._schemas.get(raw)
+        if schema is None:
+            if len(self._schemas) > 1024:
+                self._schemas.clear()
+            schema = self._schemas[raw] = raw.decode()
+        return Query(header[0], header[2], header[4], header[3], query.decode(), schema, thread_id or None)
 
     def _table_map(self, data: bytes) -> Any:
         self.table_maps_read += 1
@@ -352,7 +281,7 @@ class BinlogReader(BinLogStreamReader):
             pos += 1
         width = (ncols + 7) >> 3
         kind = _ROWS_KIND[etype]
-        event = FastRows(header[0], etype, header[2], header[4], header[3])
+        event = Rows(header[0], header[2], header[4], header[3])
         event.columns_present_bitmap = data[pos : pos + width]
         pos += width
         if kind == "u":
@@ -362,16 +291,15 @@ class BinlogReader(BinLogStreamReader):
             event.columns_present_bitmap2 = b""
         event.kind = kind
         event.table_id = table_id
-        event.table_obj = table
+        event.mapped = table
         event.schema = table.schema
         event.table = table.table
-        event.columns = table.columns
         event.number_of_columns = ncols
         event.data = data
         event.pos = pos
         event.end = self._body_end(data, header[3])
         event._reader = self
-        event._raw = data
+        event._library = None
         self._advance(data)
         return event
 
@@ -426,3 +354,4 @@ class BinlogReader(BinLogStreamReader):
 
 
 _SKIPPED: Any = object()
+_OURS = frozenset({Gtid, Query, Xid, Rows})  # what the fast path builds

@@ -250,6 +250,9 @@ class EventFactory:
         self.settings = settings
         self.connector = connector
         self.source_schema = _source_schema(connector)
+        row = self.source_schema.field("row")
+        assert row is not None
+        self._row_field = row.index
         self.mapper = TypeMapper(settings)
         self.converters = CustomConverters(settings.raw, settings.converters)
         self.column_rules = ColumnRules(
@@ -342,14 +345,19 @@ class EventFactory:
 
         return source
 
-    def source_template(
-        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None
-    ) -> tuple[Schema, list[Any], int]:
-        """The source block's schema, its values for ``pos``, and the index of ``row`` (set per row)."""
-        struct = self.source(pos, table_id, ts_ms, snapshot)
-        field = self.source_schema.field("row")
-        assert field is not None
-        return self.source_schema, struct.values, field.index
+    def row_sources(self, pos: SourcePosition, table_id: TableId, ts_ms: int) -> Callable[[int], Struct]:
+        """``source(row)`` for the rows of one binlog rows event: the block's values are built once per event,
+        a row copies them with its own ``row`` (the row's index in the event)."""
+        schema = self.source_schema
+        template = self.source(pos, table_id, ts_ms, None).values
+        row_field = self._row_field
+
+        def source(row: int) -> Struct:
+            values = template.copy()
+            values[row_field] = row
+            return Struct(schema, values)
+
+        return source
 
     def _envelope(
         self,

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cdc.history.positions import gtid_source_filter
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.gtids import gtid_source_filter
 
 __all__ = ["GtidSourceFilter", "gtid_source"]
 

@@ -5,19 +5,24 @@ follows was already emitted: ``file``/``pos`` of the transaction's BEGIN (or aft
 event), ``gtids`` of completed transactions, and ``event``/``row`` counts to skip after reconnecting —
 so a restart inside a transaction emits no row twice and skips none. Keys are omitted when zero/unset,
 as Debezium writes them.
+
+:class:`StreamPosition` builds every offset cdc writes (a row's, a checkpoint's, a DDL's, a snapshot's):
+the skip rules and the key order (:data:`DEBEZIUM_OFFSET_ORDER`) are written there only.
+:class:`BinlogOffset` is the value object of a stored offset (what a task resumes from).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from cdc.api.errors import ConnectError, InvalidOffsetError
 from cdc.api.offsets import JavaHashMapOrder, offset_int, offset_str
-from cdc.history.positions import GtidSet
+from cdc.mysql.gtids import GtidSet
 
-__all__ = ["DEBEZIUM_OFFSET_ORDER", "BinlogOffset", "check_offset", "partition_for"]
+__all__ = ["DEBEZIUM_OFFSET_ORDER", "BinlogOffset", "StreamPosition", "check_offset", "partition_for"]
 
 DEBEZIUM_OFFSET_ORDER = JavaHashMapOrder(
     (
@@ -50,6 +55,77 @@ def partition_for(prefix: str) -> dict[str, str]:
     return {"server": prefix}
 
 
+# What an offset holds besides ts_sec/file/pos: a bit each, in StreamPosition.offset's mask.
+_OPTIONAL = (
+    ("gtids", "gtids"),
+    ("event", "event"),
+    ("row", "row"),
+    ("server_id", "server_id"),
+    ("snapshot", "'INITIAL'"),  # Debezium 3.x's SnapshotType name (older versions wrote true)
+)
+
+_Builder = Callable[[str, int, "str | None", int, int, int, int], dict[str, Any]]
+
+
+def _builders() -> tuple[_Builder, ...]:
+    """One function per set of present keys, returning the map as one dict display already in
+    :data:`DEBEZIUM_OFFSET_ORDER` (every row of every rows event builds one: no reordering per map)."""
+    out = []
+    for mask in range(1 << len(_OPTIONAL)):
+        values = {"ts_sec": "ts_sec", "file": "file", "pos": "pos"}
+        values.update(pair for bit, pair in enumerate(_OPTIONAL) if mask >> bit & 1)
+        items = ", ".join(f"{key!r}: {values[key]}" for key in DEBEZIUM_OFFSET_ORDER.order(values))
+        source = f"def build(file, pos, gtids, server_id, ts_sec, event, row):\n    return {{{items}}}\n"
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<offset>", "exec"), namespace)
+        out.append(namespace["build"])
+    return tuple(out)
+
+
+class StreamPosition(NamedTuple):
+    """A point of the binlog as Debezium's offsets name it, and the one builder of cdc's offset maps.
+
+    ``file``/``pos`` is where a reader resumes (a transaction's BEGIN, or past a standalone event),
+    ``gtids`` the set of completed transactions, ``server_id``/``ts_sec`` those of the last event read.
+    (A named tuple: one is made per rows event, and a frozen dataclass costs several times more to build.)
+    """
+
+    file: str
+    pos: int
+    gtids: str | None = None
+    server_id: int = 0
+    ts_sec: int = 0
+
+    def offset(self, event: int = 0, row: int = 0, snapshot: bool = False) -> dict[str, Any]:
+        """The offset map, as Debezium writes it: ``event``/``row`` are the counts a restart skips, zero
+        and unset keys are left out, keys come in :data:`DEBEZIUM_OFFSET_ORDER`."""
+        mask = (
+            (1 if self.gtids else 0)
+            | (2 if event else 0)
+            | (4 if row else 0)
+            | (8 if self.server_id else 0)
+            | (16 if snapshot else 0)
+        )
+        return _BUILD[mask](*self, event, row)
+
+    @staticmethod
+    def row_offsets(
+        file: str, pos: int, gtids: str | None, server_id: int, ts_sec: int, event: int
+    ) -> Callable[[int], dict[str, Any]]:
+        """``offset(row)`` of the rows of the transaction's ``event``-th event (a rows event) at the
+        position these fields name: its rows differ in ``row`` only (1 or more). The streamer's hot path,
+        so it takes the fields: no StreamPosition is made per rows event."""
+        build = _BUILD[(1 if gtids else 0) | (2 if event else 0) | 4 | (8 if server_id else 0)]
+        return partial(build, file, pos, gtids, server_id, ts_sec, event)
+
+    def resume(self, event: int = 0, row: int = 0) -> BinlogOffset:
+        """The stored offset that resumes here, ``event`` events and ``row`` rows already emitted."""
+        return BinlogOffset(self.file, self.pos, self.gtids, event, row, self.server_id, self.ts_sec)
+
+
+_BUILD = _builders()
+
+
 @dataclass(frozen=True)
 class BinlogOffset:
     file: str
@@ -64,18 +140,8 @@ class BinlogOffset:
     snapshot_completed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"ts_sec": self.ts_sec, "file": self.file, "pos": self.pos}
-        if self.gtids:
-            out["gtids"] = self.gtids
-        if self.event:
-            out["event"] = self.event
-        if self.row:
-            out["row"] = self.row
-        if self.server_id:
-            out["server_id"] = self.server_id
-        if self.snapshot:
-            out["snapshot"] = "INITIAL"  # Debezium 3.x's SnapshotType name (older versions wrote true)
-        return DEBEZIUM_OFFSET_ORDER.apply(out)
+        position = StreamPosition(self.file, self.pos, self.gtids, self.server_id, self.ts_sec)
+        return position.offset(self.event, self.row, self.snapshot)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> BinlogOffset:

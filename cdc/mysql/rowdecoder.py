@@ -16,10 +16,10 @@ module decodes the same bytes with per-table *precompiled* row functions:
   metadata (``struct.Struct.unpack_from``, slices, ``int.from_bytes``, or a reader closure for the
   rarer types); runs of fixed-width numbers in a row without NULLs are one ``unpack_from``. Decoding a
   row is one call with no per-value type dispatch.
-- The values equal the library's exactly, type by type (see :func:`_column_code`): its quirks included
-  (YEAR 0 → 1900, a zero DATE/DATETIME → None with its "none source", an empty SET → None with
-  ``"empty set"``, BIT as a '0101' string, ``bytes`` for charset ``binary`` but ``''`` for an empty
-  binary value, latin1 decoded as cp1252).
+- The values equal the library's exactly, type by type (the code per column type is
+  :mod:`cdc.mysql.rowcode`'s): its quirks included (YEAR 0 → 1900, a zero DATE/DATETIME → None with
+  its "none source", an empty SET → None with ``"empty set"``, BIT as a '0101' string, ``bytes`` for
+  charset ``binary`` but ``''`` for an empty binary value, latin1 decoded as cp1252).
 - Anything unusual (a column type the library does not decode either, a PARTIAL_UPDATE_ROWS_EVENT with
   JSON diffs, an ENUM without labels, columns without names, a table map whose column count differs
   from the event's, rows already read, an exception while decoding) returns ``None``: the caller uses
@@ -33,470 +33,21 @@ per row for writes and deletes, two per row (before, after) for updates.
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import logging
 import struct
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from pymysqlreplication.constants import FIELD_TYPE, NONE_SOURCE
-from pymysqlreplication.json_binary import parse_json
+from pymysqlreplication.constants import NONE_SOURCE
 from pymysqlreplication.row_event import DeleteRowsEvent, RowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from cdc.mysql.binlog import FastRows
+from cdc.mysql.binlog_events import Rows
+from cdc.mysql.rowcode import EMPTY_SET, ColumnCode, Image, Mark, Unsupported, column_code
 
 __all__ = ["RowDecoder"]
 
 log = logging.getLogger(__name__)
-
-Image = list[Any]
-Reader = Callable[[bytes, int, list[int]], tuple[Any, int]]
-
-
-class _Unsupported(Exception):
-    """The table (or event) cannot be decoded here: the library's rows are used."""
-
-
-class _Mark:
-    """Stands in a decoded row for a None the library gives with a particular "none source"."""
-
-    __slots__ = ("source",)
-
-    def __init__(self, source: str | None) -> None:
-        self.source = source
-
-    def __repr__(self) -> str:
-        return f"<none: {self.source}>"
-
-
-_EMPTY_SET = _Mark(NONE_SOURCE.EMPTY_SET)
-_OUT_OF_DATE = _Mark(NONE_SOURCE.OUT_OF_DATE_RANGE)
-_OUT_OF_DATETIME = _Mark(NONE_SOURCE.OUT_OF_DATETIME_RANGE)
-_OUT_OF_DATETIME2 = _Mark(NONE_SOURCE.OUT_OF_DATETIME2_RANGE)
-# A JSON value of length 0: the library sets no source, so it reports the column's last one in the event.
-_JSON_NONE = _Mark(None)
-
-_utcfromtimestamp = datetime.datetime.utcfromtimestamp
-_datetime = datetime.datetime
-_date = datetime.date
-_timedelta = datetime.timedelta
-_Decimal = decimal.Decimal
-_unpack_i4_be = struct.Struct(">i").unpack_from
-
-# --------------------------------------------------------------------------------------------- charsets
-
-_ENCODINGS: dict[str | None, str | None] = {}
-
-
-def _encoding(charset_name: str | None) -> str | None:
-    """The codec the library decodes a column with, or None where it returns the bytes (LookupError)."""
-    try:
-        return _ENCODINGS[charset_name]
-    except KeyError:
-        pass
-    encoding: str | None
-    if charset_name is None:
-        encoding = "utf-8"  # the library's default (MySQL 5.x without charset metadata)
-    else:
-        encoding = RowsEvent.charset_to_encoding(charset_name)
-        try:  # what the library's decode raises LookupError for (incl. non-text codecs); b"" skips lookup
-            b"\x00".decode(encoding)
-        except LookupError:
-            encoding = None
-        except UnicodeError:
-            pass
-    _ENCODINGS[charset_name] = encoding
-    return encoding
-
-
-# ------------------------------------------------------------------------------- readers of rarer types
-
-
-def _fsp_reader(fsp: int | None) -> tuple[int, Callable[[bytes, int], int]]:
-    """``__read_fsp``: the bytes of the fractional seconds and a reader of them as microseconds."""
-    size = {1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}.get(fsp or 0, 0)
-    if not size or fsp is None:
-        return 0, lambda data, pos: 0
-    scale = 10 ** (6 - fsp)
-    odd = bool(fsp % 2)
-    half = 1 << (8 * size - 1)
-    full = 1 << (8 * size)
-
-    def read(data: bytes, pos: int) -> int:
-        value = int.from_bytes(data[pos : pos + size], "big")
-        if value >= half:  # the library reads it signed
-            value -= full
-        if odd:
-            value = int(value / 10)
-        return value * scale
-
-    return size, read
-
-
-# DATETIME2 with its fraction (0-3 bytes) in one struct read: the format and how to join its parts.
-_DATETIME2_STRUCTS = {5: (">IB", 8), 6: (">IH", 16), 7: (">IBH", 8), 8: (">Q", 0)}
-
-
-def _datetime2_reader(fsp: int | None) -> Reader:
-    """DATETIME2: 1 bit sign, 17 bits year*13+month, 5 day, 5 hour, 6 minute, 6 second; a fraction."""
-    fsize, _ = _fsp_reader(fsp)
-    width = 5 + fsize
-    fmt, join = _DATETIME2_STRUCTS[width]
-    unpack = struct.Struct(fmt).unpack_from
-    fbits = 8 * fsize
-    fmask, fhalf = (1 << fbits) - 1, 1 << max(fbits - 1, 0)
-    odd = bool(fsp and fsp % 2)
-    scale = 10 ** (6 - (fsp or 0)) if fsize else 0
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        parts = unpack(data, pos)
-        if len(parts) == 1:
-            v = parts[0]
-        elif len(parts) == 2:
-            v = parts[0] << join | parts[1]
-        else:
-            v = (parts[0] << 8 | parts[1]) << 16 | parts[2]
-        if fbits:
-            d = v >> fbits
-            us = v & fmask
-            if us >= fhalf:  # the library reads the fraction signed, and applies only a positive one
-                us = 0
-            elif odd:
-                us = int(us / 10) * scale
-            else:
-                us *= scale
-            if us > 999999:
-                raise _Unsupported("datetime2 fraction out of range")
-        else:
-            d, us = v, 0
-        ym = (d >> 22) & 0x1FFFF
-        try:
-            value = _datetime(ym // 13, ym % 13, (d >> 17) & 31, (d >> 12) & 31, (d >> 6) & 63, d & 63, us)
-        except ValueError:
-            hits.append(1)
-            return _OUT_OF_DATETIME2, pos + width
-        return value, pos + width
-
-    return read
-
-
-def _timestamp2_reader(fsp: int | None) -> Reader:
-    fsize, frac = _fsp_reader(fsp)
-    width = 4 + fsize
-    unpack = struct.Struct(">i").unpack_from
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        value = _utcfromtimestamp(unpack(data, pos)[0])
-        us = frac(data, pos + 4)
-        if us > 0:
-            value = value.replace(microsecond=us)
-        return value, pos + width
-
-    return read
-
-
-def _time2_reader(fsp: int | None) -> Reader:
-    """TIME2 as MySQL's ``my_time_packed_from_binary`` reads it: a negative time is the two's complement of
-    the integer part and the fraction together, so ``-00:00:00.000001`` is one microsecond below zero (the
-    integer part borrows one when the fraction is not zero)."""
-    fsize = {1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}.get(fsp or 0, 0)
-    width = 3 + fsize
-    unit = {0: 0, 1: 10_000, 2: 100, 3: 1}[fsize]
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        if fsize == 3:
-            packed = int.from_bytes(data[pos : pos + 6], "big") - 0x800000000000
-        else:
-            intpart = int.from_bytes(data[pos : pos + 3], "big") - 0x800000
-            frac = int.from_bytes(data[pos + 3 : pos + width], "big") if fsize else 0
-            if intpart < 0 and frac:
-                intpart += 1
-                frac -= 1 << (8 * fsize)
-            packed = (intpart << 24) + frac * unit
-        negative = packed < 0
-        packed = -packed if negative else packed
-        hms = packed >> 24
-        value = _timedelta(
-            hours=(hms >> 12) & 0x3FF,
-            minutes=(hms >> 6) & 0x3F,
-            seconds=hms & 0x3F,
-            microseconds=packed & 0xFFFFFF,
-        )
-        return (-value if negative else value), pos + width
-
-    return read
-
-
-def _date_reader() -> Reader:
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        t = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
-        year, month, day = (t >> 9) & 0x7FFF, (t >> 5) & 15, t & 31
-        if not (year and month and day):
-            hits.append(1)
-            return _OUT_OF_DATE, pos + 3
-        return _date(year, month, day), pos + 3
-
-    return read
-
-
-def _datetime_reader() -> Reader:
-    """The old 8-byte DATETIME, with the library's float arithmetic."""
-    unpack = struct.Struct("<Q").unpack_from
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        value = unpack(data, pos)[0]
-        if value == 0:
-            hits.append(1)
-            return _OUT_OF_DATETIME, pos + 8
-        date = value / 1000000
-        time = int(value % 1000000)
-        year, month, day = int(date / 10000), int((date % 10000) / 100), int(date % 100)
-        if year == 0 or month == 0 or day == 0:
-            hits.append(1)
-            return _OUT_OF_DATETIME, pos + 8
-        return _datetime(
-            year=year,
-            month=month,
-            day=day,
-            hour=int(time / 10000),
-            minute=int((time % 10000) / 100),
-            second=int(time % 100),
-        ), pos + 8
-
-    return read
-
-
-def _time_reader() -> Reader:
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        t = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
-        return _timedelta(hours=int(t / 10000), minutes=int((t % 10000) / 100), seconds=int(t % 100)), pos + 3
-
-    return read
-
-
-def _timestamp_reader() -> Reader:
-    unpack = struct.Struct("<I").unpack_from
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        return _utcfromtimestamp(unpack(data, pos)[0]), pos + 4
-
-    return read
-
-
-_COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-
-
-def _decimal_reader(precision: int, decimals: int) -> Reader:
-    """NEWDECIMAL: the library's digit string (same leading zeros, same exponent) from one big integer."""
-    integral = precision - decimals
-    uncomp_int, comp_int = divmod(integral, 9)
-    uncomp_frac, comp_frac = divmod(decimals, 9)
-    int_size, frac_size = _COMPRESSED_BYTES[comp_int], _COMPRESSED_BYTES[comp_frac]
-    size = int_size + 4 * uncomp_int + 4 * uncomp_frac + frac_size
-    if size == 0:
-        raise _Unsupported("decimal of no digits")
-    bits = 8 * size
-    sign_bit = 1 << (bits - 1)
-    ones = (1 << bits) - 1
-    int_shift = bits - 8 * int_size
-    int_mask = (1 << (8 * int_size)) - 1
-    word_shifts = [int_shift - 32 * (k + 1) for k in range(uncomp_int)]
-    frac_word_shifts = [int_shift - 32 * (uncomp_int + k + 1) for k in range(uncomp_frac)]
-    frac_mask = (1 << (8 * frac_size)) - 1
-    frac_format = f"0{comp_frac}d"
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        n = int.from_bytes(data[pos : pos + size], "big")
-        if n & sign_bit:
-            n ^= sign_bit
-            parts = [""]
-        else:
-            n ^= ones ^ sign_bit
-            parts = ["-"]
-        if int_size:
-            parts.append(str(n >> int_shift & int_mask))
-        for shift in word_shifts:
-            parts.append(f"{n >> shift & 0xFFFFFFFF:09d}")
-        parts.append(".")
-        for shift in frac_word_shifts:
-            parts.append(f"{n >> shift & 0xFFFFFFFF:09d}")
-        if frac_size:
-            parts.append(format(n & frac_mask, frac_format))
-        return _Decimal("".join(parts)), pos + size
-
-    return read
-
-
-def _set_reader(size: int, labels: Sequence[str] | None) -> Reader:
-    pairs = [(1 << i, label) for i, label in enumerate(labels or ())]
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        mask = int.from_bytes(data[pos : pos + size], "little")
-        value = {label for bit, label in pairs if mask & bit}
-        if not value:
-            hits.append(1)
-            return _EMPTY_SET, pos + size
-        return value, pos + size
-
-    return read
-
-
-def _bit_reader(bits: int, nbytes: int) -> Reader:
-    total = bits if nbytes == 1 else (bits % 8 or 8) + 8 * (nbytes - 1)
-    mask = (1 << total) - 1
-    spec = f"0{total}b"
-
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        return format(int.from_bytes(data[pos : pos + nbytes], "big") & mask, spec), pos + nbytes
-
-    return read
-
-
-def _json_reader(length_size: int) -> Reader:
-    def read(data: bytes, pos: int, hits: list[int]) -> tuple[Any, int]:
-        n = int.from_bytes(data[pos : pos + length_size], "little")
-        pos += length_size
-        if n == 0:
-            hits.append(1)
-            return _JSON_NONE, pos
-        chunk = data[pos : pos + n]
-        value = parse_json(chunk[0], chunk[1:])
-        if value is None:  # a JSON null literal: a None without a source of its own, too
-            hits.append(1)
-            return _JSON_NONE, pos + n
-        return value, pos + n
-
-    return read
-
-
-# ----------------------------------------------------------------------------------------- code per type
-
-
-@dataclass
-class _ColumnCode:
-    """How one column is read: a struct code (fixed-width numbers), or lines of code using ``{v}``."""
-
-    struct_code: str = ""
-    width: int = 0
-    post: str = ""  # applied to the struct value, e.g. " + 1900"
-    lines: list[str] = field(default_factory=list)
-    names: dict[str, Any] = field(default_factory=dict)
-    mark: bool = False  # may yield a _Mark
-
-
-_INT_CODES = {
-    FIELD_TYPE.TINY: ("b", 1),
-    FIELD_TYPE.SHORT: ("h", 2),
-    FIELD_TYPE.LONG: ("i", 4),
-    FIELD_TYPE.LONGLONG: ("q", 8),
-}
-
-
-def _length_line(size: int, k: int, names: dict[str, Any]) -> str:
-    if size == 1:
-        return "n = data[pos]"
-    if size == 2:
-        return "n = data[pos] | data[pos + 1] << 8"
-    if size == 3:
-        return "n = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16"
-    if size == 4:
-        names[f"_u4_{k}"] = struct.Struct("<I").unpack_from
-        return f"n = _u4_{k}(data, pos)[0]"
-    raise _Unsupported(f"length size {size}")
-
-
-def _string_code(size: int, column: Any, k: int, decode_errors: str) -> _ColumnCode:
-    """``__read_string``: a length-prefixed value decoded with the column's charset, or its bytes."""
-    names: dict[str, Any] = {}
-    encoding = _encoding(getattr(column, "character_set_name", None))
-    lines = [_length_line(size, k, names)]
-    if encoding is None:
-        # The library's decode of b"" skips the codec lookup: an empty binary value comes back as ''.
-        lines.append(f'{{v}} = data[pos + {size}:pos + {size} + n] or ""')
-    else:
-        names[f"_enc{k}"] = encoding
-        names[f"_err{k}"] = decode_errors
-        lines.append(f"{{v}} = data[pos + {size}:pos + {size} + n].decode(_enc{k}, _err{k})")
-    lines.append(f"pos += {size} + n")
-    return _ColumnCode(lines=lines, names=names)
-
-
-def _bytes_code(size: int, k: int) -> _ColumnCode:
-    names: dict[str, Any] = {}
-    lines = [
-        _length_line(size, k, names),
-        f"{{v}} = data[pos + {size}:pos + {size} + n]",
-        f"pos += {size} + n",
-    ]
-    return _ColumnCode(lines=lines, names=names)
-
-
-def _call_code(reader: Reader, k: int, mark: bool = False) -> _ColumnCode:
-    return _ColumnCode(lines=[f"{{v}}, pos = _r{k}(data, pos, hits)"], names={f"_r{k}": reader}, mark=mark)
-
-
-def _column_code(column: Any, k: int, decode_errors: str) -> _ColumnCode:
-    """The code reading column ``k``: the same value as the library's ``__read_values_name``."""
-    t = column.type
-    unsigned = bool(column.unsigned)
-    if t in _INT_CODES:
-        code, width = _INT_CODES[t]
-        return _ColumnCode(struct_code=code.upper() if unsigned else code, width=width)
-    if t == FIELD_TYPE.INT24:
-        line = f'{{v}} = int.from_bytes(data[pos:pos + 3], "little", signed={not unsigned})'
-        return _ColumnCode(lines=[line, "pos += 3"])
-    if t == FIELD_TYPE.FLOAT:
-        return _ColumnCode(struct_code="f", width=4)
-    if t == FIELD_TYPE.DOUBLE:
-        return _ColumnCode(struct_code="d", width=8)
-    if t == FIELD_TYPE.YEAR:
-        return _ColumnCode(struct_code="B", width=1, post=" + 1900")
-    if t in (FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING):
-        return _string_code(2 if column.max_length > 255 else 1, column, k, decode_errors)
-    if t == FIELD_TYPE.BLOB:
-        return _string_code(int(column.length_size), column, k, decode_errors)
-    if t == FIELD_TYPE.GEOMETRY:
-        return _bytes_code(int(column.length_size), k)
-    if t == FIELD_TYPE.NEWDECIMAL:
-        return _call_code(_decimal_reader(int(column.precision), int(column.decimals)), k)
-    if t == FIELD_TYPE.DATETIME2:
-        return _call_code(_datetime2_reader(column.fsp), k, mark=True)
-    if t == FIELD_TYPE.TIMESTAMP2:
-        if not column.fsp:
-            return _ColumnCode(
-                lines=[f"{{v}} = _ts{k}(_i4_{k}(data, pos)[0])", "pos += 4"],
-                names={f"_ts{k}": _utcfromtimestamp, f"_i4_{k}": _unpack_i4_be},
-            )
-        return _call_code(_timestamp2_reader(column.fsp), k)
-    if t == FIELD_TYPE.TIME2:
-        return _call_code(_time2_reader(column.fsp), k)
-    if t == FIELD_TYPE.DATE:
-        return _call_code(_date_reader(), k, mark=True)
-    if t == FIELD_TYPE.DATETIME:
-        return _call_code(_datetime_reader(), k, mark=True)
-    if t == FIELD_TYPE.TIME:
-        return _call_code(_time_reader(), k)
-    if t == FIELD_TYPE.TIMESTAMP:
-        return _call_code(_timestamp_reader(), k)
-    if t == FIELD_TYPE.ENUM:
-        if not column.enum_values:
-            raise _Unsupported("ENUM without labels (no binlog_row_metadata=FULL)")
-        size = int(column.size)
-        index = "data[pos]" if size == 1 else f'int.from_bytes(data[pos:pos + {size}], "little")'
-        return _ColumnCode(
-            lines=[f"{{v}} = _labels{k}[{index}]", f"pos += {size}"],
-            names={f"_labels{k}": list(column.enum_values)},
-        )
-    if t == FIELD_TYPE.SET:
-        return _call_code(_set_reader(int(column.size), column.set_values), k, mark=True)
-    if t == FIELD_TYPE.BIT:
-        return _call_code(_bit_reader(int(column.bits), int(column.bytes)), k)
-    if t == FIELD_TYPE.JSON:
-        return _call_code(_json_reader(int(column.length_size)), k, mark=True)
-    raise _Unsupported(f"column type {t}")
-
 
 # ------------------------------------------------------------------------------------ generated row code
 
@@ -510,7 +61,7 @@ class _ImagePlan:
     source: str  # the generated code, for debugging
 
 
-def _compile_image(codes: list[_ColumnCode], bitmap: bytes) -> _ImagePlan:
+def _compile_image(codes: list[ColumnCode], bitmap: bytes) -> _ImagePlan:
     n = len(codes)
     present = tuple(bool(bitmap[i >> 3] & (1 << (i & 7))) for i in range(n))
     # The library reads (bits set in the whole bitmap + 7) / 8 bytes of null bitmap.
@@ -587,7 +138,7 @@ class _TablePlan:
         self.decode_errors = decode_errors
         self.unsupported: str | None = None
         self.names: list[str] = []
-        self.codes: list[_ColumnCode] = []
+        self.codes: list[ColumnCode] = []
         self.column_count = -1
         self.mark_columns: tuple[int, ...] = ()
         self.images: dict[bytes, _ImagePlan] = {}
@@ -596,12 +147,12 @@ class _TablePlan:
         try:
             names = [c.name for c in self.columns]
             if not all(isinstance(name, str) and name for name in names):
-                raise _Unsupported("columns without names")
+                raise Unsupported("columns without names")
             self.names = names
-            self.codes = [_column_code(c, k, decode_errors) for k, c in enumerate(self.columns)]
+            self.codes = [column_code(c, k, decode_errors) for k, c in enumerate(self.columns)]
             self.mark_columns = tuple(k for k, code in enumerate(self.codes) if code.mark)
             self.column_count = len(self.codes)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             self.unsupported = str(exc)
         except Exception as exc:  # metadata the library has but we do not expect: its own decoder
             self.unsupported = f"{type(exc).__name__}: {exc}"
@@ -644,7 +195,7 @@ class RowDecoder:
         self._warned: set[str] = set()
 
     # -- public ----------------------------------------------------------------------------------------------
-    def ordered(self, event: Any, names: list[str]) -> list[Image] | None:
+    def ordered(self, event: Rows | RowsEvent, names: list[str]) -> list[Image] | None:
         """The event's row images with values in the order of ``names`` (the streamer's column names).
 
         One image per row for writes and deletes, two (before, after) per row for updates. The values
@@ -660,8 +211,8 @@ class RowDecoder:
             for img in images:
                 for k in marks:
                     v = img[k]
-                    if type(v) is _Mark:
-                        img[k] = "" if v is _EMPTY_SET else None
+                    if type(v) is Mark:
+                        img[k] = "" if v is EMPTY_SET else None
         perm = plan.perm(names)
         if perm is None:
             return images
@@ -669,7 +220,7 @@ class RowDecoder:
             return [[img[k] if k >= 0 else None for k in perm] for img in images]
         return [[img[k] for k in perm] for img in images]
 
-    def decode(self, event: Any) -> list[tuple[Image, dict[str, str]]] | None:
+    def decode(self, event: Rows | RowsEvent) -> list[tuple[Image, dict[str, str]]] | None:
         """The library's view: (values in table map order, ``none_sources`` as the library gives them).
 
         One pair per row for writes and deletes, two (before, after) per row for updates.
@@ -689,7 +240,7 @@ class RowDecoder:
             for k, v in enumerate(img):
                 if v is None:
                     source = NONE_SOURCE.NULL if iplan.present[k] else NONE_SOURCE.COLS_BITMAP
-                elif type(v) is _Mark:
+                elif type(v) is Mark:
                     img[k] = None
                     if v.source is None:
                         pending.append(k)
@@ -705,7 +256,7 @@ class RowDecoder:
         return out
 
     # -- internals -------------------------------------------------------------------------------------------
-    def _fallback(self, reason: str, event: Any) -> None:
+    def _fallback(self, reason: str, event: Rows | RowsEvent) -> None:
         self.stats[reason] = self.stats.get(reason, 0) + 1
         if reason not in self._warned:
             self._warned.add(reason)
@@ -725,11 +276,17 @@ class RowDecoder:
             plan = self._tables[table_id] = _TablePlan(table, errors)
         return plan
 
-    def _decode(self, event: Any) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
-        if type(event) is FastRows:  # read by our BinlogReader: the header is parsed, the rows are not
+    def _decode(
+        self, event: Rows | RowsEvent
+    ) -> tuple[_TablePlan, list[Image], tuple[_ImagePlan, ...], bool] | None:
+        if isinstance(event, Rows):
+            if event.data is None:  # adapted from the library's event: decoded from that one
+                return self._decode(event.library_event())
+            # read by our BinlogReader: the header is parsed, the rows are not
+            table = event.mapped  # the reader reads an event only with its table map
             plan = self._tables.get(event.table_id)
-            if plan is None or plan.columns is not event.columns or plan.decode_errors != "strict":
-                plan = self._plan(event.table_id, event.table_obj, "strict")
+            if plan is None or plan.columns is not table.columns or plan.decode_errors != "strict":  # type: ignore[union-attr]
+                plan = self._plan(event.table_id, table, "strict")
             return self._rows(
                 plan,
                 event,
@@ -780,7 +337,7 @@ class RowDecoder:
     def _rows(
         self,
         plan: _TablePlan,
-        event: Any,
+        event: Rows | RowsEvent,
         update: bool,
         ncols: int,
         bitmap: bytes,
@@ -818,7 +375,7 @@ class RowDecoder:
                     img, pos = read(data, pos, hits)
                     append(img)
                 image_plans = (first,)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             self._fallback(str(exc), event)
             return None
         except Exception as exc:  # malformed or unexpected data: the library decides (and raises if it must)

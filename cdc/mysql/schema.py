@@ -107,7 +107,7 @@ class SchemaState:
         self.history.record(rec)
 
     def recover(self, position: dict[str, Any]) -> None:
-        from cdc.history.positions import BinlogPositionComparator
+        from cdc.mysql.positions import BinlogPositionComparator
 
         self.tables = self.history.recover(
             position,

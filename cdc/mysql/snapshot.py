@@ -16,12 +16,13 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.connection import connect
+from cdc.mysql.connection import connect as _connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.notifications import hash_set_order
@@ -30,11 +31,18 @@ from cdc.mysql.parallel_snapshot import ChunkReaders
 from cdc.mysql.snapshot_order import order_by_row_count
 from cdc.snapshot.chunks import TablePlan
 
-__all__ = ["SnapshotResult", "Snapshotter"]
+__all__ = ["ConnectionFactory", "SnapshotResult", "Snapshotter"]
 
 log = logging.getLogger(__name__)
 
 FETCH_ROWS = 2000
+
+
+class ConnectionFactory(Protocol):
+    """Opens a connection to the captured server (DB-API); ``streaming``: one that reads rows with
+    unbuffered cursors (:func:`cdc.mysql.connection.connect`)."""
+
+    def __call__(self, *, streaming: bool = False) -> Any: ...
 
 
 @dataclass
@@ -45,12 +53,23 @@ class SnapshotResult:
 
 
 class Snapshotter:
+    """Takes the initial snapshot through the shared :class:`CaptureContext`.
+
+    ``connect`` opens its connections (default: :func:`cdc.mysql.connection.connect` on the connector's
+    server): the one that reads, and the one :meth:`interrupt` kills its query from; a unit test gives one
+    that answers from a script. ``emit_schema_changes``: False for a run that only takes the position and
+    the schema (the Spark engine's start, whose records go nowhere).
+    """
+
     def __init__(
-        self, ctx: CaptureContext, metrics: SnapshotMetrics, emit_schema_changes: bool = True
+        self,
+        ctx: CaptureContext,
+        metrics: SnapshotMetrics,
+        emit_schema_changes: bool = True,
+        connect: ConnectionFactory | None = None,
     ) -> None:
-        """``emit_schema_changes``: False for a run that only takes the position and the schema (the
-        Spark engine's start, whose records go nowhere)."""
         self.settings = ctx.settings
+        self.connect: ConnectionFactory = connect or partial(_connect, ctx.settings)
         self.schema = ctx.schema
         self.events = ctx.events
         self.filters = ctx.filters
@@ -68,7 +87,7 @@ class Snapshotter:
         delay = self.settings.snapshot_delay_ms
         if delay and self.stopping.wait(delay / 1000):
             raise InterruptedError("stopped before the snapshot began")
-        conn = connect(self.settings, streaming=True)
+        conn = self.connect(streaming=True)
         self._connection_id = int(conn.thread_id())
         self.notify("STARTED")
         try:
@@ -164,7 +183,7 @@ class Snapshotter:
         if connection_id is None:
             return
         try:
-            conn = connect(self.settings)
+            conn = self.connect()
             try:
                 with conn.cursor() as cur:
                     cur.execute(f"KILL QUERY {int(connection_id)}")
@@ -257,9 +276,7 @@ class Snapshotter:
         if threads <= 1:
             return None
         multiplier = self.settings.snapshot_max_threads_multiplier
-        return ChunkReaders.open(
-            lambda: connect(self.settings, streaming=True), threads, self.stopping, multiplier
-        )
+        return ChunkReaders.open(lambda: self.connect(streaming=True), threads, self.stopping, multiplier)
 
     def _batches(
         self, conn: Any, table: Any, select: str, plan: TablePlan | None, readers: ChunkReaders | None

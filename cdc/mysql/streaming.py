@@ -1,4 +1,10 @@
-"""Binlog streaming: our own ``BinlogReader`` around mysql-replication, and the event dispatcher.
+"""Binlog streaming: the :class:`Streamer`'s positions, transactions and reconnects, and its event dispatch.
+
+The events come from an :class:`EventReader` (:mod:`cdc.mysql.binlog_source`: our ``BinlogReader`` around
+mysql-replication) as :mod:`cdc.mysql.binlog_events`' types, and go through a table of handlers, one per
+type. The streamer keeps the position; a rows event's records are built by
+:class:`~cdc.mysql.row_changes.RowChanges`, a DDL's by :class:`~cdc.mysql.ddl_changes.DdlChanges`, every
+offset map by :class:`~cdc.mysql.offsets.StreamPosition`.
 
 mysql-replication decodes the protocol; everything about positions is ours. The library's silent
 reconnect (which replays from its original position) is disabled, and :class:`Streamer` reconnects
@@ -20,47 +26,51 @@ in the offsets as Debezium writes them.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import TypeVar, cast
 
-import pymysqlreplication.binlogstream as _binlogstream
 from pymysql.err import OperationalError
-from pymysqlreplication.event import (
-    GtidEvent,
-    HeartbeatLogEvent,
-    MariadbAnnotateRowsEvent,
-    MariadbGtidEvent,
-    QueryEvent,
-    RotateEvent,
-    RowsQueryLogEvent,
-    XidEvent,
-)
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from cdc.api.errors import ConnectError
 from cdc.api.records import SourceRecord
-from cdc.api.struct import Struct
-from cdc.history.model import TableId
-from cdc.history.positions import GtidSet
-from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
+from cdc.history.model import Table, TableId
+from cdc.mysql.binlog_events import (
+    BinlogEvent,
+    Gtid,
+    Heartbeat,
+    Other,
+    Query,
+    Rotate,
+    Rows,
+    RowsQuery,
+    Xid,
+)
+from cdc.mysql.binlog_source import (
+    QUERY_EVENTS,
+    STREAM_EVENTS,
+    EventReader,
+    ReaderFactory,
+    binlog_reader_factory,
+)
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.config import MySqlSettings
+from cdc.mysql.ddl_changes import DdlChanges
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.gtid_filter import GtidSourceFilter
+from cdc.mysql.gtids import CompletedGtids
 from cdc.mysql.heartbeats import HeartbeatAction
 from cdc.mysql.metrics import StreamingMetrics
-from cdc.mysql.offsets import BinlogOffset
-from cdc.mysql.row_images import ImageCheck, check_images, fill_unavailable, partial_error
-from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.server_ids import SameIdGuard, is_same_id_error, report_host
+from cdc.mysql.offsets import BinlogOffset, StreamPosition
+from cdc.mysql.row_changes import RowChanges
+from cdc.mysql.row_images import ImageCheck, check_images, partial_error
+from cdc.mysql.server_ids import SameIdGuard, is_same_id_error
 from cdc.mysql.statements import StatementDml
 from cdc.mysql.stream_hooks import NO_HOOKS, StreamHooks
 from cdc.mysql.tablemap import TableMaps
 from cdc.mysql.transactions import TransactionMetadata, transaction_id
 
 __all__ = [
+    "QUERY_EVENTS",
     "STREAM_EVENTS",
     "BinlogPurgedError",
     "EventReader",
@@ -71,90 +81,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# Errors 2013/2006 must reach us: the library's own reconnect restarts from its *original* position.
-_binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
-
-
-class _RowMetadataAdvice(logging.Filter):
-    """Drops the library's advice to set binlog_row_metadata=FULL: cdc reads names from its own model."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "BINLOG_ROW_METADATA = FULL" not in record.getMessage()
-
-
-logging.getLogger(_binlogstream.__name__).addFilter(_RowMetadataAdvice())
-
-# The library's event classes the streamer asks for (BinlogReader reads the frequent ones itself).
-STREAM_EVENTS = (
-    WriteRowsEvent,
-    UpdateRowsEvent,
-    DeleteRowsEvent,
-    QueryEvent,
-    XidEvent,
-    RotateEvent,
-    GtidEvent,
-    MariadbGtidEvent,
-    HeartbeatLogEvent,
-)
-# With include.query: the statement of the row events that follow (MariaDB's ANNOTATE_ROWS, written with
-# binlog_annotate_row_events=ON; MySQL's ROWS_QUERY, with binlog_rows_query_log_events=ON).
-QUERY_EVENTS = (MariadbAnnotateRowsEvent, RowsQueryLogEvent)
-_ROW_EVENTS = (FastRows, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
-_GTID_EVENTS = (FastGtid, GtidEvent, MariadbGtidEvent)
 _RETRIABLE_CODES = {2003, 2006, 2013, 2055, 1053, 1927}
 
 
 class BinlogPurgedError(ConnectError):
     pass
-
-
-class EventReader(Protocol):
-    """A source of binlog events: the library's events (or ours, :mod:`cdc.mysql.binlog`), None at the
-    end; an :class:`OperationalError` for a lost connection."""
-
-    table_maps_read: int
-    """TABLE_MAP events read so far (Debezium counts them in an offset's ``event``)."""
-
-    def fetchone(self) -> Any: ...
-
-    def close(self) -> None: ...
-
-
-ReaderFactory = Callable[[BinlogOffset], EventReader]
-"""Opens an event source at an offset's file and position."""
-
-
-def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> ReaderFactory:
-    """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``;
-    with ``include.query`` it asks for the statements of row events too (on MariaDB: ANNOTATE_ROWS)."""
-    events = [*STREAM_EVENTS, *(QUERY_EVENTS if settings.include_query else ())]
-
-    def open_reader(start: BinlogOffset) -> EventReader:
-        return BinlogReader(
-            connection_settings={
-                "host": settings.database_hostname,
-                "port": settings.database_port,
-                "user": settings.database_user,
-                "password": settings.password,
-            },
-            server_id=settings.database_server_id,
-            # registered under a name of its own: validate tells this connector's connection from others'
-            report_slave=report_host(settings.prefix),
-            resume_stream=True,
-            log_file=start.file,
-            log_pos=start.pos,
-            blocking=True,
-            only_events=events,
-            annotate_rows=settings.include_query and mariadb,
-            slave_heartbeat=1,
-            is_mariadb=False,
-            freeze_schema=True,
-            enable_logging=False,
-            # the replication connection and the library's control connection, with database.ssl.*'s TLS
-            pymysql_wrapper=settings.tls.pymysql_connect,
-        )
-
-    return open_reader
 
 
 class Streamer:
@@ -181,14 +112,14 @@ class Streamer:
         self.metrics = metrics
         self.mariadb = ctx.mariadb
         self.reader_factory = reader_factory or binlog_reader_factory(settings, ctx.mariadb)
-        self._row_decoder = RowDecoder()
+        self.rows = RowChanges(ctx.events, metrics, settings.unavailable_value_placeholder)
         self.heartbeat_ms = settings.heartbeat_interval_ms
         self.max_retries = settings.errors_max_retries
         self.include_query = settings.include_query
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
+        self.ddl = DdlChanges(ctx.schema, ctx.events, ctx.filters, ctx.schema_events, self.event_failure_mode)
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
-        self.placeholder = settings.unavailable_value_placeholder
         self.statements = StatementDml(ctx.filters, metrics)
         self.same_id = SameIdGuard(settings)
         # Position state.
@@ -209,7 +140,7 @@ class Streamer:
         self.ts_sec = 0
         self._last_emit = time.monotonic()
         self.event_start = 4
-        self._gtids = _CompletedGtids(ctx.mariadb)
+        self._gtids = CompletedGtids(ctx.mariadb)
         self.table_maps = TableMaps()
         self.hooks: StreamHooks = NO_HOOKS
         # provide.transaction.metadata (cdc.mysql.transactions): BEGIN/END records, blocks and offset fields
@@ -222,21 +153,29 @@ class Streamer:
             0  # Debezium's source time: of the last captured change or DDL (BEGIN/END's ts_sec)
         )
         """Signals and the incremental snapshot (:mod:`cdc.mysql.stream_hooks`); set by the task."""
+        # The dispatch table: each event type's handler.
+        self._handlers: dict[type, Callable[[BinlogEvent], None]] = dict(
+            (
+                _handler(Rows, self._on_rows),
+                _handler(Query, self._on_query),
+                _handler(Xid, self._on_xid),
+                _handler(Gtid, self._on_gtid),
+                _handler(Rotate, self._on_rotate),
+                _handler(RowsQuery, self._on_rows_query),
+                _handler(Heartbeat, _ignore),
+                _handler(Other, self._on_other),
+            )
+        )
 
     # -- offsets ------------------------------------------------------------------------------------------
     def checkpoint(self) -> BinlogOffset:
         """Where to resume: the current transaction's start (and what of it is done), or the next event."""
         if self.in_tx:
-            return BinlogOffset(
-                self.file,
-                self.tx_start,
-                self.completed_gtids,
-                self.events_done,
-                0,
-                self.server_id,
-                self.ts_sec,
-            )
-        return BinlogOffset(self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec)
+            return self._position(self.tx_start).resume(self.events_done)
+        return self._position(self.next_pos).resume()
+
+    def _position(self, pos: int) -> StreamPosition:
+        return StreamPosition(self.file, pos, self.completed_gtids, self.server_id, self.ts_sec)
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, start: BinlogOffset) -> None:
@@ -312,8 +251,9 @@ class Streamer:
         try:
             for event in self._events(reader):
                 self._dispatch(event)
-                if int(getattr(event, "timestamp", 0) or 0):  # after handling it, as Debezium's onEvent
-                    self.last_event_ts_ms = int(event.timestamp) * 1000
+                # after handling it, as Debezium's onEvent (rotate, heartbeat, annotate events have no time)
+                if not isinstance(event, (Rotate, Heartbeat, RowsQuery)) and event.timestamp:
+                    self.last_event_ts_ms = event.timestamp * 1000
                 if self.stopping.is_set():
                     return
                 if not self.in_tx:
@@ -322,50 +262,66 @@ class Streamer:
         finally:
             reader.close()
 
-    def _events(self, reader: EventReader) -> Iterator[Any]:
+    def _events(self, reader: EventReader) -> Iterator[BinlogEvent]:
         while not self.stopping.is_set():
-            event = reader.fetchone()
+            event = reader.read()
             if event is None:
                 return
             yield event
 
     # -- dispatch -----------------------------------------------------------------------------------------
-    def _dispatch(self, event: Any) -> None:
-        if isinstance(event, HeartbeatLogEvent):
-            return
-        if isinstance(event, QUERY_EVENTS):
-            # Positions move as if the event had been skipped (as it is without include.query).
-            text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
-            self.row_query = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-            return
-        if isinstance(event, RotateEvent):
-            self.file = event.next_binlog
-            self.next_pos = int(event.position)
-            self.metrics.binlog_filename = self.file
-            return
+    def _dispatch(self, event: BinlogEvent) -> None:
+        self._handlers[type(event)](event)
+
+    def _on_rows_query(self, event: RowsQuery) -> None:
+        # Positions move as if the event had been skipped (as it is without include.query).
+        self.row_query = event.query
+
+    def _on_rotate(self, event: Rotate) -> None:
+        self.file = event.next_binlog
+        self.next_pos = event.position
+        self.metrics.binlog_filename = self.file
+
+    def _started(self, event: Gtid | Query | Xid | Rows | Other) -> None:
         # An event starts where the previous one ended. (Not log_pos - event_size: a MariaDB server
         # rewrites GTID events as BEGIN queries of another size for clients like ours.)
         self.event_start = self.next_pos
-        self.ts_sec = int(event.timestamp)
-        self.server_id = int(event.packet.server_id)
-        if isinstance(event, _GTID_EVENTS):
-            self._begin(event, str(event.gtid))
-            if not isinstance(event, GtidEvent) and (int(getattr(event, "flags", 0)) & 1):
-                self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
-            return
-        if isinstance(event, (FastQuery, QueryEvent)):
-            self._query(event)
-        elif isinstance(event, (FastXid, XidEvent)):
-            self._commit(event)
-        elif isinstance(event, _ROW_EVENTS):
-            self._rows(event)
-        self.next_pos = int(event.packet.log_pos) or self.next_pos
+        self.ts_sec = event.timestamp
+        self.server_id = event.server_id
+
+    def _ended(self, event: Query | Xid | Rows | Other) -> None:
+        self.next_pos = event.log_pos or self.next_pos
         self.metrics.binlog_position = self.next_pos
+
+    def _on_gtid(self, event: Gtid) -> None:
+        self._started(event)
+        self._begin(event.gtid)
+        if event.standalone:
+            self.in_tx = False  # FL_STANDALONE: a DDL follows, no transaction
+
+    def _on_query(self, event: Query) -> None:
+        self._started(event)
+        self._query(event)
+        self._ended(event)
+
+    def _on_xid(self, event: Xid) -> None:
+        self._started(event)
+        self._commit(event)
+        self._ended(event)
+
+    def _on_rows(self, event: Rows) -> None:
+        self._started(event)
+        self._rows(event)
+        self._ended(event)
+
+    def _on_other(self, event: Other) -> None:
+        self._started(event)
+        self._ended(event)
 
     def _maps_read(self) -> int:
         return self.binlog.table_maps_read if self.binlog is not None else 0
 
-    def _begin(self, event: Any, gtid: str | None) -> None:
+    def _begin(self, gtid: str | None) -> None:
         self.in_tx = True
         self.tx_start = self.event_start
         self.tx_gtid = gtid
@@ -380,26 +336,26 @@ class Streamer:
                 )
             )
 
-    def _query(self, event: Any) -> None:
-        query = event.query.strip() if isinstance(event.query, str) else bytes(event.query).decode()
+    def _query(self, event: Query) -> None:
+        query = event.query
         upper = query[:10].upper()
         if upper.startswith("BEGIN"):
             if not self.in_tx or self.tx_gtid is None:
-                self._begin(event, self.tx_gtid if self.in_tx else None)
+                self._begin(self.tx_gtid if self.in_tx else None)
             self.in_tx = True
-            self.tx_thread = int(getattr(event, "slave_proxy_id", 0) or 0) or None
+            self.tx_thread = event.thread
             return
         if upper.startswith("COMMIT"):
             self._commit(event)
             return
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
-        database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        database = event.schema
         if self.statements.on_query(query, database or None, self.file, _start_of(event, self.event_start)):
             return  # DML logged as a statement: warned about, not captured
         self._ddl(event, query, database or None)
 
-    def _commit(self, event: Any) -> None:
+    def _commit(self, event: Query | Xid) -> None:
         if self.transactions is not None:
             self._emit(
                 self.transactions.commit_at(self.last_event_ts_ms, self.source_ts_sec, self.checkpoint())
@@ -411,76 +367,35 @@ class Streamer:
         self.row_query = None
         self.events_done = 0
         self.skip_events = self.skip_rows = 0
-        self.next_pos = int(event.packet.log_pos)
+        self.next_pos = event.log_pos
         self.metrics.committed_transactions += 1
         self.metrics.gtid_set = self.completed_gtids or ""
 
-    def _ddl(self, event: QueryEvent, query: str, database: str | None) -> None:
+    def _ddl(self, event: Query, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
         start = _start_of(event, self.event_start)
         # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
         # position before it, as Debezium does: its GTID event counted as the one event done and the GTID set
         # without it; a restart there applies the DDL again, which the parser tolerates (it is idempotent).
-        before = BinlogOffset(self.file, self.tx_start, gtids_before, 1, 0, self.server_id, self.ts_sec)
+        before = StreamPosition(self.file, self.tx_start, gtids_before, self.server_id, self.ts_sec)
         if self.tx_gtid:
             self.completed_gtids = self._gtids.add(self.completed_gtids, self.tx_gtid)
             self.tx_gtid = None
         self.in_tx = False
-        self.next_pos = int(event.packet.log_pos)
+        self.next_pos = event.log_pos
         if self.skip_events or self.skip_rows:
             self.skip_events = self.skip_rows = 0
-        offset = BinlogOffset(
-            self.file, self.next_pos, self.completed_gtids, 0, 0, self.server_id, self.ts_sec
-        )
-        history_position = self._tx_store((before if gtid else offset).position())
-        record_offset = history_position
+        position = before.offset(event=1) if gtid else self._position(self.next_pos).offset()
+        history_position = self._tx_store(position)  # transaction metadata's fields, when provided
         # row: Debezium's source keeps the last rows event's row number on a DDL (it is not reset)
         pos = SourcePosition(self.file, start, self.server_id, self.ts_sec, gtid, self.last_row)
-        truncate = bool(_TRUNCATE.match(query))
-        if not truncate and self.schema.ignores(query):
-            return  # Debezium's ddl.filter (grants, users, views, routines, ...): no history, no record
-        drop_tables = bool(_DROP_TABLE.match(query))
-        self.source_ts_sec = self.ts_sec
-        try:
-            # Debezium keeps TRUNCATE out of the history and the schema change topic (a data event only),
-            # and records a DROP TABLE once per table, as DROP TABLE `db`.`t`
-            changes = self.schema.apply_ddl(
-                query, database, history_position, record=not (truncate or drop_tables)
-            )
-        except Exception:
-            if self.event_failure_mode == "fail":
-                raise
-            log.warning("Skipping DDL that failed to apply: %s", query, exc_info=True)
-            return
-        for change in changes:
-            self.events.forget(self.schema._change_id(change))
-        records: list[SourceRecord] = []
-        if truncate:
-            records.extend(self._truncates(query, database, pos, record_offset))
-        elif drop_tables:
-            for change in changes:
-                text = f"DROP TABLE {self.schema._change_id(change).sql()}"
-                self.schema.record(text, database, history_position, [change])
-                records += self.schema_events.records(text, database, [change], pos, record_offset)
-        else:
-            records = self.schema_events.records(query, database, changes, pos, record_offset)
+        records = self.ddl.records(query, database, history_position, pos, self.ts_sec * 1000)
+        if records:
+            self.source_ts_sec = self.ts_sec  # Debezium's source time: of the last change or DDL
         if records:
             self._emit(records)
 
-    def _truncates(
-        self, query: str, database: str | None, pos: SourcePosition, offset: dict[str, Any]
-    ) -> list[SourceRecord]:
-        out: list[SourceRecord] = []
-        for table_id in _truncated_tables(query, database):
-            table = self.schema.table(table_id)
-            if table is None or not self.filters.table(table_id):
-                continue
-            ts = self.events.schema_for(table)
-            source = self.events.source(pos, table_id, self.ts_sec * 1000, None)
-            out.extend(self.events.truncate(ts, source, offset))
-        return out
-
-    def _rows(self, event: Any) -> None:
+    def _rows(self, event: Rows) -> None:
         maps = self._maps_read()
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
@@ -497,7 +412,7 @@ class Streamer:
         first_row = self.skip_rows if self.skip_events == index else 0
         if self.skip_events == index:
             self.skip_events = self.skip_rows = 0
-        table_id = TableId(str(event.schema), str(event.table))
+        table_id = TableId(event.schema, event.table)
         if not self.filters.table(table_id) or self.gtid_filter.skips(self.tx_gtid):
             self.metrics.filtered += 1
             return
@@ -505,23 +420,20 @@ class Streamer:
         if table is None:
             self._inconsistent(table_id)
             return
-        library_table = event.table_obj if type(event) is FastRows else event.table_map.get(event.table_id)
+        library_table = event.mapped
         if library_table is None or not self.table_maps.prepare(event.table_id, library_table, table):
             self._inconsistent(table_id, "its binlog table map has other columns than the schema history's")
             return
-        kind = _kind(event)
+        kind = event.kind
         # Partial images are refused before anything of the event is decoded or emitted.
         images = check_images(
-            kind,
-            event.columns_present_bitmap,
-            getattr(event, "columns_present_bitmap2", b"") if kind == "u" else b"",
-            library_table.columns,
+            kind, event.columns_present_bitmap, event.columns_present_bitmap2, library_table.columns
         )
         if images is not None and images.partial:
             self._partial_image(event, table_id, images, [str(c.name) for c in library_table.columns])
             return
         try:
-            records = self._row_records(event, table, table_id, first_row, kind, images)
+            records = self._row_records(event, table, table_id, first_row, images)
         except Exception:
             self.metrics.erroneous_events += 1
             if self.event_failure_mode == "fail":
@@ -540,7 +452,7 @@ class Streamer:
             self.hooks.on_rows(table_id, records)
             self._emit(records)
 
-    def _partial_image(self, event: Any, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
+    def _partial_image(self, event: Rows, table_id: TableId, check: ImageCheck, names: list[str]) -> None:
         """A MINIMAL image: fail (the default), or skip the event with a WARN (warn) or without (skip)."""
         self.metrics.erroneous_events += 1
         key = str(table_id)
@@ -553,42 +465,16 @@ class Streamer:
             log.warning("Skipping the binlog event at %s:%s: %s", self.file, start, error)
 
     def _row_records(
-        self,
-        event: Any,
-        table: Any,
-        table_id: TableId,
-        first_row: int,
-        kind: str,
-        partial: ImageCheck | None = None,
+        self, event: Rows, table: Table, table_id: TableId, first_row: int, partial: ImageCheck | None
     ) -> list[SourceRecord]:
         ts = self.events.schema_for(table)
-        names = ts.column_names
-        update = kind == "u"
-        # Rows as lists in our column order: one image per row, (before, after) for updates. The
-        # precompiled decoder reads the event's bytes; None means "use the library's rows" (unusual
-        # types or events), which then go through _ordered exactly as before.
-        images = self._row_decoder.ordered(event, names)
-        if images is None:
-            images = []
-            library = event.library_event() if type(event) is FastRows else event
-            for row in library.rows:
-                if update:
-                    images.append(_ordered(row["before_values"], names, row.get("before_none_sources")))
-                    images.append(_ordered(row["after_values"], names, row.get("after_none_sources")))
-                else:
-                    images.append(_ordered(row["values"], names, row.get("none_sources")))
-        if partial is not None:  # NOBLOB: the left-out BLOB/TEXT values are Debezium's placeholder
-            self.metrics.unavailable_values += self._unavailable(images, update, partial, table, names)
+        images = self.rows.images(event, ts, table, partial)
         self.hooks.on_row_images(table_id, images)
-        n = len(images) // 2 if update else len(images)
-        event_index = self.events_done - 1  # this event's index in the transaction (Debezium's ``event``)
-        ts_ms = int(event.timestamp) * 1000
-        # Per event once: the offset's fixed part (Debezium's key order) and the source block's template;
-        # per row only the event/row counts and the row index change.
-        base: dict[str, Any] = {"ts_sec": self.ts_sec, "file": self.file, "pos": self.tx_start}
-        if self.completed_gtids:
-            base["gtids"] = self.completed_gtids
-        tail = {"server_id": self.server_id} if self.server_id else {}
+        n = len(images) // 2 if event.kind == "u" else len(images)
+        # Debezium's ``event``: this event's index in the transaction
+        offsets = StreamPosition.row_offsets(
+            self.file, self.tx_start, self.completed_gtids, self.server_id, self.ts_sec, self.events_done - 1
+        )
         pos = SourcePosition(
             self.file,
             _start_of(event, self.event_start),
@@ -599,42 +485,9 @@ class Streamer:
             self.tx_thread,
             self.row_query if self.include_query else None,
         )
-        source_schema, template, row_field = self.events.source_template(pos, table_id, ts_ms, None)
-        events = self.events
-        out: list[SourceRecord] = []
-        for i in range(first_row, n):
-            # Debezium's row count: after the last row, all n rows (the event is counted once it is over)
-            # in Debezium's order (DEBEZIUM_OFFSET_ORDER: row, then server_id before event)
-            offset = {**base, "row": i + 1, **tail}
-            if event_index:
-                offset["event"] = event_index
-            values = template.copy()
-            values[row_field] = i
-            source = Struct(source_schema, values)
-            if kind == "c":
-                out.extend(events.create(ts, images[i], source, offset))
-            elif kind == "u":
-                out.extend(events.update(ts, images[2 * i], images[2 * i + 1], source, offset))
-            else:
-                out.extend(events.delete(ts, images[i], source, offset))
-        emitted = n - first_row
+        records = self.rows.records(event, ts, table_id, images, range(first_row, n), offsets, pos)
         self.last_row = max(n - 1, 0)
-        if kind == "c":
-            self.metrics.creates += emitted
-        elif kind == "u":
-            self.metrics.updates += emitted
-        else:
-            self.metrics.deletes += emitted
-        self.metrics.events(ts_ms, emitted)
-        return out
-
-    def _unavailable(
-        self, images: list[list[Any]], update: bool, check: ImageCheck, table: Any, names: list[str]
-    ) -> int:
-        at = {name: i for i, name in enumerate(names)}
-        positions = [at.get(c.name) for c in table.columns]
-        binary = [c.base_type in _BINARY_BLOBS for c in table.columns]
-        return fill_unavailable(images, update, check, positions, binary, self.placeholder)
+        return records
 
     def _inconsistent(self, table_id: TableId, why: str = "") -> None:
         message = (
@@ -654,7 +507,7 @@ class Streamer:
         if not self.emit(self.hooks.decorate(records)):
             raise InterruptedError("stopping")
 
-    def _tx_store(self, offset: dict[str, Any]) -> dict[str, Any]:
+    def _tx_store(self, offset: dict[str, object]) -> dict[str, object]:
         return offset if self.transactions is None else self.transactions.store(offset)
 
     def _maybe_heartbeat(self) -> None:
@@ -667,94 +520,20 @@ class Streamer:
             self.emit(self.hooks.decorate([record]))
 
 
-_TRUNCATE = re.compile(
-    r"^\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
-    r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?",
-    re.IGNORECASE,
-)
-
-
-def _truncated_tables(query: str, database: str | None) -> list[TableId]:
-    m = _TRUNCATE.match(query)
-    if not m:
-        return []
-    first = (m.group(1) or m.group(2) or "").replace("``", "`")
-    second = (m.group(3) or m.group(4) or "").replace("``", "`")
-    if second:
-        return [TableId(first, second)]
-    return [TableId(database or "", first)] if database else []
-
-
-_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLES?\b", re.IGNORECASE)
-
-
-_BINARY_BLOBS = frozenset({"TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
-
-
-def _kind(event: Any) -> str:
-    if type(event) is FastRows:
-        return event.kind
-    if isinstance(event, UpdateRowsEvent):
-        return "u"
-    return "c" if isinstance(event, WriteRowsEvent) else "d"
-
-
-def _start_of(event: Any, fallback: int) -> int:
+def _start_of(event: Rows | Query, fallback: int) -> int:
     """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
     (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
-    end, size = int(event.packet.log_pos or 0), int(event.packet.event_size or 0)
+    end, size = event.log_pos, event.event_size
     return end - size if end and size else fallback
 
 
-def _ordered(
-    values: dict[str, Any], names: list[str], none_sources: dict[str, str] | None = None
-) -> list[Any]:
-    row = [values.get(n) for n in names]
-    if none_sources:
-        # mysql-replication decodes an empty SET as None; the row holds '' (as the snapshot reads it).
-        for i, n in enumerate(names):
-            if row[i] is None and none_sources.get(n) == "empty set":
-                row[i] = ""
-    return row
+_E = TypeVar("_E", bound=BinlogEvent)
 
 
-class _CompletedGtids:
-    """The GTID set of completed transactions, kept parsed between transactions.
+def _handler(kind: type[_E], handle: Callable[[_E], None]) -> tuple[type, Callable[[BinlogEvent], None]]:
+    """A dispatch table entry: the table calls ``handle`` only with events of type ``kind``."""
+    return kind, cast(Callable[[BinlogEvent], None], handle)
 
-    Parsing the set's text and printing it again for every transaction cost more than decoding a
-    one-row transaction; the parsed set is kept and re-parsed only when the text it came from is no
-    longer the streamer's (a new start, a DDL path that set it). A MariaDB set is one ``domain-server-seq``
-    per domain: a transaction whose domain is the set's only one with the same server just changes
-    the sequence number, without a regex or a sort.
-    """
 
-    __slots__ = ("mariadb", "parsed", "seq", "simple", "text")
-
-    def __init__(self, mariadb: bool) -> None:
-        self.mariadb = mariadb
-        self.text: str | None = None
-        self.parsed: GtidSet | None = None
-        self.simple: str | None = None  # "domain-server-" when the set is that domain's only entry
-        self.seq = 0  # its sequence number
-
-    def add(self, current: str | None, gtid: str) -> str:
-        if (
-            self.simple is not None
-            and current is self.text
-            and gtid.startswith(self.simple)
-            and (seq := int(gtid[len(self.simple) :])) >= self.seq
-        ):
-            text = gtid  # the only domain moved on: the set is this GTID
-            self.seq = seq
-        else:
-            if current is not self.text or self.parsed is None:
-                self.parsed = GtidSet(current or "", self.mariadb)
-            self.parsed.add(gtid)
-            text = str(self.parsed)
-            self.simple = None
-            if self.mariadb and "," not in text and text == gtid.strip():
-                self.simple = gtid[: gtid.rindex("-") + 1]
-                self.seq = int(gtid[len(self.simple) :])
-                self.parsed = None  # re-parsed from the text when the fast case ends
-        self.text = text
-        return text
+def _ignore(_: BinlogEvent) -> None:
+    pass

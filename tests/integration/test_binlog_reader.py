@@ -11,11 +11,12 @@ clears its table map on the rotate, the same TABLE_MAP bytes come again) and a T
 The binlog range, from SHOW MASTER STATUS before the workload to SHOW MASTER STATUS after it, is then read
 twice with the streamer's arguments (``only_events``, ``freeze_schema=True``, ``is_mariadb=False``, here
 ``blocking=False``): once by ``BinlogReader``, once by the plain library. Both must give the same events
-in the same order: same kind (``FastGtid``/``FastXid``/``FastQuery``/``FastRows`` standing for the
-library's ``MariadbGtidEvent``/``XidEvent``/``QueryEvent``/rows events), timestamp, server id, log
-position, reader position, GTID and flags, query and schema, table, column count and bitmaps, and the
-same rows: ``RowDecoder.decode`` of what ``BinlogReader`` returned, and ``FastRows.library_event().rows``,
-both equal to the plain library's ``rows``. The reader's counters must show that both its paths ran.
+in the same order: same kind (our ``Gtid``/``Xid``/``Query``/``Rows`` standing for the library's
+``MariadbGtidEvent``/``XidEvent``/``QueryEvent``/rows events), timestamp, server id, log position, reader
+position, GTID and standalone flag, query and schema, table, column count and bitmaps, and the same rows:
+``RowDecoder.decode`` of what ``BinlogReader`` returned, and ``Rows.library_event().rows``, both equal to
+the plain library's ``rows``. The reader's counters must show that both its paths ran; the library's events
+adapted to ours (what ``BinlogReader.read`` gives) must say the same.
 """
 
 from __future__ import annotations
@@ -36,17 +37,19 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from cdc.mysql.binlog import BinlogReader, FastGtid, FastQuery, FastRows, FastXid
+from cdc.mysql.binlog import BinlogReader
+from cdc.mysql.binlog_events import Gtid, Query, Rows, Xid, from_library
 from cdc.mysql.rowdecoder import RowDecoder
 from cdc.mysql.streaming import STREAM_EVENTS
 
 pytestmark = pytest.mark.integration
 
 ONLY_EVENTS = list(STREAM_EVENTS)  # what the streamer asks the reader for
-FAST_KIND: dict[type, type] = {FastGtid: MariadbGtidEvent, FastXid: XidEvent, FastQuery: QueryEvent}
+FAST_KIND: dict[type, type] = {Gtid: MariadbGtidEvent, Xid: XidEvent, Query: QueryEvent}
+OURS = (Gtid, Xid, Query, Rows)
 ROWS_KIND: dict[str, type] = {"c": WriteRowsEvent, "u": UpdateRowsEvent, "d": DeleteRowsEvent}
 ROWS_CLASSES = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
-ROWS_TYPES = (FastRows, *ROWS_CLASSES)
+ROWS_TYPES = (Rows, *ROWS_CLASSES)
 WIDE = 300  # columns of the wide table, id included (> 250: the rows events' column count takes 3 bytes)
 BIG = 9_000_000  # bytes of the big row's blob: its UPDATE's before and after images exceed 2**24 - 1
 UTF = "aZ09 éß€中文😀—"
@@ -91,7 +94,7 @@ def _library_images(event: Any) -> list[tuple[list[str], list[Any], dict[str, st
 
 
 def _kind(event: Any) -> type:
-    if type(event) is FastRows:
+    if type(event) is Rows:
         return ROWS_KIND[event.kind]
     return FAST_KIND.get(type(event), type(event))
 
@@ -257,19 +260,24 @@ def _open(cls: type, mysql_db: Any, start: tuple[str, int]) -> Any:
 
 def _record(event: Any, reader: Any) -> dict[str, Any]:
     """What both readers must agree on for one event (rows are read here, while the table map holds)."""
+    ours = isinstance(event, OURS)
     record: dict[str, Any] = {
         "kind": _kind(event).__name__,
         "timestamp": event.timestamp,
-        "server_id": event.packet.server_id,
-        "log_pos": event.packet.log_pos,
+        "server_id": event.server_id if ours else event.packet.server_id,
+        "log_pos": event.log_pos if ours else event.packet.log_pos,
         "position": (reader.log_file, reader.log_pos),
     }
-    if isinstance(event, FastGtid | MariadbGtidEvent):
-        record.update(gtid=event.gtid, flags=event.flags)
-    elif isinstance(event, FastXid | XidEvent):
+    if isinstance(event, Gtid):
+        record.update(gtid=event.gtid, standalone=event.standalone)
+    elif isinstance(event, MariadbGtidEvent):
+        record.update(gtid=event.gtid, standalone=bool(event.flags & 1))
+    elif isinstance(event, Xid | XidEvent):
         record.update(xid=event.xid)
-    elif isinstance(event, FastQuery | QueryEvent):
+    elif isinstance(event, Query):
         record.update(query=event.query, schema=event.schema)
+    elif isinstance(event, QueryEvent):
+        record.update(query=event.query, schema=event.schema.decode())
     elif isinstance(event, RotateEvent):
         record.update(next_binlog=event.next_binlog, rotate_position=event.position)
     if isinstance(event, ROWS_TYPES):
@@ -321,13 +329,18 @@ def _read_fast(
                     record["decoded"] = [([_norm(v) for v in values], sources) for values, sources in decoded]
                 elif event.schema == mysql_db.name:
                     pytest.fail(f"RowDecoder fell back on {event.table}: {decoder.stats}")
-                library = event.library_event() if type(event) is FastRows else event
+                library = event.library_event() if type(event) is Rows else event
                 assert type(library) is _kind(event)
                 assert library.table_id == event.table_id and library.table == event.table
                 record["images"] = _library_images(library)
                 record.update(_rows_header(library))
-                if type(event) is FastRows:
+                if type(event) is Rows:
                     assert _rows_header(event) == _rows_header(library)
+            if not isinstance(event, OURS):  # what read() gives for it: the same event in our types
+                adapted = from_library(event)
+                if isinstance(adapted, OURS):
+                    record_adapted = _record(adapted, reader)
+                    assert record_adapted == {k: v for k, v in record.items() if k in record_adapted}
             records.append(record)
             events.append(event)
     finally:
@@ -364,12 +377,12 @@ def test_fast_reader_equals_library(mysql_db: Any) -> None:
     own = [
         (event, record)
         for event, record in zip(events, ours, strict=True)
-        if not isinstance(event, (*ROWS_TYPES, QueryEvent, FastQuery)) or event.schema in schemas
+        if not isinstance(event, (*ROWS_TYPES, QueryEvent, Query)) or event.schema in schemas
     ]
     fast_types = {type(e) for e, _ in own}
-    assert {FastGtid, FastXid, FastQuery, FastRows} <= fast_types
-    assert {e.query for e, _ in own if type(e) is FastQuery} == {"COMMIT"}  # MyISAM's transactions
-    fast_rows = [(e, r) for e, r in own if type(e) is FastRows]
+    assert {Gtid, Xid, Query, Rows} <= fast_types
+    assert {e.query for e, _ in own if type(e) is Query} == {"COMMIT"}  # MyISAM's transactions
+    fast_rows = [(e, r) for e, r in own if type(e) is Rows]
     assert {(e.table, e.kind) for e, _ in fast_rows} >= {
         (table, kind) for table in ("a", "b", "wide", "m") for kind in "cud"
     }
@@ -389,7 +402,7 @@ def test_fast_reader_equals_library(mysql_db: Any) -> None:
     # Two tables interleaved in one transaction.
     tables: list[list[str]] = []
     for event, _ in own:
-        if isinstance(event, FastGtid | MariadbGtidEvent):
+        if isinstance(event, Gtid | MariadbGtidEvent):
             tables.append([])
         elif isinstance(event, ROWS_TYPES) and tables:
             tables[-1].append(event.table)
@@ -406,7 +419,7 @@ def test_fast_reader_equals_library(mysql_db: Any) -> None:
     assert {e.number_of_columns for e in before} == {6}
     assert {e.number_of_columns for e in after} == {7}
     assert {e.table_id for e in before}.isdisjoint({e.table_id for e in after})
-    assert type(after[0]) is not FastRows and any(type(e) is FastRows for e in after)
+    assert type(after[0]) is not Rows and any(type(e) is Rows for e in after)
 
     # After the rotate the first rows event of `a` is the library's (its table map was cleared), even
     # when the server repeats the same TABLE_MAP with the same table id.
@@ -414,9 +427,9 @@ def test_fast_reader_equals_library(mysql_db: Any) -> None:
         i for i, (e, _) in enumerate(own) if isinstance(e, RotateEvent) and e.timestamp and i > alter
     )
     after_rotate = [e for e, _ in own[rotate:] if isinstance(e, ROWS_TYPES) and e.table == "a"]
-    assert type(after_rotate[0]) is not FastRows and any(type(e) is FastRows for e in after_rotate)
+    assert type(after_rotate[0]) is not Rows and any(type(e) is Rows for e in after_rotate)
 
     # Both paths ran: events read from the bytes, TABLE_MAPs skipped, and the library for the rest.
-    returned_fast = sum(type(e) in (FastGtid, FastXid, FastQuery, FastRows) for e in events)
+    returned_fast = sum(type(e) in OURS for e in events)
     assert reader.fast > returned_fast > 0, "no TABLE_MAP was skipped"
     assert reader.slow > 0

@@ -8,7 +8,6 @@ import pytest
 from confluent_kafka.admin import ConfigResource
 
 from cdc.history import (
-    BinlogPositionComparator,
     HistoryRecord,
     HistorySettings,
     SchemaHistoryError,
@@ -18,6 +17,7 @@ from cdc.history import (
 )
 from cdc.history.kafka_store import LONG_MAX, KafkaSchemaHistory
 from cdc.mysql.ddl import DdlParser
+from cdc.mysql.positions import BinlogPositionComparator
 
 pytestmark = pytest.mark.integration
 

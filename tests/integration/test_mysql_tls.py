@@ -266,7 +266,7 @@ def _stream(server: PrivateMariaDb, settings: MySqlSettings) -> tuple[Any, threa
         cur.execute("SHOW MASTER STATUS")
         file, pos = cur.fetchone()[:2]
     reader = binlog_reader_factory(settings)(BinlogOffset(str(file), int(pos)))
-    thread = threading.Thread(target=reader.fetchone, daemon=True)  # blocks on the dump connection
+    thread = threading.Thread(target=reader.read, daemon=True)  # blocks on the dump connection
     thread.start()
     return reader, thread
 
@@ -331,7 +331,7 @@ def test_verify_identity_refuses_a_certificate_for_another_host(
         assert "tls to" in message and ("mismatch" in message or "name database.hostname" in message), message
     reader = binlog_reader_factory(settings)(BinlogOffset("binlog.000001", 4))
     with pytest.raises(pymysql.err.OperationalError, match=r"(IP address|[Hh]ostname) mismatch"):
-        reader.fetchone()
+        reader.read()
     reader.close()
 
 
@@ -359,7 +359,7 @@ def test_preferred_falls_back_on_a_server_without_tls_and_nothing_else_does(no_t
                 connect(settings(mode), streaming=streaming)
     reader = binlog_reader_factory(settings("required"))(BinlogOffset("binlog.000001", 4))
     with pytest.raises(pymysql.err.OperationalError, match="SSL is required"):
-        reader.fetchone()
+        reader.read()
     reader.close()
 
 

@@ -23,8 +23,8 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from cdc.mysql.row_changes import ordered_row as _ordered
 from cdc.mysql.rowdecoder import RowDecoder
-from cdc.mysql.streaming import _ordered
 
 pytestmark = pytest.mark.integration
 

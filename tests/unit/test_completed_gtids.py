@@ -6,14 +6,13 @@ import random
 
 import pytest
 
-from cdc.history.positions import GtidSet
-from cdc.mysql.streaming import _CompletedGtids
+from cdc.mysql.gtids import CompletedGtids, GtidSet
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_mariadb_sets_match_the_reference(seed: int) -> None:
     rng = random.Random(seed)
-    kept = _CompletedGtids(mariadb=True)
+    kept = CompletedGtids(mariadb=True)
     current: str | None = rng.choice([None, "", "0-1-5", "0-1-5,1-2-7"])
     seqs = {0: 10, 1: 10, 2: 10}
     for _ in range(300):
@@ -30,7 +29,7 @@ def test_mariadb_sets_match_the_reference(seed: int) -> None:
 
 
 def test_one_domain_moves_on_without_parsing() -> None:
-    kept = _CompletedGtids(mariadb=True)
+    kept = CompletedGtids(mariadb=True)
     current = kept.add("0-1-5", "0-1-6")
     assert current == "0-1-6" and kept.simple == "0-1-"
     for n in range(7, 50):
@@ -43,7 +42,7 @@ def test_one_domain_moves_on_without_parsing() -> None:
 
 
 def test_mysql_sets_match_the_reference() -> None:
-    kept = _CompletedGtids(mariadb=False)
+    kept = CompletedGtids(mariadb=False)
     uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     current: str | None = f"{uuid}:1-5"
     for n in (6, 7, 9, 8, 10):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from cdc.history import (
-    BinlogPositionComparator,
     FileSchemaHistory,
     HistoryRecord,
     HistorySettings,
@@ -18,6 +17,7 @@ from cdc.history import (
     history_from_config,
 )
 from cdc.mysql.ddl import DdlParser
+from cdc.mysql.positions import BinlogPositionComparator
 
 SOURCE = {"server": "srv"}
 

@@ -23,7 +23,7 @@ from pymysqlreplication.table import Table
 
 from cdc.api.records import SourceRecord
 from cdc.history.store import MemorySchemaHistory
-from cdc.mysql.binlog import FastQuery, FastXid
+from cdc.mysql.binlog_events import BinlogEvent, Query, Rows, Xid, from_library
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.metrics import REGISTRY, StreamingMetrics
@@ -43,13 +43,17 @@ CONFIG = {
 }
 
 
-def _header(end: int) -> tuple[int, ...]:
-    return (TS, 0, SERVER, 0, end, 0)
+def _query(end: int, query: str, schema: str, thread: int) -> Query:
+    return Query(TS, SERVER, end, 0, query, schema, thread)
 
 
-def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> Any:
+def _xid(end: int, xid: int) -> Xid:
+    return Xid(TS, SERVER, end, 0, xid)
+
+
+def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> BinlogEvent:
     """A library rows event whose rows are already decoded (the decoder then takes the library's rows),
-    with the table map a server sending full metadata gives (named columns)."""
+    with the table map a server sending full metadata gives (named columns), as the reader adapts it."""
     event = object.__new__(cls)
     event.schema, event.table, event.timestamp = "db", "t", TS
     event.packet = SimpleNamespace(server_id=SERVER, log_pos=end, event_size=0)  # size 0: not known
@@ -62,7 +66,7 @@ def _rows(cls: type, end: int, rows: list[dict[str, Any]]) -> Any:
     event.columns_present_bitmap = event.columns_present_bitmap2 = ((1 << len(names)) - 1).to_bytes(
         (len(names) + 7) // 8, "little"
     )
-    return event
+    return from_library(event)
 
 
 def _rotate(pos: int) -> Any:
@@ -72,11 +76,12 @@ def _rotate(pos: int) -> Any:
     return event
 
 
-def _log() -> list[tuple[int, Any]]:
-    """(start position, event) in binlog order; each event's ``log_pos`` is where the next one starts."""
+def _log() -> list[tuple[int, BinlogEvent]]:
+    """(start position, event) in binlog order; each event's ``log_pos`` is where the next one starts.
+    The rows events (and the rotate) are the library's, as the reader adapts them."""
     return [
-        (4, FastQuery(_header(200), "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))", b"db", 1)),
-        (200, FastQuery(_header(260), "BEGIN", b"db", 7)),
+        (4, _query(200, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))", "db", 1)),
+        (200, _query(260, "BEGIN", "db", 7)),
         (260, _rows(WriteRowsEvent, 320, [{"values": {"id": 1, "name": "a"}}])),
         (
             320,
@@ -84,8 +89,8 @@ def _log() -> list[tuple[int, Any]]:
                 WriteRowsEvent, 380, [{"values": {"id": 2, "name": "b"}}, {"values": {"id": 3, "name": "c"}}]
             ),
         ),
-        (380, FastXid(_header(411), 1)),
-        (411, FastQuery(_header(470), "BEGIN", b"db", 7)),
+        (380, _xid(411, 1)),
+        (411, _query(470, "BEGIN", "db", 7)),
         (
             470,
             _rows(
@@ -95,11 +100,11 @@ def _log() -> list[tuple[int, Any]]:
             ),
         ),
         (540, _rows(DeleteRowsEvent, 600, [{"values": {"id": 3, "name": "c"}}])),
-        (600, FastXid(_header(631), 2)),
-        (631, FastQuery(_header(700), "ALTER TABLE t ADD COLUMN note VARCHAR(10)", b"db", 1)),
-        (700, FastQuery(_header(760), "BEGIN", b"db", 7)),
+        (600, _xid(631, 2)),
+        (631, _query(700, "ALTER TABLE t ADD COLUMN note VARCHAR(10)", "db", 1)),
+        (700, _query(760, "BEGIN", "db", 7)),
         (760, _rows(WriteRowsEvent, 820, [{"values": {"id": 4, "name": "d", "note": "n"}}])),
-        (820, FastXid(_header(851), 3)),
+        (820, _xid(851, 3)),
     ]
 
 
@@ -121,12 +126,12 @@ class FakeBinlog:
 
         def __init__(self, log: FakeBinlog, pos: int, lose_at: int | None) -> None:
             self.log = log
-            self.events: Iterator[tuple[int, Any]] = iter(
-                [(pos, _rotate(pos)), *((p, e) for p, e in _log() if p >= pos)]
+            self.events: Iterator[tuple[int, BinlogEvent]] = iter(
+                [(pos, from_library(_rotate(pos))), *((p, e) for p, e in _log() if p >= pos)]
             )
             self.lose_at = lose_at
 
-        def fetchone(self) -> Any:
+        def read(self) -> BinlogEvent | None:
             found = next(self.events, None)
             if found is None:  # the end of the recording: nothing more will come
                 self.log.stopping.set()
@@ -219,9 +224,9 @@ class MappedBinlog(FakeBinlog):
     """:class:`FakeBinlog` whose readers count a TABLE_MAP before each rows event, as the server sends one."""
 
     class Reader(FakeBinlog.Reader):
-        def fetchone(self) -> Any:
-            event = super().fetchone()
-            if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
+        def read(self) -> BinlogEvent | None:
+            event = super().read()
+            if isinstance(event, Rows):
                 self.table_maps_read += 1
             return event
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cdc.history.positions import GtidSet
+from cdc.mysql.gtids import GtidSet
 
 __all__ = ["Watermark", "read_watermark"]
 

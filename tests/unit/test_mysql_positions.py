@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdc.history import BinlogPositionComparator, GtidSet, gtid_source_filter
+from cdc.mysql.gtids import GtidSet, gtid_source_filter
+from cdc.mysql.positions import BinlogPositionComparator
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 U2 = "4f22fb58-82db-22f2-af44-d91bb0530673"
