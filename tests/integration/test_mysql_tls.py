@@ -498,6 +498,8 @@ def test_seed_config_with_verify_identity_captures_from_the_tls_only_user(
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "offset.flush.interval.ms": "500",
         "listeners": "http://127.0.0.1:0",
+        # a distributed worker opens the key and trust stores connector configs name only inside these
+        "connector.file.allowed.paths": str(stack_tls.dir),
     }
     admin = pymysql.connect(
         host="127.0.0.1", port=stack.mysql_port, user="cdc", password="cdc", database="ops", autocommit=True

@@ -134,10 +134,10 @@ def test_a_statement_binlog_is_refused_on_the_host(worker: ConnectRuntime, serve
 
 
 def test_misspelt_and_refused_keys_are_named(worker: ConnectRuntime, server: PrivateMariaDb) -> None:
-    config = _config(server, **{"table.include.lsit": "inventory.orders", "post.processors": "reselector"})
+    config = _config(server, **{"table.include.lsit": "inventory.orders", "snapshot.query.mode": "custom"})
     errors = _validate(worker, config)
     assert "did you mean table.include.list?" in errors["table.include.lsit"][0]
-    assert "'post.processors' value 'reselector' is not supported" in errors["post.processors"][0]
+    assert "'snapshot.query.mode' value 'custom' is not supported" in errors["snapshot.query.mode"][0]
     _create_refused(worker, config, "did you mean table.include.list?")
 
 
