@@ -10,10 +10,10 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
 * ``peers/<artifact>-<v>/<artifact>/``: a Debezium connector and its dependencies (Kafka's own jars left
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
-Versions: Connect 4.3.1 is the newest served (4.4.0, the broker's, is not published for connect-runtime);
-Debezium 3.5.0.Final is the newest ``debezium-connector-{mysql,mariadb}`` Central serves (3.5.2 and
-3.6.0 are listed by some indexes but their jars are not there). ``io.confluent:kafka-connect-jdbc`` is
-not on Maven Central (only on Confluent's own repository, which we cannot reach).
+Versions: Kafka Connect 4.4.0 and Debezium 3.6.1.Final (debezium-connector-mysql), the newest Maven Central
+serves; its newest ``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`).
+``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
+cannot reach).
 """
 
 from __future__ import annotations
@@ -27,15 +27,26 @@ from pathlib import Path
 __all__ = [
     "CONNECT_VERSION",
     "DEBEZIUM_VERSION",
+    "MARIADB_VERSION",
     "JVM_OPTS",
     "connect_libs",
     "debezium_plugin_path",
+    "debezium_version",
     "java_version",
     "jvm_heap",
 ]
 
 CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
+# Maven Central serves no debezium-connector-mariadb newer than 3.5.0.Final (its maven-metadata.xml lists
+# 3.5.0.Final last on 28 November 2026, and 3.6.1.Final's jar and pom answer 404, while the MySQL
+# connector's 3.6.1.Final is there): the MariaDB connector is pinned on its own.
+MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
+
+
+def debezium_version(artifact: str) -> str:
+    """The version of a Debezium artifact the bench fetches."""
+    return MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
@@ -112,17 +123,18 @@ def connect_libs(cache: Path) -> Path:
 
 def debezium_plugin_path(cache: Path, artifact: str = "debezium-connector-mariadb") -> Path:
     """A ``plugin.path`` holding one Debezium connector's plugin directory, fetched on first use."""
-    root = _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}"
+    version = debezium_version(artifact)
+    root = _peers_dir(cache) / f"{artifact}-{version}"
     _fetch(
         cache,
         "debezium-pom.xml",
         root / artifact,
         [
             f"-Ddebezium.artifact={artifact}",
-            f"-Ddebezium.version={DEBEZIUM_VERSION}",
+            f"-Ddebezium.version={version}",
             "-DexcludeGroupIds=org.apache.kafka",
         ],
-        _peers_dir(cache) / f"{artifact}-{DEBEZIUM_VERSION}.maven.log",
+        _peers_dir(cache) / f"{artifact}-{version}.maven.log",
     )
     return root
 

@@ -227,7 +227,7 @@ def run_handover(args: argparse.Namespace) -> int:
     jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
     print(
         f"versions: Kafka Connect {jars.CONNECT_VERSION}; Debezium debezium-connector-mariadb "
-        f"{jars.DEBEZIUM_VERSION}; MariaDB {stack.sql('SELECT VERSION();').strip()}"
+        f"{jars.MARIADB_VERSION}; MariaDB {stack.sql('SELECT VERSION();').strip()}"
     )
     results = [handover(first, args, stack, cache, workdir) for first in ("debezium", "cdc")]
     lines = [

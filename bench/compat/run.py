@@ -407,7 +407,7 @@ def run_compat(args: argparse.Namespace) -> int:
     got["cdc"].parallel_snapshot = args.engine == "spark"
     versions = {
         "Kafka Connect": jars.CONNECT_VERSION,
-        "Debezium": f"debezium-connector-mariadb {jars.DEBEZIUM_VERSION}",
+        "Debezium": f"debezium-connector-mariadb {jars.MARIADB_VERSION}",
         "MariaDB": stack.sql("SELECT VERSION();").strip(),
         "Java": jars.java_version(),
     }

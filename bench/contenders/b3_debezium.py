@@ -59,4 +59,5 @@ class Debezium(ConnectBinlogContender):
         )
 
     def versions(self) -> dict[str, str]:
-        return {"debezium connector": f"debezium-connector-{self.flavour} {jars.DEBEZIUM_VERSION}"}
+        artifact = f"debezium-connector-{self.flavour}"
+        return {"debezium connector": f"{artifact} {jars.debezium_version(artifact)}"}
