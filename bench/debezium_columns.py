@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.jars import connect_libs, debezium_plugin_path
+from bench.jars import MARIADB_CONNECT_VERSION, connect_libs, debezium_plugin_path
 
 __all__ = ["CASES", "cdc_answer", "debezium_answers"]
 
@@ -96,7 +96,7 @@ CASES: list[tuple[str, ...]] = [
 
 def _classpath(cache: Path) -> str:
     plugin = debezium_plugin_path(cache) / "debezium-connector-mariadb"
-    jars = sorted(plugin.glob("*.jar")) + sorted(connect_libs(cache).glob("*.jar"))
+    jars = sorted(plugin.glob("*.jar")) + sorted(connect_libs(cache, MARIADB_CONNECT_VERSION).glob("*.jar"))
     return os.pathsep.join(str(j) for j in jars)
 
 

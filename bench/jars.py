@@ -11,7 +11,8 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
 Versions: Kafka Connect 4.4.0 and Debezium 3.6.1.Final (debezium-connector-mysql), the newest Maven Central
-serves; its newest ``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`).
+serves; its newest ``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`), which runs in
+Kafka Connect 4.3.1 (:data:`MARIADB_CONNECT_VERSION`; connect-file stays 4.3.1 too).
 ``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
 cannot reach).
 """
@@ -27,9 +28,11 @@ from pathlib import Path
 __all__ = [
     "CONNECT_VERSION",
     "DEBEZIUM_VERSION",
-    "MARIADB_VERSION",
     "JVM_OPTS",
+    "MARIADB_CONNECT_VERSION",
+    "MARIADB_VERSION",
     "connect_libs",
+    "connect_version_for",
     "debezium_plugin_path",
     "debezium_version",
     "java_version",
@@ -42,11 +45,16 @@ DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
 # 3.5.0.Final last on 28 November 2026, and 3.6.1.Final's jar and pom answer 404, while the MySQL
 # connector's 3.6.1.Final is there): the MariaDB connector is pinned on its own.
 MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
+# ... and it does not run in Kafka Connect 4.4.0 (its metrics call org.apache.kafka.common.utils.Sanitizer,
+# which 4.4.0 removed: the task fails with NoClassDefFoundError), so a worker that loads it is the Kafka
+# Connect it was built against.
+MARIADB_CONNECT_VERSION = os.environ.get("BENCH_CONNECT_MARIADB_VERSION", "4.3.1")
 
 
 def debezium_version(artifact: str) -> str:
     """The version of a Debezium artifact the bench fetches."""
     return MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
+
 
 # What bin/connect-distributed.sh and kafka-run-class.sh pass to the JVM (heap: connect-distributed.sh's
 # default; BENCH_CONNECT_HEAP overrides it).
@@ -107,18 +115,26 @@ def _fetch(cache: Path, pom: str, target: Path, extra: list[str], log: Path) -> 
         tmp.rename(target)
 
 
-def connect_libs(cache: Path) -> Path:
+def connect_libs(cache: Path, version: str | None = None) -> Path:
     """``libs/`` of Apache Kafka Connect (and kafka-tools), fetched on first use."""
-    home = _peers_dir(cache) / f"connect-{CONNECT_VERSION}"
+    version = version or CONNECT_VERSION
+    home = _peers_dir(cache) / f"connect-{version}"
     libs = home / "libs"
     _fetch(
         cache,
         "connect-pom.xml",
         libs,
-        [f"-Dconnect.version={CONNECT_VERSION}"],
-        _peers_dir(cache) / f"connect-{CONNECT_VERSION}.maven.log",
+        [f"-Dconnect.version={version}"],
+        _peers_dir(cache) / f"connect-{version}.maven.log",
     )
     return libs
+
+
+def connect_version_for(plugin_path: Path | None) -> str:
+    """The Kafka Connect a worker with this ``plugin.path`` (:func:`debezium_plugin_path`) runs."""
+    if plugin_path is not None and plugin_path.name == f"debezium-connector-mariadb-{MARIADB_VERSION}":
+        return MARIADB_CONNECT_VERSION
+    return CONNECT_VERSION
 
 
 def debezium_plugin_path(cache: Path, artifact: str = "debezium-connector-mariadb") -> Path:
