@@ -20,7 +20,10 @@ What is ignored, and why (:data:`IGNORED` is printed with every run):
 * the topic prefix and the run's database names, written as ``<prefix>``, ``<db>``, ``<other>``;
 * wall-clock times: the envelope's ``ts_ms``/``ts_us``/``ts_ns``, ``source.ts_*`` of snapshot records,
   the history record's ``ts_ms`` and the offsets' and history positions' ``ts_sec``;
-* ``source.version`` (a version string);
+* the DDL of databases the run did not make (other clients of the shared server: each side reads their
+  schema at its own moment and streams their DDL over its own binlog range), counted per side; the run's
+  own databases, the captured ones and one outside ``database.include.list`` (``<bystander>``), are
+  compared in full;
 * the binlog coordinates read when a snapshot starts (``source.file``/``pos``/``gtid`` of snapshot
   records, the history position and the offsets written during a snapshot): each connector reads
   ``SHOW MASTER STATUS`` when its own snapshot begins and the shared server's other clients move it in
@@ -50,6 +53,7 @@ __all__ = [
     "Record",
     "compare",
     "load_intentional",
+    "own_ddl",
     "record_offsets_from_log",
     "render",
     "unexplained",
@@ -58,11 +62,11 @@ __all__ = [
 IGNORED = (
     "topic prefix and database names (written <prefix>, <db>, <other>)",
     "envelope ts_ms/ts_us/ts_ns; source.ts_* of snapshot records; history ts_ms; ts_sec of offsets/positions",
-    "source.version",
+    "the DDL of databases the run did not make (other clients of the shared server): counted, not compared",
     "the value of the __debezium.context.runId header (a UUID made when each task starts; the number of"
     " distinct ones over all data records is compared)",
-    "the order of the snapshot's DDL records in the history and schema change topics (Debezium's CREATE "
-    "TABLE order is the iteration order of a Java hash set): they are compared sorted",
+    "the order of one database's CREATE TABLE records in the snapshot (Debezium's is a hash map's with "
+    "snapshot.locking.mode=none): each such run is compared sorted; every other DDL record in its order",
     "which of its records' offsets each worker commits (a flush every second: timing): every committed "
     "offset must be one Debezium's records carry (by field set and snapshot value before streaming, by "
     "value while streaming); the snapshot's completed offsets and the last offsets are compared in full",
@@ -235,8 +239,6 @@ class _Normaliser:
                 payload[key] = "<time>"
         source = payload.get("source")
         if isinstance(source, dict):
-            if "version" in source:
-                source["version"] = "<version>"
             _blank_snapshot(source, (*_WALL_CLOCK, "file", "pos", "gtid", "row", "thread", "server_id"))
         return value
 
@@ -352,10 +354,32 @@ def _in_snapshot(rec: Record) -> bool:
     return marker not in (None, False, "false")
 
 
+def _create_table_of(rec: Record) -> str | None:
+    """The database of a snapshot's ``CREATE TABLE`` record, else None."""
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) else None
+    if not _in_snapshot(rec) or not isinstance(payload, dict):
+        return None
+    ddl = str(payload.get("ddl", ""))
+    return str(payload.get("databaseName") or "") if ddl[:12].upper() == "CREATE TABLE" else None
+
+
 def _snapshot_sorted(records: list[Record], side: Captured) -> list[Record]:
-    """The snapshot's DDL records sorted (by key, operation and statement), the rest in order."""
-    snapshot = sorted((r for r in records if _in_snapshot(r)), key=lambda r: _signature(r, side))
-    return snapshot + [r for r in records if not _in_snapshot(r)]
+    """The records in their order, but each run of one database's snapshot ``CREATE TABLE`` records sorted
+    (the one order Debezium does not fix: with ``snapshot.locking.mode=none`` it reads the tables' DDL in
+    parallel and writes them in a hash map's order)."""
+    out: list[Record] = []
+    run: list[Record] = []
+    for rec in [*records, None]:
+        database = _create_table_of(rec) if rec is not None else None
+        if run and (database is None or database != _create_table_of(run[0])):
+            out.extend(sorted(run, key=lambda r: _signature(r, side)))
+            run = []
+        if rec is not None and database is not None:
+            run.append(rec)
+        elif rec is not None:
+            out.append(rec)
+    return out
 
 
 def _compare_lists(
@@ -581,6 +605,18 @@ def _snapshot_in_key_order(records: list[Record]) -> list[Record]:
     return sorted(records[:n], key=lambda r: r.key or b"") + records[n:]
 
 
+def _database(rec: Record) -> str:
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) else None
+    return str(payload.get("databaseName") or "") if isinstance(payload, dict) else ""
+
+
+def own_ddl(records: list[Record], side: Captured) -> tuple[list[Record], int]:
+    """A DDL topic's records without those of databases the run did not make, and how many those were."""
+    kept = [r for r in records if not _database(r) or _database(r) in side.names]
+    return kept, len(records) - len(kept)
+
+
 def compare(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every difference between Debezium's records (``dbz``) and ours, in topic order."""
     diffs: list[Difference] = []
@@ -594,10 +630,10 @@ def compare(dbz: Captured, ours: Captured) -> list[Difference]:
                 by[topic] = _snapshot_in_key_order(by[topic])
     for topic in sorted(set(by_a) | set(by_b)):
         diffs.extend(_compare_lists("data", topic, by_a.get(topic, []), by_b.get(topic, []), dbz, ours))
-    diffs.extend(
-        _compare_lists("schema-changes", "<prefix>", dbz.schema_changes, ours.schema_changes, dbz, ours)
-    )
-    diffs.extend(_compare_lists("history", "<history>", dbz.history, ours.history, dbz, ours))
+    changes_a, changes_b = own_ddl(dbz.schema_changes, dbz)[0], own_ddl(ours.schema_changes, ours)[0]
+    diffs.extend(_compare_lists("schema-changes", "<prefix>", changes_a, changes_b, dbz, ours))
+    history_a, history_b = own_ddl(dbz.history, dbz)[0], own_ddl(ours.history, ours)[0]
+    diffs.extend(_compare_lists("history", "<history>", history_a, history_b, dbz, ours))
     diffs.extend(_compare_offsets(dbz, ours))
     diffs.extend(_compare_run_ids(dbz, ours))
     return diffs

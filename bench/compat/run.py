@@ -92,7 +92,9 @@ class Side:
 
 
 def connector_config(side: Side, stack: Stack, databases: list[str]) -> dict[str, str]:
-    """What a Debezium user writes for this capture; the same keys for both sides."""
+    """What a Debezium user must write for this capture, every other key at Debezium's default (the
+    ``minimal`` snapshot lock, schema changes on, the history of every database of the server); the same
+    keys for both sides. A matrix row adds its family's keys (``extra_config``)."""
     return {
         "connector.class": MARIADB_CONNECTOR,
         "tasks.max": "1",
@@ -103,11 +105,8 @@ def connector_config(side: Side, stack: Stack, databases: list[str]) -> dict[str
         "database.server.id": str(side.server_id),
         "topic.prefix": side.prefix,
         "database.include.list": ",".join(databases),
-        "include.schema.changes": "true",
-        "snapshot.locking.mode": "none",
         "schema.history.internal.kafka.bootstrap.servers": stack.bootstrap,
         "schema.history.internal.kafka.topic": side.history_topic,
-        "schema.history.internal.store.only.captured.databases.ddl": "true",
         **(TRACE_TRANSFORM if side.trace_records else {}),
         **side.extra_config,
     }
@@ -330,8 +329,8 @@ def run_compat(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir or (cache / "compat" / unique("run")))
     workdir.mkdir(parents=True, exist_ok=True)
     tag = unique("x").split("-", 1)[1].replace("-", "_")
-    db, other = f"compat_{tag}", f"compat_{tag}_o"
-    names = {db: "<db>", other: "<other>"}
+    db, other, bystander = f"compat_{tag}", f"compat_{tag}_o", f"compat_{tag}_b"
+    names = {db: "<db>", other: "<other>", bystander: "<bystander>"}
     server_id = int(tag[-4:], 16) % 500
     sides = [
         Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + server_id, trace_records=True),
@@ -356,7 +355,8 @@ def run_compat(args: argparse.Namespace) -> int:
         )
     print(f"[compat] database {db}; prefixes {sides[0].prefix}, {sides[1].prefix}; workdir {workdir}")
     stack.sql(workload.snapshot_sql(db))
-    jars.connect_libs(cache)
+    stack.sql(workload.bystander_sql(bystander))
+    jars.connect_libs(cache, jars.MARIADB_CONNECT_VERSION)
     jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
     try:
         for side in sides:
@@ -377,7 +377,7 @@ def run_compat(args: argparse.Namespace) -> int:
             300,
         )
         print("[compat] both snapshots ended and their completed offsets are committed; streaming workload")
-        stack.sql(workload.streaming_sql(db, other))
+        stack.sql(workload.streaming_sql(db, other, bystander))
         end = f"{db}.{workload.END_TABLE}"
         wait_for("the last streamed insert", lambda: all(_payloads(stack, s, end) for s in sides), sides, 300)
         # An incremental snapshot by a signal (Debezium's JSON, each side's signal table), chunks of two
@@ -406,7 +406,7 @@ def run_compat(args: argparse.Namespace) -> int:
     got = {side.name: capture(side, stack, {**names, **_signal_names(side)}) for side in sides}
     got["cdc"].parallel_snapshot = args.engine == "spark"
     versions = {
-        "Kafka Connect": jars.CONNECT_VERSION,
+        "Kafka Connect": jars.MARIADB_CONNECT_VERSION,
         "Debezium": f"debezium-connector-mariadb {jars.MARIADB_VERSION}",
         "MariaDB": stack.sql("SELECT VERSION();").strip(),
         "Java": jars.java_version(),
@@ -420,6 +420,10 @@ def run_compat(args: argparse.Namespace) -> int:
             "data records": sum(len(v) for v in c.data.values()),
             "schema changes": len(c.schema_changes),
             "history": len(c.history),
+            "foreign DDL (schema changes, history)": [
+                cmp.own_ddl(c.schema_changes, c)[1],
+                cmp.own_ddl(c.history, c)[1],
+            ],
             "offsets": len(c.offsets),
             **({"record offsets logged": len(c.record_offsets)} if c.record_offsets is not None else {}),
         }
@@ -456,7 +460,7 @@ def run_compat(args: argparse.Namespace) -> int:
             (workdir / f"{side}.json").write_text(json.dumps(dump, indent=1, ensure_ascii=False))
     if not args.keep:
         stack.delete_topics([t for s in sides for t in s.topics(stack)])
-        stack.sql(f"DROP DATABASE IF EXISTS `{db}`; DROP DATABASE IF EXISTS `{other}`;")
+        stack.sql("".join(f"DROP DATABASE IF EXISTS `{d}`;" for d in (db, other, bystander)))
     if failed_self_test:
         return 2
     return 1 if bad else 0
