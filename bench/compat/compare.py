@@ -65,11 +65,16 @@ IGNORED = (
     "the DDL of databases the run did not make (other clients of the shared server): counted, not compared",
     "the value of the __debezium.context.runId header (a UUID made when each task starts; the number of"
     " distinct ones over all data records is compared)",
-    "the order of one database's CREATE TABLE records in the snapshot (Debezium's is a hash map's with "
-    "snapshot.locking.mode=none): each such run is compared sorted; every other DDL record in its order",
+    "the order inside a run of one database's CREATE TABLE records in the snapshot (Debezium's is a hash "
+    "map's with snapshot.locking.mode=none) and of its DROP TABLE IF EXISTS records (sorted by table name, "
+    "where each side's own signal table has its own name): each such run is compared sorted; every other "
+    "DDL record in its order",
     "which of its records' offsets each worker commits (a flush every second: timing): every committed "
     "offset must be one Debezium's records carry (by field set and snapshot value before streaming, by "
     "value while streaming); the snapshot's completed offsets and the last offsets are compared in full",
+    "a streaming offset without the incremental snapshot's keys where Debezium's record at the same place "
+    "carries them (the two incremental snapshots end at their own pace; another client's DDL between the two "
+    "ends makes such a record): compared without those keys",
     "in each side's own signal table's topic (<signal>): the binlog coordinates and, in watermark rows, the "
     "UUID of the id and the window's timestamp; in offsets written during the incremental snapshot: the "
     "binlog coordinates (each side writes its own watermarks)",
@@ -354,25 +359,29 @@ def _in_snapshot(rec: Record) -> bool:
     return marker not in (None, False, "false")
 
 
-def _create_table_of(rec: Record) -> str | None:
-    """The database of a snapshot's ``CREATE TABLE`` record, else None."""
+def _sortable_run(rec: Record) -> str | None:
+    """For a snapshot's ``CREATE TABLE`` or ``DROP TABLE IF EXISTS`` record: its statement and database
+    (records with the same one make a run compared sorted), else None."""
     value = rec.value_json()
     payload = value.get("payload", value) if isinstance(value, dict) else None
     if not _in_snapshot(rec) or not isinstance(payload, dict):
         return None
-    ddl = str(payload.get("ddl", ""))
-    return str(payload.get("databaseName") or "") if ddl[:12].upper() == "CREATE TABLE" else None
+    ddl = str(payload.get("ddl", "")).upper()
+    kind = next((k for k in ("CREATE TABLE", "DROP TABLE IF EXISTS") if ddl.startswith(k)), None)
+    return f"{kind} {payload.get('databaseName') or ''}" if kind else None
 
 
 def _snapshot_sorted(records: list[Record], side: Captured) -> list[Record]:
     """The records in their order, but each run of one database's snapshot ``CREATE TABLE`` records sorted
-    (the one order Debezium does not fix: with ``snapshot.locking.mode=none`` it reads the tables' DDL in
-    parallel and writes them in a hash map's order)."""
+    (Debezium's order with ``snapshot.locking.mode=none``: it reads the tables' DDL in parallel and writes
+    them in a hash map's order), and each run of one database's ``DROP TABLE IF EXISTS`` (sorted by table
+    name, in which each side's own signal table, ``<signal>``, is ``sig_dbz`` on one and ``sig_cdc`` on the
+    other)."""
     out: list[Record] = []
     run: list[Record] = []
     for rec in [*records, None]:
-        database = _create_table_of(rec) if rec is not None else None
-        if run and (database is None or database != _create_table_of(run[0])):
+        database = _sortable_run(rec) if rec is not None else None
+        if run and (database is None or database != _sortable_run(run[0])):
             out.extend(sorted(run, key=lambda r: _signature(r, side)))
             run = []
         if rec is not None and database is not None:
@@ -460,6 +469,14 @@ def _streaming_value(offset: Mapping[str, Any]) -> str:
     return json.dumps({k: _text(v) for k, v in offset.items() if k not in drop}, sort_keys=True)
 
 
+def _bare(offset: Mapping[str, Any]) -> str:
+    """An offset without ``ts_sec`` and the incremental snapshot's keys."""
+    kept = {
+        k: _text(v) for k, v in offset.items() if k != "ts_sec" and not k.startswith("incremental_snapshot")
+    }
+    return json.dumps(kept, sort_keys=True)
+
+
 def _signal_gtids(side: Captured) -> dict[str, int]:
     """The GTID of each record of the side's own signal table (each side writes its own) → its index."""
     records = next((rs for t, rs in side.data.items() if side.normalise_text(t) == SIGNAL_TOPIC), [])
@@ -490,6 +507,9 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     completed = next((i for i, o in enumerate(carried) if not _flagged(o)), len(carried) - 1)
     snapshot_shapes = {_shape(o) for o in carried[: completed + 1]}
     streaming = {_streaming_value(o) for o in carried[completed + 1 :]}
+    # each side's incremental snapshot runs at its own pace: a record another client's DDL made after one
+    # side's ended and before the other's did carries the incremental keys on one side only
+    bare = {_bare(o) for o in carried[completed + 1 :]}
     dbz_signals = _signal_gtids(dbz)
     at_signal: dict[int, set[str]] = {}
     for o in carried[completed + 1 :]:
@@ -514,7 +534,13 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
             else:
                 # a commit of the completed offset again (no new record since) is no streaming offset
                 again = isinstance(done, dict) and _streaming_value(value) == _streaming_value(done)
-                found, shown = again or _streaming_value(value) in streaming, _short(value, 400)
+                incremental = any(k.startswith("incremental_snapshot") for k in value)
+                found = (
+                    again
+                    or _streaming_value(value) in streaming
+                    or (not incremental and _bare(value) in bare)
+                )
+                shown = _short(value, 400)
             if not found:
                 expected = (
                     sorted(snapshot_shapes)

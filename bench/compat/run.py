@@ -35,6 +35,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from bench import jars
 from bench.compat import compare as cmp
 from bench.compat import workload
+from bench.compat.matrix import ROWS, Row, run_matrix
+from bench.compat.matrix import row as matrix_row
 from bench.stack import Stack, unique
 from bench.workers import WorkerProcess, WorkerSpec, cdc_worker, connect_worker, free_port, worker_properties
 
@@ -323,7 +325,10 @@ def self_test(dbz: cmp.Captured, ours: cmp.Captured) -> str | None:
     return None
 
 
-def run_compat(args: argparse.Namespace) -> int:
+def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
+    """One run (one row of the matrix: ``base`` unless given): 0, 1 (unexplained differences), 2 (the
+    self-test failed)."""
+    row = row or ROWS[0]
     stack = Stack(REPO)
     cache = Path(args.cache).expanduser()
     workdir = Path(args.workdir or (cache / "compat" / unique("run")))
@@ -351,8 +356,10 @@ def run_compat(args: argparse.Namespace) -> int:
                 "signal.data.collection": f"{db}.{own}",
                 "table.exclude.list": f"{db}.{foreign},{db}.{workload.EXCLUDED_TABLE}",
                 "incremental.snapshot.chunk.size": "2",
+                **row.config(db),
             }
         )
+    print(f"[compat] row {row.name}: {row.family} {row.config(db)}")
     print(f"[compat] database {db}; prefixes {sides[0].prefix}, {sides[1].prefix}; workdir {workdir}")
     stack.sql(workload.snapshot_sql(db))
     stack.sql(workload.bystander_sql(bystander))
@@ -431,6 +438,7 @@ def run_compat(args: argparse.Namespace) -> int:
     }
     report = "\n".join(
         [
+            f"row: {row.name} ({row.family}) {json.dumps(row.keys)}",
             "versions: " + "; ".join(f"{k} {v}" for k, v in versions.items()),
             "records: " + "; ".join(f"{s}: {json.dumps(c)}" for s, c in counts.items()),
             "ignored: " + "; ".join(cmp.IGNORED),
@@ -488,7 +496,13 @@ def main(argv: list[str] | None = None) -> int:
         default="local",
         help="cdc's snapshot engine (spark: the parallel Spark read of `cdc snapshot`)",
     )
+    parser.add_argument("--row", action="append", help="a row of the matrix (bench/compat/matrix.py); base")
+    parser.add_argument("--matrix", action="store_true", help="every row of the matrix, one run each")
     args = parser.parse_args(argv)
+    if args.matrix or (args.row and len(args.row) > 1):
+        return run_matrix(args, [r.name for r in ROWS] if args.matrix else args.row)
+    if args.row:
+        return run_compat(args, matrix_row(args.row[0]))
     if args.handover:
         from bench.compat.handover import run_handover
 
