@@ -495,7 +495,7 @@ def _def() -> ConfigDef:
     d.define("topic.delimiter", S, ".", None, LO, "Delimiter of topic name parts.", **e)
     d.define("max.batch.size", INT, 2048, v.at_least(1), LO, "Maximum records per poll.", **e)
     d.define("max.queue.size", INT, 8192, v.at_least(1), LO, "Maximum records buffered.", **e)
-    d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
+    d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "How long a poll waits for a full batch.", **e)
     d.define(
         "event.processing.failure.handling.mode",
         S,

@@ -142,9 +142,7 @@ def _wait_rows(kafka: Any, topic: str, n: int) -> list[dict[str, Any]]:
     return events
 
 
-def test_snapshot_records_other_databases(
-    tmp_path: Path, kafka: Any, mysql_db: Any
-) -> None:
+def test_snapshot_records_other_databases(tmp_path: Path, kafka: Any, mysql_db: Any) -> None:
     """``schema.history.internal.store.only.captured.databases.ddl`` is false by default: the snapshot
     writes the schema of the server's other databases to the history and the schema change topic, as
     Debezium's does (and the table-lock path reads their CREATE TABLE after the data, unlocked)."""
