@@ -16,7 +16,8 @@ import pytest
 from bench.compat.matrix import ROWS
 from bench.compat.run import main
 
-pytestmark = pytest.mark.integration
+# a run is two workers (one a JVM) and ~9 000 records a side: 3 to 5 minutes on a loaded shared machine
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 def _run(tmp_path: Path, *args: str) -> None:
