@@ -100,7 +100,7 @@ def java_double(value: float) -> str:
 
 def java_float(value: float) -> str:
     """``Float.toString((float) value)`` on JDK 17 (Kafka Connect's JVM)."""
-    return _format(to_float32(value), repr(to_float32(value)))  # THROWAWAY: a broken FLOAT spelling
+    return float_to_string_jdk17(to_float32(value))
 
 
 def _json_number(text: str) -> str:
