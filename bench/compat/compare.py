@@ -206,6 +206,8 @@ def _plain(value: Any) -> Any:
 
 
 def _short(value: Any, limit: int = 90) -> str:
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in ("#int", "#float"):
+        value = value[1]  # a number as it was spelled (1.17549435E-38)
     value = _plain(value)
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
