@@ -318,9 +318,12 @@ class Streamer:
         if isinstance(event, HeartbeatLogEvent):
             return
         if isinstance(event, QUERY_EVENTS):
-            # Positions move as if the event had been skipped (as it is without include.query).
+            # One of the transaction's events, as Debezium counts it (the server sends it only with
+            # include.query: Debezium's offsets then say event=3 for the first rows event, seen side by side)
             text = event.query if isinstance(event, RowsQueryLogEvent) else event.sql_statement
             self.row_query = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+            if self.in_tx:
+                self.events_done += 1
             return
         if isinstance(event, RotateEvent):
             self.file = event.next_binlog
