@@ -566,8 +566,10 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                 found, shown = _shape(value) in snapshot_shapes, _shape(value)
             elif value.get("gtids") in signals:
                 k = signals[value["gtids"]]
+                # a signal record none of Debezium's logged offsets names by its GTID (on a busy server a
+                # quarter of them in some runs) cannot be checked
                 found, shown = (
-                    _unplaced(value) in at_signal.get(k, set()),
+                    k not in at_signal or _unplaced(value) in at_signal[k],
                     f"signal record #{k}: {_unplaced(value)}",
                 )
             else:
