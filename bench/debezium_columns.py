@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.jars import connect_libs, debezium_plugin_path
+from bench.jars import connect_libs, connect_version_for, debezium_plugin_path
 
 __all__ = ["CASES", "cdc_answer", "debezium_answers"]
 
@@ -96,8 +96,9 @@ CASES: list[tuple[str, ...]] = [
 
 
 def _classpath(cache: Path, artifact: str = "debezium-connector-mariadb") -> str:
-    plugin = debezium_plugin_path(cache, artifact) / artifact
-    jars = sorted(plugin.glob("*.jar")) + sorted(connect_libs(cache).glob("*.jar"))
+    root = debezium_plugin_path(cache, artifact)
+    libs = connect_libs(cache, connect_version_for(root))
+    jars = sorted((root / artifact).glob("*.jar")) + sorted(libs.glob("*.jar"))
     return os.pathsep.join(str(j) for j in jars)
 
 

@@ -14,8 +14,9 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
 Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0: 4.3.1's
-runs); Debezium 3.6.1.Final (``debezium-connector-mysql``); its JDBC sink 3.6.0.Final (no 3.6.1 there), and
-``debezium-connector-mariadb``, whose newest on Maven Central is 3.5.0.Final. connect-mirror 4.4.0 is not on
+runs) and Debezium 3.6.1.Final (``debezium-connector-mysql``), the newest Maven Central serves. Its newest
+``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`), which runs in Kafka Connect 4.3.1
+(:data:`MARIADB_CONNECT_VERSION`); its JDBC sink 3.6.0.Final (no 3.6.1 there). connect-mirror 4.4.0 is not on
 Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``), and dedicated mode builds Connect's ``Worker``
 and ``DistributedHerder`` itself, so MM2 runs on the connect-runtime of its own version rather than a mix.
 ``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
@@ -33,11 +34,13 @@ from pathlib import Path
 __all__ = [
     "CONNECT_VERSION",
     "DEBEZIUM_JDBC_VERSION",
-    "DEBEZIUM_MARIADB_VERSION",
     "DEBEZIUM_VERSION",
     "JVM_OPTS",
+    "MARIADB_CONNECT_VERSION",
+    "MARIADB_VERSION",
     "MIRROR_VERSION",
     "connect_libs",
+    "connect_version_for",
     "debezium_jdbc_sink_plugin_path",
     "debezium_plugin_path",
     "debezium_version",
@@ -49,14 +52,19 @@ __all__ = [
 CONNECT_VERSION = os.environ.get("BENCH_CONNECT_VERSION", "4.4.0")
 DEBEZIUM_VERSION = os.environ.get("BENCH_DEBEZIUM_VERSION", "3.6.1.Final")
 MIRROR_VERSION = os.environ.get("BENCH_MIRROR_VERSION", "4.3.1")
-# debezium-connector-mariadb: Maven Central's newest is 3.5.0.Final (its metadata lists no 3.6), so the
-# MariaDB connector stays there while the MySQL connector and the rest are 3.6.1.Final.
-DEBEZIUM_MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
+# Maven Central serves no debezium-connector-mariadb newer than 3.5.0.Final (its maven-metadata.xml lists
+# 3.5.0.Final last on 28 November 2026, and 3.6.1.Final's jar and pom answer 404, while the MySQL
+# connector's 3.6.1.Final is there): the MariaDB connector is pinned on its own.
+MARIADB_VERSION = os.environ.get("BENCH_DEBEZIUM_MARIADB_VERSION", "3.5.0.Final")
+# ... and it does not run in Kafka Connect 4.4.0 (its metrics call org.apache.kafka.common.utils.Sanitizer,
+# which 4.4.0 removed: the task fails with NoClassDefFoundError), so a worker that loads it is the Kafka
+# Connect it was built against.
+MARIADB_CONNECT_VERSION = os.environ.get("BENCH_CONNECT_MARIADB_VERSION", "4.3.1")
 
 
 def debezium_version(artifact: str) -> str:
-    """The version of a Debezium artifact fetched here."""
-    return DEBEZIUM_MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
+    """The version of a Debezium artifact the bench fetches."""
+    return MARIADB_VERSION if artifact == "debezium-connector-mariadb" else DEBEZIUM_VERSION
 
 
 # Debezium's JDBC sink: 3.6.1.Final is not on Maven Central (its maven-metadata.xml lists 3.6.0.Final as
@@ -123,18 +131,26 @@ def _fetch(cache: Path, pom: str, target: Path, extra: list[str], log: Path) -> 
         tmp.rename(target)
 
 
-def connect_libs(cache: Path) -> Path:
+def connect_libs(cache: Path, version: str | None = None) -> Path:
     """``libs/`` of Apache Kafka Connect (and kafka-tools), fetched on first use."""
-    home = _peers_dir(cache) / f"connect-{CONNECT_VERSION}"
+    version = version or CONNECT_VERSION
+    home = _peers_dir(cache) / f"connect-{version}"
     libs = home / "libs"
     _fetch(
         cache,
         "connect-pom.xml",
         libs,
-        [f"-Dconnect.version={CONNECT_VERSION}"],
-        _peers_dir(cache) / f"connect-{CONNECT_VERSION}.maven.log",
+        [f"-Dconnect.version={version}"],
+        _peers_dir(cache) / f"connect-{version}.maven.log",
     )
     return libs
+
+
+def connect_version_for(plugin_path: Path | None) -> str:
+    """The Kafka Connect a worker with this ``plugin.path`` (:func:`debezium_plugin_path`) runs."""
+    if plugin_path is not None and plugin_path.name == f"debezium-connector-mariadb-{MARIADB_VERSION}":
+        return MARIADB_CONNECT_VERSION
+    return CONNECT_VERSION
 
 
 def mirror_libs(cache: Path) -> Path:

@@ -103,7 +103,7 @@ def describe(stack: Stack) -> dict[str, Any]:
             "kafka (broker)": stack.kafka_version(),
             "kafka connect": jars.CONNECT_VERSION,
             "debezium": jars.DEBEZIUM_VERSION,
-            "debezium-connector-mariadb": jars.DEBEZIUM_MARIADB_VERSION,
+            "debezium-connector-mariadb": jars.MARIADB_VERSION,
             "mariadb": variables.get("version", "?"),
             "jdk": jars.java_version(),
         },

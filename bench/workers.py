@@ -106,7 +106,7 @@ def connect_worker(
 ) -> WorkerSpec:
     """Apache Kafka Connect's distributed worker, started as ``bin/connect-distributed.sh`` starts it
     (``log_levels``: logger name → level, beside the root logger's INFO)."""
-    libs = jars.connect_libs(cache)
+    libs = jars.connect_libs(cache, jars.connect_version_for(plugin_path))
     props = dict(props)
     if plugin_path is not None:
         props["plugin.path"] = str(plugin_path)

@@ -223,11 +223,11 @@ def run_handover(args: argparse.Namespace) -> int:
     cache = Path(args.cache).expanduser()
     workdir = Path(args.workdir or (cache / "compat" / unique("handover")))
     workdir.mkdir(parents=True, exist_ok=True)
-    jars.connect_libs(cache)
+    jars.connect_libs(cache, jars.MARIADB_CONNECT_VERSION)
     jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
     print(
-        f"versions: Kafka Connect {jars.CONNECT_VERSION}; Debezium debezium-connector-mariadb "
-        f"{jars.DEBEZIUM_MARIADB_VERSION}; MariaDB {stack.sql('SELECT VERSION();').strip()}"
+        f"versions: Kafka Connect {jars.MARIADB_CONNECT_VERSION}; Debezium debezium-connector-mariadb "
+        f"{jars.MARIADB_VERSION}; MariaDB {stack.sql('SELECT VERSION();').strip()}"
     )
     results = [handover(first, args, stack, cache, workdir) for first in ("debezium", "cdc")]
     lines = [

@@ -13,6 +13,7 @@ __all__ = [
     "EXCLUDED_TABLE",
     "INCREMENTAL_TABLES",
     "SIGNAL_TABLES",
+    "bystander_sql",
     "incremental_sql",
     "snapshot_sql",
     "streaming_sql",
@@ -61,7 +62,8 @@ _TYPES_NAMES = (
 
 
 def _types_rows(base: int) -> str:
-    """Five rows of edge values with ids ``base+1 .. base+5``: minima, maxima, NULLs, text, fractions."""
+    """Eight rows of edge values with ids ``base+1 .. base+8``: minima, maxima, NULLs, text, fractions, and
+    FLOATs whose Java spelling is not the shortest."""
     rows = [
         # minima, negative and zero temporals
         f"({base + 1}, -128, 0, -32768, 0, -8388608, 0, -2147483648, 0, -9223372036854775808, 0, FALSE, 0,"
@@ -106,7 +108,16 @@ def _types_rows(base: int) -> str:
         " 'x ', ' y ', 'a\\\\b', 'c\"d', x'01', x'7f80', '', '', '', '',"
         " x'', x'', x'', x'', 'a', 'y', 'null')",
     ]
-    return f"INSERT INTO t_types ({_TYPES_NAMES}) VALUES\n" + ",\n".join(rows) + ";\n"
+    # FLOATs JDK 17's Float.toString spells with more digits than the shortest (Float.MIN_NORMAL is
+    # 1.17549435E-38, not 1.1754944E-38): ids base+6 .. base+8
+    floats = ", ".join(
+        f"({base + 6 + i}, {v})" for i, v in enumerate(("1.17549435e-38", "2.2856919e9", "4.18937487e18"))
+    )
+    return (
+        f"INSERT INTO t_types ({_TYPES_NAMES}) VALUES\n"
+        + ",\n".join(rows)
+        + f";\nINSERT INTO t_types (id, c_float) VALUES {floats};\n"
+    )
 
 
 _DEFAULTS = """
@@ -184,6 +195,19 @@ def snapshot_sql(db: str) -> str:
     )
 
 
+def bystander_sql(bystander: str) -> str:
+    """A database outside ``database.include.list``: under Debezium's default
+    ``schema.history.internal.store.only.captured.databases.ddl=false`` its schema is in both snapshots'
+    DDL, and its streamed DDL in the history and the schema change topic (its rows are captured by none)."""
+    return (
+        f"DROP DATABASE IF EXISTS `{bystander}`;\n"
+        f"CREATE DATABASE `{bystander}` CHARACTER SET latin1;\n"
+        f"CREATE TABLE `{bystander}`.b_one (id INT PRIMARY KEY, v VARCHAR(10) DEFAULT 'b');\n"
+        f"CREATE TABLE `{bystander}`.a_two (id BIGINT UNSIGNED PRIMARY KEY, t TIME(3));\n"
+        f"INSERT INTO `{bystander}`.b_one VALUES (1, 'x');\n"
+    )
+
+
 def incremental_sql(db: str) -> str:
     """The signal a Debezium user sends, the same row into each side's signal table: an incremental
     snapshot of :data:`INCREMENTAL_TABLES` (after the streaming phase, nothing else written meanwhile)."""
@@ -195,7 +219,7 @@ def incremental_sql(db: str) -> str:
     )
 
 
-def streaming_sql(db: str, other: str) -> str:
+def streaming_sql(db: str, other: str, bystander: str) -> str:
     """Changes of every kind once both snapshots ended; ends with the insert into :data:`END_TABLE`."""
     return (
         "SET SESSION sql_mode = '';\n"
@@ -252,6 +276,13 @@ DROP TABLE t_renamed;
         f"CREATE TABLE `{other}`.t_o (id INT PRIMARY KEY, v INT);\n"
         f"INSERT INTO `{other}`.t_o VALUES (1, 1);\n"
         f"DROP DATABASE `{other}`;\n"
+        # the bystander database (not captured): its DDL, run there and from the captured database
+        f"ALTER TABLE `{bystander}`.b_one ADD COLUMN w INT DEFAULT 2;\n"
+        f"INSERT INTO `{bystander}`.b_one VALUES (2, 'y', 3);\n"
+        f"USE `{bystander}`;\n"
+        "CREATE TABLE c_three (id INT PRIMARY KEY);\n"
+        "DROP TABLE a_two;\n"
+        f"USE `{db}`;\n"
         f"CREATE TABLE {END_TABLE} (id INT PRIMARY KEY);\n"
         f"INSERT INTO {END_TABLE} VALUES (1);\n"
     )

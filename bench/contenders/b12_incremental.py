@@ -257,7 +257,7 @@ class DebeziumIncremental(IncrementalContender):
         return debezium_worker(self.ctx, props, "mariadb")
 
     def versions(self) -> dict[str, str]:
-        return {"debezium connector": f"debezium-connector-mariadb {jars.DEBEZIUM_MARIADB_VERSION}"}
+        return {"debezium connector": f"debezium-connector-mariadb {jars.MARIADB_VERSION}"}
 
 
 @contender

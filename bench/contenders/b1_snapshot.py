@@ -253,7 +253,7 @@ class DebeziumSnapshot(ConnectSnapshot):
         return _config(DEBEZIUM_CONNECTOR, run, "disable")
 
     def versions(self) -> dict[str, str]:
-        return {"debezium connector": f"debezium-connector-mariadb {jars.DEBEZIUM_MARIADB_VERSION}"}
+        return {"debezium connector": f"debezium-connector-mariadb {jars.MARIADB_VERSION}"}
 
 
 class SparkSnapshot(CdcSingle):

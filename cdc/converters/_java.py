@@ -1,8 +1,10 @@
 """How Java and Jackson spell values as text, where Python spells them differently.
 
-* ``Double.toString`` / ``Float.toString`` (what Jackson writes for doubles and floats): the shortest
-  digits that round-trip (the JDK 19+ algorithm, which Python's ``repr`` shares), in plain notation for
-  ``1e-3 <= |x| < 1e7`` and as ``d.dddE<exp>`` outside it; always at least one digit after the point.
+* ``Double.toString`` (what Jackson writes for doubles): the shortest digits that round-trip (Python's
+  ``repr`` shares them), in plain notation for ``1e-3 <= |x| < 1e7`` and as ``d.dddE<exp>`` outside it;
+  always at least one digit after the point.
+* ``Float.toString`` as the JDK 17 that runs Kafka Connect spells it (:mod:`cdc.converters._java_float`):
+  not always the shortest (``1.17549435E-38``), in the same two notations.
 * Jackson quotes non-finite numbers by default (``QUOTE_NON_NUMERIC_NUMBERS``): ``"NaN"``,
   ``"Infinity"``, ``"-Infinity"``.
 * Jackson escapes control characters without a short form as ``\\u00XX`` with upper-case hex; orjson
@@ -15,6 +17,8 @@ from __future__ import annotations
 import math
 import re
 import struct
+
+from cdc.converters._java_float import float_to_string_jdk17
 
 __all__ = [
     "fix_escapes",
@@ -94,29 +98,9 @@ def java_double(value: float) -> str:
     return _format(value, repr(value))
 
 
-def _shortest_float32(value: float) -> str:
-    """The shortest decimal text that reads back as the float32 ``value``."""
-    for precision in range(1, 10):
-        text = f"{value:.{precision - 1}e}"
-        if to_float32(float(text)) == value:
-            mant, _, e = text.partition("e")
-            mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-            exp = int(e)
-            if -4 <= exp < 16:
-                # express plainly, as repr would, so _format can take the fast branch
-                return repr(float(f"{mant}e{exp}"))
-            return f"{mant}e{exp}"
-    return repr(value)
-
-
 def java_float(value: float) -> str:
-    """``Float.toString((float) value)``."""
-    value = to_float32(value)
-    if value != value:
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return _format(value, _shortest_float32(value), single=True)
+    """``Float.toString((float) value)`` on JDK 17 (Kafka Connect's JVM)."""
+    return float_to_string_jdk17(to_float32(value))
 
 
 def _json_number(text: str) -> str:

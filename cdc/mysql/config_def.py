@@ -688,7 +688,7 @@ def _define_events(d: ConfigDef) -> None:
         "max.queue.size only.",
         **e,
     )
-    d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "Wait for records in poll.", **e)
+    d.define("poll.interval.ms", L, 500, v.at_least(0), LO, "How long a poll waits for a full batch.", **e)
     d.define(
         "event.processing.failure.handling.mode",
         S,

@@ -114,11 +114,29 @@ class MySqlConnector(SourceConnector):
         return True
 
 
+MARIADB_LOCKING_MODES = ("minimal", "extended", "none")
+"""``snapshot.locking.mode`` of Debezium's MariaDbConnector (its enum: extended, minimal, none and custom,
+which cdc refuses): ``minimal_percona`` is the MySQL connector's (Percona's ``LOCK TABLES FOR BACKUP``,
+which MariaDB does not have)."""
+
+
 class MariaDbConnector(MySqlConnector):
     def task_class(self) -> type[Task]:
         from cdc.mysql.task import MariaDbSourceTask
 
         return MariaDbSourceTask
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        values = super().validate(props)
+        for value in values:
+            mode = value.value
+            if (
+                value.name == "snapshot.locking.mode"
+                and not value.errors
+                and str(mode).lower() not in MARIADB_LOCKING_MODES
+            ):
+                value.add_error("Value must be one of " + ", ".join(MARIADB_LOCKING_MODES))
+        return values
 
 
 def _is_binlog_connector(class_name: str) -> bool:

@@ -157,7 +157,9 @@ class TableSchema:
             kb = SchemaBuilder.struct().name(schema_name(base + ".Key"))
             for m in key_mappings:
                 schema = m.schema
-                if schema.optional:  # key fields are never optional (a PK column is NOT NULL anyway)
+                # a primary key column is NOT NULL (whatever its DDL said); a message.key.columns column
+                # keeps its own optionality, as Debezium's key schema does (a NULL there is a null field)
+                if schema.optional and m.column.name in table.primary_key:
                     schema = SchemaBuilder.from_schema(schema).required().build()
                 kb.field(field_name(m.column.name), schema)
             self.key_schema: Schema | None = kb.build()

@@ -9,11 +9,15 @@ add up to that many bytes (their approximate sizes, :mod:`cdc.mysql.record_size`
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ChangeEventQueue"]
+__all__ = ["RETURN_CONTROL_S", "ChangeEventQueue"]
+
+RETURN_CONTROL_S = 5.0
+"""Debezium's ``ConfigurationDefaults.RETURN_CONTROL_INTERVAL``: the longest a poll waits for a batch."""
 
 
 class ChangeEventQueue:
@@ -82,21 +86,30 @@ class ChangeEventQueue:
             self._cond.notify_all()
 
     def poll(self, timeout: float) -> list[Any]:
-        """Up to ``max_batch`` items, waiting up to ``timeout`` for the first; raises a producer failure."""
+        """Debezium's ``poll``: up to ``max_batch`` items, waiting until that many are there or ``timeout``
+        (``poll.interval.ms``, at most :data:`RETURN_CONTROL_S`) has passed, whichever is first; raises a
+        producer failure when nothing is left to return before it."""
+        deadline = time.monotonic() + min(timeout, RETURN_CONTROL_S)
+        batch: list[Any] = []
         with self._cond:
-            if not self._items and self._error is None and not self._closed:
-                self._cond.wait(timeout)
-            if self._items:
-                n = min(len(self._items), self.max_batch)
-                batch = [self._items.popleft() for _ in range(n)]
-                if self.max_bytes > 0:
-                    self.bytes -= sum(self._sizes.popleft() for _ in range(n))
-                self._cond.notify_all()
-                return batch
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            return []
+            while True:
+                n = min(len(self._items), self.max_batch - len(batch))
+                if n:
+                    batch.extend(self._items.popleft() for _ in range(n))
+                    if self.max_bytes > 0:
+                        self.bytes -= sum(self._sizes.popleft() for _ in range(n))
+                    self._cond.notify_all()
+                if len(batch) >= self.max_batch or self._closed:
+                    return batch
+                if self._error is not None:
+                    if batch:
+                        return batch  # the failure is raised by the next poll, after these records
+                    error, self._error = self._error, None
+                    raise error
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return batch
+                self._cond.wait(remaining)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -81,8 +81,6 @@ class SchemaChangeEvents:
             return []
         if database is None and not changes:
             database = ddl_database(ddl)  # e.g. DROP TABLE IF EXISTS other.t run without a default database
-        if database and not self.events.filters.database(database):
-            return []
         # Debezium's EventDispatcher drops the schema change event of a table the filters exclude only when
         # schema.history.internal.store.only.captured.tables.ddl is on: otherwise the event (snapshot and
         # streaming alike) is written as the history records it (seen side by side, `make compat`).
@@ -95,6 +93,12 @@ class SchemaChangeEvents:
         ts_ms = pos.ts_sec * 1000 if pos.ts_sec else int(time.time() * 1000)
         # the table's database when the statement names one (CREATE TABLE other.t run in db), as Debezium
         db = _id(captured[0]).database if captured else (database or "")
+        # Debezium skips the event of a database the filters exclude only under
+        # schema.history.internal.store.only.captured.databases.ddl (its skipSchemaChangeEvent): by default
+        # the DDL of every database is written, as the history records it
+        only_captured = self.settings.history_store_only_captured_databases_ddl
+        if db and only_captured and not self.events.filters.database(db):
+            return []
         source = self.events.source(pos, _id(captured[0]) if captured else None, ts_ms, snapshot, db)
         change_structs = [table_change_struct(c) for c in captured]
         value = Struct(self.value_schema, [source, int(time.time() * 1000), db, None, ddl, change_structs])

@@ -1,12 +1,13 @@
 """The initial snapshot, Debezium's procedure (global read lock path, ``minimal`` locking by default).
 
 1. REPEATABLE READ and lock timeouts; 2. find the captured tables; 3. ``FLUSH TABLES WITH READ LOCK``
-(falling back to table locks where FTWRL is not allowed); 4. ``START TRANSACTION WITH CONSISTENT
-SNAPSHOT``; 5. the binlog position (and GTID set) under the lock; 6. every table's ``SHOW CREATE TABLE``
-into the model and the history; 7. unlock (``minimal``); 8. stream each table's rows as ``op=r``
-events through an unbuffered cursor, so memory stays bounded; 9. commit. Every record carries the
-position of step 5 with ``"snapshot": "INITIAL"`` in its offset; the position without the flag is committed
-by a final heartbeat record once the last row is out, so an interrupted snapshot is redone.
+(``LOCK TABLES FOR BACKUP`` under ``minimal_percona``; table locks where neither is allowed); 4. ``START
+TRANSACTION WITH CONSISTENT SNAPSHOT``; 5. the binlog position (and GTID set) under the lock; 6. every
+table's ``SHOW CREATE TABLE`` into the model and the history; 7. unlock (``minimal``, ``minimal_percona``);
+8. stream each table's rows as ``op=r`` events through an unbuffered cursor, so memory stays bounded;
+9. commit. Every record carries the position of step 5 with ``"snapshot": "INITIAL"`` in its offset; the
+position without the flag is committed by the snapshot's last record (or a final heartbeat record when
+there is none), so an interrupted snapshot is redone.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.connection import connect as _connect
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.filters import BUILTIN_DATABASES
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.notifications import hash_set_order
 from cdc.mysql.offsets import BinlogOffset
@@ -36,6 +38,11 @@ __all__ = ["ConnectionFactory", "SnapshotResult", "Snapshotter"]
 log = logging.getLogger(__name__)
 
 FETCH_ROWS = 2000
+# Debezium's SnapshotLock statements: minimal_percona takes Percona Server's (and MySQL 8's) backup lock,
+# which blocks DDL but not writes to InnoDB tables; where the server does not know it (MariaDB: a syntax
+# error) the snapshot falls back to table locks, as Debezium's does.
+_GLOBAL_LOCK = {"minimal_percona": "LOCK TABLES FOR BACKUP"}
+_MINIMAL = ("minimal", "minimal_percona")  # released once the schema is read
 
 
 class ConnectionFactory(Protocol):
@@ -117,7 +124,7 @@ class Snapshotter:
         if locking != "none":
             try:
                 self.metrics.holding_global_lock = True
-                cur.execute("FLUSH TABLES WITH READ LOCK")
+                cur.execute(_GLOBAL_LOCK.get(locking, "FLUSH TABLES WITH READ LOCK"))
             except Exception as exc:
                 self.metrics.holding_global_lock = False
                 log.warning("Global read lock not allowed (%s); using table locks instead", exc)
@@ -137,28 +144,31 @@ class Snapshotter:
             locking,
             ", table locks" if table_locks else "",
         )
+        delayed: list[TableId] = []
         if table_locks:
             # The data is read under these locks: a transaction would release them (and UNLOCK TABLES
             # would commit it), so no consistent-snapshot transaction on this path, as in Debezium.
-            # Every table whose schema is read must be locked too: under table locks MySQL refuses
-            # statements on other tables (error 1100).
-            locked = captured if self.schema.only_captured_tables else all_tables
-            if locked:
-                cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in locked) + " WITH READ LOCK")
+            # Only the captured tables are locked; under table locks MySQL refuses statements on other
+            # tables (error 1100), so the others' CREATE TABLE is read once the locks are released
+            # (Debezium's two-phase schema snapshot).
+            delayed = [t for t in all_tables if not self.filters.table(t)]
+            if captured:
+                cur.execute("FLUSH TABLES " + ", ".join(t.sql() for t in captured) + " WITH READ LOCK")
         else:
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         offset = self._position(cur)
         position = offset.with_(snapshot=True).position()
-        self._record_schema(cur, databases, all_tables, position)
+        self._record_schema(cur, databases, all_tables, position, set(delayed))
         readers = self._open_readers() if data else None  # while the lock holds (parallel_snapshot.py)
-        if locking == "minimal" and not table_locks and self.metrics.holding_global_lock:
+        if locking in _MINIMAL and not table_locks and self.metrics.holding_global_lock:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
             log.info("Released the global read lock after %d tables' schemas", len(all_tables))
         rows = 0
+        last: SourceRecord | None = None
         try:
             if data:
-                rows = self._read_tables(conn, to_read, offset, readers)
+                rows, last = self._read_tables(conn, to_read, offset, readers)
         finally:
             if readers is not None:
                 readers.close()
@@ -167,6 +177,19 @@ class Snapshotter:
         if self.metrics.holding_global_lock or table_locks:
             cur.execute("UNLOCK TABLES")
             self.metrics.holding_global_lock = False
+        for table in delayed:  # their schema after the data, as Debezium's second phase writes it
+            cur.execute(f"SHOW CREATE TABLE {table.sql()}")
+            held = self._snapshot_ddl(str(_one(cur)[1]), table.database, position, hold=True)
+            if held is not None:
+                if last is not None and not self.emit([last]):
+                    raise InterruptedError("snapshot interrupted")
+                last = held
+        # The snapshot's last record carries the completed offset (no snapshot flag): once it is
+        # committed, a restart streams instead of snapshotting again.
+        if last is not None and not self.emit(
+            [_remark(last, "last").new_record(source_offset=offset.to_dict())]
+        ):
+            raise InterruptedError("snapshot interrupted")
         self.metrics.complete()
         return SnapshotResult(offset, to_read, rows)
 
@@ -199,8 +222,17 @@ class Snapshotter:
         return any(self.filters.table(t) for t in tables)
 
     def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
+        """The databases whose schema the snapshot records and their tables: the captured databases', or,
+        under Debezium's default (neither ``store.only.captured.databases.ddl`` nor ``…tables.ddl``), every
+        database's but the built-in ones (Debezium's ``eligibleForSchemaDataCollectionFilter``)."""
         cur.execute("SHOW DATABASES")
-        databases = [str(r[0]) for r in cur.fetchall() if self.filters.database(str(r[0]))]
+        every = not (self.schema.only_captured_dbs or self.schema.only_captured_tables)
+        databases = [
+            str(r[0])
+            for r in cur.fetchall()
+            if self.filters.database(str(r[0]))
+            or (every and not (self.filters.ignore_builtin and str(r[0]).lower() in BUILTIN_DATABASES))
+        ]
         tables: list[TableId] = []
         for db in databases:
             cur.execute(f"SHOW FULL TABLES IN `{db.replace('`', '``')}` WHERE Table_Type = 'BASE TABLE'")
@@ -223,7 +255,12 @@ class Snapshotter:
         return BinlogOffset(file=file, pos=pos, gtids=gtids, ts_sec=int(time.time()))
 
     def _record_schema(
-        self, cur: Any, databases: list[str], tables: list[TableId], position: dict[str, Any]
+        self,
+        cur: Any,
+        databases: list[str],
+        tables: list[TableId],
+        position: dict[str, Any],
+        delayed: set[TableId],
     ) -> None:
         """The schema as Debezium's snapshot records it, in the history and the schema change topic: the
         server's character set, a DROP TABLE IF EXISTS per table, then per database DROP/CREATE DATABASE,
@@ -239,7 +276,9 @@ class Snapshotter:
             ]
             for db in databases
         }
-        recorded = {db: ts for db, ts in recorded.items() if ts or not self.schema.only_captured_tables}
+        # Debezium groups the tables whose schema it records by database: a database without a table has
+        # no DROP/CREATE DATABASE in the snapshot
+        recorded = {db: ts for db, ts in recorded.items() if ts}
         for db, db_tables in recorded.items():
             for table in db_tables:
                 self._snapshot_ddl(f"DROP TABLE IF EXISTS {table.sql()}", db, position)
@@ -257,18 +296,24 @@ class Snapshotter:
             )
             self._snapshot_ddl(f"USE {quoted}", db, position)
             for table in db_tables:
-                cur.execute(f"SHOW CREATE TABLE {table.sql()}")
-                self._snapshot_ddl(str(_one(cur)[1]), db, position)
+                if table not in delayed:
+                    cur.execute(f"SHOW CREATE TABLE {table.sql()}")
+                    self._snapshot_ddl(str(_one(cur)[1]), db, position)
 
-    def _snapshot_ddl(self, ddl: str, database: str, position: dict[str, Any]) -> None:
-        """Apply and record one snapshot statement; write it to the schema change topic too."""
+    def _snapshot_ddl(
+        self, ddl: str, database: str, position: dict[str, Any], hold: bool = False
+    ) -> SourceRecord | None:
+        """Apply and record one snapshot statement; write it to the schema change topic too (``hold``: all
+        but its last record, which is returned)."""
         changes = self.schema.apply_ddl(ddl, database, position)
         if self.schema_events is None:
-            return
+            return None
         pos = SourcePosition(file=position["file"], pos=position["pos"])
         records = self.schema_events.records(ddl, database, changes, pos, position, snapshot="true")
+        held = records.pop() if hold and records else None
         if records and not self.emit(records):
             raise InterruptedError("snapshot interrupted")
+        return held
 
     def _open_readers(self) -> ChunkReaders | None:
         """``snapshot.max.threads`` > 1: the reader connections, opened in the snapshot's consistent view."""
@@ -296,7 +341,8 @@ class Snapshotter:
 
     def _read_tables(
         self, conn: Any, tables: list[TableId], offset: BinlogOffset, readers: ChunkReaders | None = None
-    ) -> int:
+    ) -> tuple[int, SourceRecord | None]:
+        """Every row as a read event; the last one is returned, not emitted (the caller marks it)."""
         total = 0
         snapshot_offset = offset.with_(snapshot=True).to_dict()
         pos = SourcePosition(file=offset.file, pos=offset.pos, server_id=0)
@@ -368,13 +414,7 @@ class Snapshotter:
             log.info(
                 "Finished exporting %d records for table '%s' (%.0f rows/s)", count, table_id, count / elapsed
             )
-        if pending is not None:
-            # The snapshot's last record carries the completed offset (no snapshot flag): once it is
-            # committed, a restart streams instead of snapshotting again.
-            pending = _remark(pending, "last").new_record(source_offset=offset.to_dict())
-            if not self.emit([pending]):
-                raise InterruptedError("snapshot interrupted")
-        return total
+        return total, pending
 
 
 def _one(cur: Any) -> Any:

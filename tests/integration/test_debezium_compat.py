@@ -1,7 +1,11 @@
-"""``make compat`` as a test: the real Debezium MariaDB connector (Kafka Connect, jars from Maven Central)
+"""``make compat`` as tests: the real Debezium MariaDB connector (Kafka Connect, jars from Maven Central)
 and cdc capture one database side by side; every difference must be listed as intentional in
 docs/debezium-compatibility.md, and the harness's self-test (an altered copy of cdc's records) must find
-the alteration. Slow (two workers, one a JVM, about three minutes) and needs Maven Central once."""
+the alteration.
+
+The base row (Debezium's defaults, cdc's local snapshot engine) is CI's compat subset: not slow, it runs in
+``make test`` and fails on any record that differs. The Spark engine and the other rows of the matrix
+(bench/compat/matrix.py) are slow: ``make test-all`` or ``make compat COMPAT_ARGS=--matrix``."""
 
 from __future__ import annotations
 
@@ -9,20 +13,33 @@ from pathlib import Path
 
 import pytest
 
+from bench.compat.matrix import ROWS
 from bench.compat.run import main
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# a run is two workers (one a JVM) and ~9 000 records a side: 3 to 5 minutes on a loaded shared machine
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_cdc_writes_what_debezium_writes(
-    stack: object, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
-) -> None:
-    """``spark``: cdc's snapshot is the parallel Spark read (JVM encoders, chunks of 40 rows, records
-    written by Spark's tasks), compared with Debezium's as the single reader's is."""
-    if engine == "spark":
-        pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")
-    rc = main(["--workdir", str(tmp_path), "--engine", engine])
+def _run(tmp_path: Path, *args: str) -> None:
+    rc = main(["--workdir", str(tmp_path), *args])
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "self-test: the altered value was found; the altered offsets were found" in report
     assert rc == 0, report
+
+
+def test_cdc_writes_what_debezium_writes_under_its_defaults(stack: object, tmp_path: Path) -> None:
+    _run(tmp_path, "--row", "base")
+
+
+@pytest.mark.slow
+def test_the_spark_snapshot_engine_writes_what_debezium_writes(stack: object, tmp_path: Path) -> None:
+    """cdc's snapshot is the parallel Spark read (JVM encoders, chunks of 40 rows, records written by
+    Spark's tasks), compared with Debezium's as the single reader's is."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed: `make spark`")
+    _run(tmp_path, "--engine", "spark")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", [r.name for r in ROWS if r.name != "base"])
+def test_each_row_of_the_matrix(stack: object, tmp_path: Path, row: str) -> None:
+    _run(tmp_path, "--row", row)

@@ -102,7 +102,12 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
             assert query is None
         else:  # include.query: the statement that wrote the row (MariaDB's ANNOTATE_ROWS)
             assert query is not None and query.startswith(f"INSERT INTO people VALUES ({i}, "), query
+            # its ANNOTATE_ROWS event is one of the transaction's events in Debezium's offset: GTID,
+            # ANNOTATE_ROWS, TABLE_MAP, then the rows event (event=3), not 2 as without include.query
+            assert record.source_offset.get("event") == 3, record.source_offset
         assert [f.name for f in record.key.schema.fields] == ["card", "id"]
+        # card is nullable: Debezium's key field is optional (a row with a NULL card keys on null)
+        assert [f.schema.optional for f in record.key.schema.fields] == [True, False]
         assert record.key.get("card") == "****" and record.key.get("id") == i
         schema = {f.name: f.schema for f in after.schema.fields}
         assert schema["active"].type.name == "BOOLEAN" and schema["active"].default is True

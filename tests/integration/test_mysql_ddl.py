@@ -125,7 +125,10 @@ def test_every_event_carries_the_columns_of_its_moment(tmp_path: Path, kafka: An
         cur.execute("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, phase INT NOT NULL, a INT)")
         proc = _start(worker, connector, log)
         try:
-            time.sleep(4)  # the snapshot of the empty table, then streaming
+            # the snapshot of the empty table, then streaming: its first schema change record (the
+            # server's character set) is written once it read its binlog position, so every change below
+            # is streamed (it reads the schema of the server's every database, which takes a while)
+            assert _wait_for(kafka, [prefix], 1), "no snapshot schema change record"
             for phase, table, columns, ddl in PHASES:
                 if phase == STOP_AFTER_PHASE + 1:
                     time.sleep(3)

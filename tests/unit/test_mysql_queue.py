@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
+
+import pytest
 
 from cdc.mysql.queue import ChangeEventQueue
 
@@ -34,3 +37,36 @@ def test_a_writer_waiting_for_room_gives_up_when_stopping() -> None:
     stopping.set()
     writer.join(5)
     assert result == [False]
+
+
+@pytest.mark.honours("poll.interval.ms")
+def test_poll_waits_for_a_full_batch_or_the_interval_as_debezium() -> None:
+    """``poll.interval.ms`` as Debezium's ChangeEventQueue honours it: a poll returns once ``max.batch.size``
+    records are there or the interval has passed, not on the first record."""
+    queue = ChangeEventQueue(max_size=100, max_batch=5)
+    stopping = threading.Event()
+    assert queue.put_all([1, 2], stopping)
+    late = threading.Timer(0.15, lambda: queue.put_all([3, 4, 5, 6], stopping))
+    late.start()
+    started = time.monotonic()
+    batch = queue.poll(2.0)
+    took = time.monotonic() - started
+    late.join()
+    assert batch == [1, 2, 3, 4, 5]  # the two waiting records did not return alone
+    assert 0.1 < took < 1.5  # returned when the batch was full, well before the interval
+    started = time.monotonic()
+    assert queue.poll(0.3) == [6]  # a partial batch once the interval passed
+    assert time.monotonic() - started >= 0.25
+
+
+def test_poll_with_a_failure_returns_what_it_holds_first() -> None:
+    queue = ChangeEventQueue(max_size=10, max_batch=5)
+    assert queue.put_all([1], threading.Event())
+    queue.fail(RuntimeError("producer"))
+    assert queue.poll(1.0) == [1]
+    try:
+        queue.poll(1.0)
+    except RuntimeError as exc:
+        assert str(exc) == "producer"
+    else:
+        raise AssertionError("the failure was not raised")

@@ -1,0 +1,92 @@
+"""``make compat``'s matrix: the base run under Debezium's defaults, and rows that each change one family of
+keys from it (the same keys on both sides), every row a whole run of :func:`bench.compat.run.run_compat`.
+
+A row's keys may name the run's database as ``{db}``. ``python -m bench.compat --row NAME`` runs one row
+(``base`` by default), ``--matrix`` all of them; each row writes ``<workdir>/<row>/report.md`` and the matrix
+a summary, ``<workdir>/matrix.md``: per row its differences, the unexplained ones, and the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["ROWS", "Row", "row", "run_matrix"]
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    family: str
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def config(self, db: str) -> dict[str, str]:
+        return {k.format(db=db): v.format(db=db) for k, v in self.keys.items()}
+
+
+ROWS: tuple[Row, ...] = (
+    Row("base", "Debezium's defaults (what a user must set only)"),
+    Row("decimal-string", "decimal.handling.mode", {"decimal.handling.mode": "string"}),
+    Row("decimal-double", "decimal.handling.mode", {"decimal.handling.mode": "double"}),
+    Row("time-connect", "time.precision.mode", {"time.precision.mode": "connect"}),
+    Row("binary-base64", "binary.handling.mode", {"binary.handling.mode": "base64"}),
+    Row("binary-hex", "binary.handling.mode", {"binary.handling.mode": "hex"}),
+    Row("bigint-precise", "bigint.unsigned.handling.mode", {"bigint.unsigned.handling.mode": "precise"}),
+    Row("include-query", "include.query", {"include.query": "true"}),
+    Row(
+        "column-rules",
+        "column mask, hash, truncate, propagate source type",
+        {
+            "column.mask.with.8.chars": "{db}.t_types.c_varchar,{db}.t_types.c_char",
+            "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K": "{db}.t_keys.v,{db}.t_single.v",
+            "column.truncate.to.4.chars": "{db}.t_types.c_text,{db}.t_types.c_tinytext",
+            "column.propagate.source.type": "{db}.t_types.c_.*,{db}.t_defaults.d_.*",
+            "datatype.propagate.source.type": ".+\\.BIGINT,.+\\.TIME",
+        },
+    ),
+    Row(
+        "message-key-columns",
+        "message.key.columns",
+        {"message.key.columns": "{db}.t_nokey:a;{db}.t_keys:v"},
+    ),
+    Row("locking-extended", "snapshot.locking.mode", {"snapshot.locking.mode": "extended"}),
+    Row("locking-none", "snapshot.locking.mode", {"snapshot.locking.mode": "none"}),
+    # Rows dbz-keys-a adds with its features (issue #27): transaction metadata
+    # (provide.transaction.metadata, topic.transaction) and notifications (notification.enabled.channels).
+)
+
+
+def row(name: str) -> Row:
+    for r in ROWS:
+        if r.name == name:
+            return r
+    raise SystemExit(f"no matrix row {name!r}; rows: {', '.join(r.name for r in ROWS)}")
+
+
+def run_matrix(args: argparse.Namespace, names: list[str]) -> int:
+    """Each named row in turn (a failure of one does not stop the others); the summary table."""
+    from bench.compat.run import run_compat
+    from bench.stack import unique
+
+    base = Path(args.workdir) if args.workdir else Path(args.cache).expanduser() / "compat" / unique("matrix")
+    lines = ["| row | family | differences | status |", "|---|---|---|---|"]
+    worst = 0
+    for name in names:
+        r = row(name)
+        row_args = copy.copy(args)
+        row_args.workdir = str(base / r.name)
+        try:
+            rc = run_compat(row_args, r)
+        except Exception as exc:  # a row that could not run is a failed row
+            rc, summary = 3, f"did not run: {type(exc).__name__}: {exc}"[:300]
+        else:
+            report = Path(row_args.workdir) / "report.md"
+            summary = report.read_text().strip().splitlines()[-1] if report.exists() else "?"
+        worst = max(worst, rc)
+        status = {0: "ok", 1: "UNEXPLAINED", 2: "SELF-TEST FAILED"}.get(rc, "FAILED")
+        lines.append(f"| {r.name} | {r.family} | {summary} | {status} |")
+        print("\n".join(lines), flush=True)
+    (base / "matrix.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return worst
