@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pymysql
@@ -43,19 +42,23 @@ from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.filters import UnsafeFilterError, check_filter
 from cdc.mysql.incremental.patterns import SignalPatterns
 from cdc.mysql.incremental.readonly import Watermark
-from cdc.mysql.incremental.window import chunk_progress, snapshot_source, window_rows
+from cdc.mysql.incremental.window import (
+    OPEN_WINDOW,
+    chunk_progress,
+    close_watermark,
+    snapshot_source,
+    watermark_time,
+    window_rows,
+)
 from cdc.mysql.metrics import SignalMetrics, SnapshotMetrics
 from cdc.mysql.snapshot import estimated_rows
 
 if TYPE_CHECKING:
     from cdc.mysql.incremental.spark_backfill import SparkBackfill
 
-__all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
+__all__ = ["IncrementalSnapshot"]
 
 log = logging.getLogger(__name__)
-
-OPEN_WINDOW = "snapshot-window-open"
-CLOSE_WINDOW = "snapshot-window-close"
 
 
 class IncrementalSnapshot:
@@ -352,7 +355,7 @@ class IncrementalSnapshot:
             return
         self.chunks.reconnect_if_lost()
         chunk_id = self.context.start_chunk()
-        self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        self._open_time = watermark_time()
         if not self.read_only:
             assert self.signal_table is not None
             self.chunks.insert_signal(
@@ -439,7 +442,8 @@ class IncrementalSnapshot:
             self._high = self.chunks.server_watermark() if self.context.running else None
             self.context.window_open = self._high is not None
         else:
-            self._close_watermark(chunk_id)
+            assert self.signal_table is not None
+            close_watermark(self.chunks, self.signal_table, chunk_id, self._open_time, self.insert_delete)
 
     def close_if_reached(self, offset: Callable[[], dict[str, Any]]) -> None:
         """``read.only``: between transactions, emit the window once the stream has passed its high
@@ -506,17 +510,4 @@ class IncrementalSnapshot:
         context = self.context
         self._notify(
             "IN_PROGRESS", chunk_progress(self._collections(), table, context.maximum_key, context.chunk_end)
-        )
-
-    def _close_watermark(self, chunk_id: str) -> None:
-        assert self.signal_table is not None
-        if self.insert_delete:
-            self.chunks.delete_signal(self.signal_table, chunk_id + "-open")
-            return
-        close_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self.chunks.insert_signal(
-            self.signal_table,
-            chunk_id + "-close",
-            CLOSE_WINDOW,
-            {"openWindowTimestamp": self._open_time, "closeWindowTimestamp": close_time},
         )

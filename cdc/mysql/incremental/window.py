@@ -1,19 +1,55 @@
 """The incremental snapshot's chunk window bookkeeping (:mod:`cdc.mysql.incremental.snapshot`): the rows
-read between two watermarks by their message key, the source block their records carry, and a chunk's
-progress as the IN_PROGRESS notification reports it."""
+read between two watermarks by their message key, the watermarks' signal rows, the source block the rows'
+records carry, and a chunk's progress as the IN_PROGRESS notification reports it."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
 from cdc.mysql.events import TableSchema
 
-__all__ = ["chunk_progress", "snapshot_source", "window_rows"]
+if TYPE_CHECKING:
+    from cdc.mysql.incremental.chunks import ChunkReader
+
+__all__ = [
+    "CLOSE_WINDOW",
+    "OPEN_WINDOW",
+    "chunk_progress",
+    "close_watermark",
+    "snapshot_source",
+    "watermark_time",
+    "window_rows",
+]
+
+OPEN_WINDOW = "snapshot-window-open"
+CLOSE_WINDOW = "snapshot-window-close"
+
+
+def watermark_time() -> str:
+    """Now, as the watermarks' ``openWindowTimestamp``/``closeWindowTimestamp`` spell it."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def close_watermark(
+    chunks: ChunkReader, signal_table: TableId, chunk_id: str, open_time: str, insert_delete: bool
+) -> None:
+    """Close ``chunk_id``'s window: insert its ``-close`` row, or with ``insert_delete`` delete its
+    ``-open`` row."""
+    if insert_delete:
+        chunks.delete_signal(signal_table, chunk_id + "-open")
+        return
+    chunks.insert_signal(
+        signal_table,
+        chunk_id + "-close",
+        CLOSE_WINDOW,
+        {"openWindowTimestamp": open_time, "closeWindowTimestamp": watermark_time()},
+    )
 
 
 def window_rows(
