@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import threading
 from typing import Any
 
@@ -107,7 +106,7 @@ class ConnectorConfigurer:
 def _run(args: argparse.Namespace) -> int:
     from cdc import gc_settings
     from cdc.worker.properties import load_properties
-    from cdc.worker.runtime import build_distributed
+    from cdc.worker.runtime import build_distributed, stop_on_signals
 
     settings = MirrorMakerSettings.parse(load_properties(args.config))
     targets = tuple(args.clusters or ())
@@ -120,14 +119,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("No source->target replication flows.")
     log.info("Targeting clusters %s with %d herders: %s", targets or settings.clusters, len(mine), mine)
     started: list[tuple[Any, ConnectorConfigurer]] = []
-    done = threading.Event()
-
-    def handle(signum: int, frame: Any) -> None:
-        log.info("Received signal %s, shutting down", signum)
-        done.set()
-
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
+    done = stop_on_signals(log)
     try:
         for flow in mine:
             props = {**settings.worker_config(flow), **rest_properties(settings, every.index(flow))}

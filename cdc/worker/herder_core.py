@@ -9,6 +9,7 @@ mixin reads the state declared here, so none needs another.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +35,11 @@ from cdc.worker.stores.base import (
 )
 from cdc.worker.worker import Worker
 
-__all__ = ["HerderCore"]
+__all__ = ["HERDER_LOG", "HerderCore"]
+
+# The herder's logger, whichever of its modules logs: log lines and log levels (/admin/loggers, the
+# Java names mapped in docs/logging.md) stay as they were before the herder was split.
+HERDER_LOG = logging.getLogger("cdc.worker.connect_herder")
 
 
 class HerderCore:

@@ -7,14 +7,12 @@ group generation. The REST status answers (``GET /connectors/{name}/status``, a 
 
 from __future__ import annotations
 
-import logging
-
 from cdc.worker.config import CONNECTOR_CLASS_CONFIG
 from cdc.worker.errors import (
     NotFoundError,
 )
 from cdc.worker.herder import JSON, ConnectorStateInfo, StateInfo
-from cdc.worker.herder_core import HerderCore
+from cdc.worker.herder_core import HERDER_LOG, HerderCore
 from cdc.worker.stores.base import (
     ConnectorStatus,
     State,
@@ -26,9 +24,7 @@ from cdc.worker.worker import connector_kind
 
 __all__ = ["HerderStatus"]
 
-# The herder's logger, whichever of its modules logs: log lines and log levels (/admin/loggers, the
-# Java names mapped in docs/logging.md) stay as they were before the herder was split.
-log = logging.getLogger("cdc.worker.connect_herder")
+log = HERDER_LOG  # the herder's logger (herder_core.HERDER_LOG says why)
 
 
 class HerderStatus(HerderCore):

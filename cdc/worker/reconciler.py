@@ -7,10 +7,8 @@ configs, which the leader alone writes (a follower sends them to it). Restart re
 
 from __future__ import annotations
 
-import logging
-
 from cdc.api.errors import ConnectError
-from cdc.worker.herder_core import HerderCore
+from cdc.worker.herder_core import HERDER_LOG, HerderCore
 from cdc.worker.settings import ConnectorSettings
 from cdc.worker.stores.base import (
     ClusterConfigState,
@@ -24,9 +22,7 @@ from cdc.worker.stores.base import (
 
 __all__ = ["Reconciler"]
 
-# The herder's logger, whichever of its modules logs: log lines and log levels (/admin/loggers, the
-# Java names mapped in docs/logging.md) stay as they were before the herder was split.
-log = logging.getLogger("cdc.worker.connect_herder")
+log = HERDER_LOG  # the herder's logger (herder_core.HERDER_LOG says why)
 
 
 class Reconciler(HerderCore):

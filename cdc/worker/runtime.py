@@ -25,9 +25,22 @@ from cdc.worker.settings import WorkerSettings
 from cdc.worker.stores.base import ConfigBackingStore, OffsetBackingStore, StatusBackingStore
 from cdc.worker.worker import Worker
 
-__all__ = ["ConnectRuntime", "build_distributed", "build_standalone"]
+__all__ = ["ConnectRuntime", "build_distributed", "build_standalone", "stop_on_signals"]
 
 log = logging.getLogger(__name__)
+
+
+def stop_on_signals(logger: logging.Logger = log) -> threading.Event:
+    """An event that SIGTERM or SIGINT sets (logged on ``logger``): what a worker process waits on."""
+    done = threading.Event()
+
+    def handle(signum: int, frame: Any) -> None:
+        logger.info("Received signal %s, shutting down", signum)
+        done.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+    return done
 
 
 @dataclass
@@ -58,15 +71,7 @@ class ConnectRuntime:
         log.info("Worker stopped")
 
     def run_until_signalled(self) -> None:
-        done = threading.Event()
-
-        def handle(signum: int, frame: Any) -> None:
-            log.info("Received signal %s, shutting down", signum)
-            done.set()
-
-        signal.signal(signal.SIGTERM, handle)
-        signal.signal(signal.SIGINT, handle)
-        done.wait()
+        stop_on_signals().wait()
         self.stop()
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import regex
 
 from cdc.api.errors import ConnectError
+from cdc.history.model import TableId
 
 __all__ = ["SIGNAL_REGEX_BUDGET_S", "PatternError", "SignalPatterns"]
 
@@ -71,3 +72,19 @@ class SignalPatterns:
             raise PatternError(
                 f"matching the pattern '{pattern}' took longer than {self._budget_s:g} s"
             ) from None
+
+    def expand(self, patterns: list[str], known: list[TableId]) -> list[TableId]:
+        """Names or regexes against the ``known`` tables (a name matching none is kept, as Debezium does),
+        within this budget (``PatternError`` past it)."""
+        out: list[TableId] = []
+        for pattern in patterns:
+            try:
+                self.compile(pattern)
+            except PatternError:
+                matched = []  # not a regex: a table name, as Debezium takes it
+            else:
+                matched = [t for t in known if self.fullmatch(pattern, str(t))]
+            for table in matched or [TableId.parse(pattern)]:
+                if table not in out:
+                    out.append(table)
+        return out

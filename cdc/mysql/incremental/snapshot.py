@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pymysql
@@ -41,20 +40,25 @@ from cdc.mysql.events import SourcePosition, TableSchema
 from cdc.mysql.incremental.chunks import ChunkReader, java_converter, java_value
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext
 from cdc.mysql.incremental.filters import UnsafeFilterError, check_filter
-from cdc.mysql.incremental.patterns import PatternError, SignalPatterns
+from cdc.mysql.incremental.patterns import SignalPatterns
 from cdc.mysql.incremental.readonly import Watermark
+from cdc.mysql.incremental.window import (
+    OPEN_WINDOW,
+    chunk_progress,
+    close_watermark,
+    snapshot_source,
+    watermark_time,
+    window_rows,
+)
 from cdc.mysql.metrics import SignalMetrics, SnapshotMetrics
 from cdc.mysql.snapshot import estimated_rows
 
 if TYPE_CHECKING:
     from cdc.mysql.incremental.spark_backfill import SparkBackfill
 
-__all__ = ["CLOSE_WINDOW", "OPEN_WINDOW", "IncrementalSnapshot"]
+__all__ = ["IncrementalSnapshot"]
 
 log = logging.getLogger(__name__)
-
-OPEN_WINDOW = "snapshot-window-open"
-CLOSE_WINDOW = "snapshot-window-close"
 
 
 class IncrementalSnapshot:
@@ -108,7 +112,7 @@ class IncrementalSnapshot:
             self.chunks,
             props,
             worker_clients,
-            self._snapshot_source,
+            snapshot_source,
             headers,
         )
         self.spark.on_done = self._spark_done
@@ -249,23 +253,9 @@ class IncrementalSnapshot:
             self.read_chunk()
 
     def expand(self, patterns: list[str], matching: SignalPatterns | None = None) -> list[TableId]:
-        """Names or regexes against the known tables (a name matching none is kept, as Debezium does),
-        within ``matching``'s time budget (:mod:`~cdc.mysql.incremental.patterns`: ``PatternError``
-        past it)."""
+        """The tables ``patterns`` name among the known ones (:meth:`SignalPatterns.expand`)."""
         matching = matching if matching is not None else SignalPatterns()
-        known = sorted(self.schema.tables.tables, key=str)
-        out: list[TableId] = []
-        for pattern in patterns:
-            try:
-                matching.compile(pattern)
-            except PatternError:
-                matched = []  # not a regex: a table name, as Debezium takes it
-            else:
-                matched = [t for t in known if matching.fullmatch(pattern, str(t))]
-            for table in matched or [TableId.parse(pattern)]:
-                if table not in out:
-                    out.append(table)
-        return out
+        return matching.expand(patterns, sorted(self.schema.tables.tables, key=str))
 
     def progress(self) -> dict[str, Any] | None:
         """The running snapshot for the task's REST status (None when none runs): its signal, the tables
@@ -330,7 +320,7 @@ class IncrementalSnapshot:
         if not self.window or current is None or ts is None:
             self.window.clear()
             return
-        self._send(dict(close_record.source_offset or {}), self._snapshot_source(close_record, current.table))
+        self._send(dict(close_record.source_offset or {}), snapshot_source(close_record, current.table))
 
     def _send(self, base_offset: dict[str, Any], source: Struct) -> None:
         """The window's rows as ``op=r`` records at ``base_offset``, each offset naming its row's key."""
@@ -351,27 +341,6 @@ class IncrementalSnapshot:
         if not self.emit(out):
             raise InterruptedError("stopping")
 
-    def _snapshot_source(self, close_record: SourceRecord, table: TableId) -> Struct:
-        value = close_record.value
-        assert isinstance(value, Struct)
-        source = value.get("source")
-        values = list(source.values)
-        schema = source.schema
-        now_ns = time.time_ns()
-        for name, new in (
-            ("snapshot", "incremental"),
-            ("db", table.database),
-            ("table", table.table),
-            ("ts_ms", now_ns // 1_000_000),
-            ("ts_us", now_ns // 1000),
-            ("ts_ns", now_ns),
-            ("query", None),
-        ):
-            field = schema.field(name)
-            if field is not None:
-                values[field.index] = new
-        return Struct(schema, values)
-
     # -- chunks --------------------------------------------------------------------------------------------
     def read_chunk(self) -> None:
         """Open a window, read the next chunk(s) into it, close it (or finish the tables that are done)."""
@@ -386,7 +355,7 @@ class IncrementalSnapshot:
             return
         self.chunks.reconnect_if_lost()
         chunk_id = self.context.start_chunk()
-        self._open_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        self._open_time = watermark_time()
         if not self.read_only:
             assert self.signal_table is not None
             self.chunks.insert_signal(
@@ -445,7 +414,7 @@ class IncrementalSnapshot:
                 continue
             self._window_schema = ts
             index = self.chunks.query_index(table, current)
-            self.window = _window(ts, rows)
+            self.window = window_rows(ts, rows)
             first, last = rows[0], rows[-1]
             self.context.chunk_end = [java_value(last[i], table.columns[i]) for i in index]
             scanned = self.rows_scanned[str(current.table)] = self.rows_scanned.get(
@@ -473,7 +442,8 @@ class IncrementalSnapshot:
             self._high = self.chunks.server_watermark() if self.context.running else None
             self.context.window_open = self._high is not None
         else:
-            self._close_watermark(chunk_id)
+            assert self.signal_table is not None
+            close_watermark(self.chunks, self.signal_table, chunk_id, self._open_time, self.insert_delete)
 
     def close_if_reached(self, offset: Callable[[], dict[str, Any]]) -> None:
         """``read.only``: between transactions, emit the window once the stream has passed its high
@@ -537,42 +507,7 @@ class IncrementalSnapshot:
         """IN_PROGRESS after a chunk was read: its table, the table's maximum key and the chunk's last key."""
         if self.notifier is None:
             return
-        maximum = self.context.maximum_key
-        progress = {
-            "data_collections": self._collections(),
-            "current_collection_in_progress": table,
-            "maximum_key": ",".join(_text(k) for k in maximum) if maximum is not None else '"<null>"',
-            "last_processed_key": ",".join(_text(k) for k in self.context.chunk_end or ()),
-        }
-        self._notify("IN_PROGRESS", progress)
-
-    def _close_watermark(self, chunk_id: str) -> None:
-        assert self.signal_table is not None
-        if self.insert_delete:
-            self.chunks.delete_signal(self.signal_table, chunk_id + "-open")
-            return
-        close_time = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        self.chunks.insert_signal(
-            self.signal_table,
-            chunk_id + "-close",
-            CLOSE_WINDOW,
-            {"openWindowTimestamp": self._open_time, "closeWindowTimestamp": close_time},
+        context = self.context
+        self._notify(
+            "IN_PROGRESS", chunk_progress(self._collections(), table, context.maximum_key, context.chunk_end)
         )
-
-
-def _window(
-    ts: TableSchema, rows: list[Sequence[Any]]
-) -> dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]]:
-    """The rows by their message key values (what a streamed change of the same row carries as its key),
-    each with its key struct, which its record reuses."""
-    window: dict[tuple[Any, ...], tuple[Struct | None, Sequence[Any]]] = {}
-    key_of = ts.key
-    for row in rows:
-        key = key_of(row)
-        window[tuple(key.values) if key is not None else tuple(row)] = (key, row)
-    return window
-
-
-def _text(value: Any) -> str:
-    """``Objects.toString(x, "<null>")`` of a key part."""
-    return "<null>" if value is None else str(value)

@@ -45,7 +45,6 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from cdc.api.errors import ConnectError
@@ -57,6 +56,7 @@ from cdc.mysql.events import TableSchema
 from cdc.mysql.incremental.chunks import ChunkReader
 from cdc.mysql.incremental.context import DataCollection, IncrementalContext, flag_row
 from cdc.mysql.incremental.spark_job import BackfillJob, BackfillSpec, Images
+from cdc.mysql.incremental.window import OPEN_WINDOW, close_watermark, watermark_time
 from cdc.mysql.metrics import SnapshotMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.spark.reconcile import SchemaChangedError, reread
@@ -64,9 +64,6 @@ from cdc.mysql.spark.reconcile import SchemaChangedError, reread
 __all__ = ["SparkBackfill"]
 
 log = logging.getLogger(__name__)
-
-OPEN_WINDOW = "snapshot-window-open"
-CLOSE_WINDOW = "snapshot-window-close"
 
 SnapshotSource = Callable[[SourceRecord, TableId], Struct]
 """The ``source`` block of a window's records, from its close watermark's record."""
@@ -298,7 +295,7 @@ class SparkBackfill:
         batch = self.pending[: self.window_keys]
         del self.pending[: self.window_keys]
         window_id = str(uuid.uuid4())
-        opened = _now()
+        opened = watermark_time()
         self.chunks.reconnect_if_lost()
         self.chunks.insert_signal(
             self.signal_table, window_id + "-open", OPEN_WINDOW, {"openWindowTimestamp": opened}
@@ -316,12 +313,7 @@ class SparkBackfill:
         reread(self.chunks.connection(), table, dict(batch), found, gone)
         self.window = window
         self.window_id = window_id
-        self.chunks.insert_signal(
-            self.signal_table,
-            window_id + "-close",
-            CLOSE_WINDOW,
-            {"openWindowTimestamp": opened, "closeWindowTimestamp": _now()},
-        )
+        close_watermark(self.chunks, self.signal_table, window_id, opened, insert_delete=False)
 
     def _send(self, close_record: SourceRecord) -> None:
         ts, table = self._window_schema, self.table
@@ -347,7 +339,3 @@ def _message_key(ts: TableSchema, row: Sequence[Any]) -> tuple[Any, ...]:
     """What a streamed change of the same row carries as its key (the de-duplication's identity)."""
     key = ts.key(row)
     return tuple(key.values) if key is not None else tuple(row)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
