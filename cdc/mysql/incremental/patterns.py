@@ -69,6 +69,9 @@ class SignalPatterns:
                 raise TimeoutError
             return compiled.fullmatch(text, timeout=remaining, concurrent=True) is not None
         except TimeoutError:
+            # spent for good: the regex engine's timer may fire a little before the deadline, and what is
+            # left must not let the signal's next match run
+            self._deadline = float("-inf")
             raise PatternError(
                 f"matching the pattern '{pattern}' took longer than {self._budget_s:g} s"
             ) from None
