@@ -18,9 +18,13 @@ __all__ = [
     "DISTRIBUTED_DEF",
     "ERROR_GROUP",
     "NAME_CONFIG",
+    "PLUGIN_DEF",
+    "REST_DEF",
+    "REST_KEYS",
     "STANDALONE_DEF",
     "WORKER_DEF",
     "connector_def",
+    "worker_subset",
 ]
 
 S, INT, L, B, LST, P, C = (
@@ -62,6 +66,50 @@ def _worker_def() -> ConfigDef:
     d.define("rest.advertised.host.name", S, None, None, LO, "Host name given to other workers.")
     d.define("rest.advertised.port", INT, None, None, LO, "Port given to other workers.")
     d.define("rest.advertised.listener", S, None, None, LO, "Listener scheme given to other workers.")
+    # Connect 3.x's listener keys, removed in 4.0: read when ``listeners`` is not set, as 3.x read them
+    d.define("rest.host.name", S, None, None, LO, "Host of the REST listener when listeners is not set.")
+    d.define(
+        "rest.port",
+        INT,
+        8083,
+        v.between(0, 65535),
+        LO,
+        "Port of the REST listener when listeners is not set.",
+    )
+    d.define("access.control.allow.methods", S, "", None, LO, "CORS allowed methods.")
+    d.define(
+        "response.http.headers.config",
+        S,
+        "",
+        None,
+        LO,
+        "Headers of every REST response: [action] [name]:[value], comma-separated (Jetty's HeaderFilter).",
+    )
+    d.define(
+        "rest.extension.classes",
+        LST,
+        "",
+        None,
+        LO,
+        "REST extensions: only org.apache.kafka.connect.rest.basic.auth.extension."
+        "BasicAuthSecurityRestExtension is available; another class is logged and ignored.",
+    )
+    d.define(
+        "rest.basic.auth.credentials.file",
+        S,
+        None,
+        None,
+        LO,
+        "cdc's users file for basic authentication (user: password[, role]), instead of a JAAS file.",
+    )
+    d.define(
+        "rest.allow.unauthenticated.all.interfaces",
+        B,
+        False,
+        None,
+        LO,
+        "Let the REST API listen on every interface without authentication (refused by default).",
+    )
     d.define(
         "plugin.path",
         LST,
@@ -198,6 +246,46 @@ def _valid_pattern(pattern: object) -> bool:
 
 
 WORKER_DEF = _worker_def()
+
+REST_KEYS = (
+    "listeners",
+    "rest.host.name",
+    "rest.port",
+    "admin.listeners",
+    "rest.advertised.host.name",
+    "rest.advertised.port",
+    "rest.advertised.listener",
+    "access.control.allow.origin",
+    "access.control.allow.methods",
+    "response.http.headers.config",
+    "rest.extension.classes",
+    "rest.basic.auth.credentials.file",
+    "rest.allow.unauthenticated.all.interfaces",
+    "rest.request.body.max.bytes",
+    "rest.request.header.timeout.ms",
+    "rest.idle.timeout.ms",
+    "topic.tracking.enable",
+    "topic.tracking.allow.reset",
+    "connector.client.config.override.policy",
+    "snapshot.spark.allowed.masters",
+)
+"""The worker keys the REST server reads (:class:`cdc.worker.rest.RestSettings`), declared in
+:data:`WORKER_DEF`: :data:`REST_DEF` parses them alone, so a REST settings object needs no converter keys."""
+
+
+def worker_subset(names: tuple[str, ...]) -> ConfigDef:
+    """The keys ``names`` of :data:`WORKER_DEF` as a definition of their own, for a part of the runtime
+    that reads only them (and must not require the keys it does not read, such as the converters)."""
+    d = ConfigDef()
+    for key in WORKER_DEF.keys():  # noqa: SIM118 (ConfigDef.keys() is a list of ConfigKey)
+        if key.name in names:
+            d.add(key)
+    return d
+
+
+REST_DEF = worker_subset(REST_KEYS)
+PLUGIN_DEF = worker_subset(("plugin.path", "filestream.connectors.enable"))
+"""The keys :class:`cdc.worker.plugin_path.PluginSettings` reads."""
 
 
 def _distributed_def() -> ConfigDef:

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import distributions
 
-from cdc.api.errors import ConfigError
+from cdc.config.settings import setting, settings_from
 from cdc.plugins import Registry
 
 __all__ = ["FILESTREAM_HINT", "FILESTREAM_SWITCH", "PluginSettings", "apply_plugin_settings"]
@@ -48,6 +48,12 @@ _CONNECT_FILE = re.compile(r"^connect-file([-.].*)?$")
 
 
 @dataclass(frozen=True)
+class _PluginKeys:
+    plugin_path: tuple[str, ...] | None = setting("plugin.path")
+    filestream: bool | None = setting(FILESTREAM_SWITCH)
+
+
+@dataclass(frozen=True)
 class PluginSettings:
     plugin_path: tuple[str, ...] = ()
     filestream: bool = True
@@ -55,14 +61,13 @@ class PluginSettings:
     @classmethod
     def from_properties(cls, props: Mapping[str, str], mode: str) -> PluginSettings:
         """``mode``: ``standalone`` (FileStream on) or ``distributed`` (FileStream only when enabled)."""
-        paths = tuple(p.strip() for p in (props.get("plugin.path") or "").split(",") if p.strip())
-        switch = (props.get(FILESTREAM_SWITCH) or "").strip().lower()
-        if switch not in ("", "true", "false"):
-            raise ConfigError("must be true or false", FILESTREAM_SWITCH, switch)
-        enabled = mode == "standalone" or switch == "true" or any(_names_connect_file(p) for p in paths)
-        if switch == "false":
-            enabled = False
-        return cls(paths, enabled)
+        from cdc.worker.config import PLUGIN_DEF
+
+        keys = settings_from(_PluginKeys, PLUGIN_DEF.parse(props))
+        paths = tuple(p.strip() for p in keys.plugin_path or () if p.strip())
+        if keys.filestream is not None:
+            return cls(paths, keys.filestream)
+        return cls(paths, mode == "standalone" or any(_names_connect_file(p) for p in paths))
 
 
 def _names_connect_file(entry: str) -> bool:

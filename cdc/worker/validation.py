@@ -17,7 +17,7 @@ from cdc.api.errors import ConfigError, ConnectError, NotFoundError
 from cdc.api.plugins import Converter, HeaderConverter, Predicate, Transformation
 from cdc.config import ConfigDef, ConfigType, ConfigValue, mask_secrets
 from cdc.plugins import registry
-from cdc.worker.config import connector_def
+from cdc.worker.config import CONNECTOR_CLASS_CONFIG, connector_def
 from cdc.worker.config_providers import is_from_provider
 from cdc.worker.errors import BadRequestError
 from cdc.worker.settings import WorkerSettings
@@ -133,7 +133,7 @@ def validate(
     """
     raw = props
     props, provider_errors = _resolve(props, resolve)
-    class_name = props.get("connector.class")
+    class_name = props.get(CONNECTOR_CLASS_CONFIG)
     if not class_name:
         # Connect prints the whole config here; its secrets stay out of the answer.
         raise BadRequestError(f"Connector config {mask_secrets(props)} contains no connector type")

@@ -54,7 +54,7 @@ __all__ = [
     "BasicAuthenticator",
     "CredentialsFile",
     "JaasEntry",
-    "basic_auth_from_properties",
+    "basic_auth",
     "jaas_config_path",
     "parse_jaas",
 ]
@@ -270,16 +270,16 @@ def _parse_basic(header: str | None) -> tuple[str, str] | None:
     return user, password
 
 
-def basic_auth_from_properties(
-    props: Mapping[str, str], environ: Mapping[str, str] | None = None
+def basic_auth(
+    extensions: Sequence[str], credentials_file: str | None, environ: Mapping[str, str] | None = None
 ) -> BasicAuthenticator | None:
-    """The authenticator the worker properties (and ``KAFKA_OPTS``) ask for, or None."""
+    """The authenticator that ``rest.extension.classes``, ``rest.basic.auth.credentials.file`` (and
+    ``KAFKA_OPTS``) ask for, or None."""
     environ = os.environ if environ is None else environ
-    extensions = [c.strip() for c in (props.get("rest.extension.classes") or "").split(",") if c.strip()]
     for name in extensions:
         if name != BASIC_AUTH_EXTENSION:
             log.warning("REST extension %s is not available and is ignored", name)
-    file = (props.get(CREDENTIALS_FILE_CONFIG) or "").strip()
+    file = (credentials_file or "").strip()
     if file:
         if BASIC_AUTH_EXTENSION in extensions and jaas_config_path(environ):
             log.info("Basic authentication reads %s; the JAAS file in KAFKA_OPTS is not used", file)

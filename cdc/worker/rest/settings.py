@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc.api.errors import ConfigError
+from cdc.config.settings import setting, setting_keys, settings_from
 
 __all__ = ["HeaderAction", "Listener", "RestSettings", "SslSettings", "parse_listeners"]
 
@@ -129,11 +130,6 @@ def _csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def _bool(props: Mapping[str, str], key: str, default: bool) -> bool:
-    value = props.get(key)
-    return default if value is None or not str(value).strip() else str(value).strip().lower() == "true"
-
-
 def _ssl(props: Mapping[str, str]) -> SslSettings:
     keys: dict[str, str] = {}
 
@@ -169,23 +165,40 @@ def _ssl(props: Mapping[str, str]) -> SslSettings:
     )
 
 
-REQUEST_BODY_MAX_BYTES_CONFIG = "rest.request.body.max.bytes"
 # Kafka's max.request.size: the largest config record Connect's producer writes to the config topic, so the
 # largest connector config a Connect worker can store.
 DEFAULT_REQUEST_BODY_MAX_BYTES = 1048576
 
 
-def _positive_int(props: Mapping[str, str], key: str, default: int) -> int:
-    raw = (props.get(key) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError("must be an integer", key, raw) from None
-    if value < 1:
-        raise ConfigError("must be at least 1", key, raw)
-    return value
+@dataclass(frozen=True)
+class RestKeys:
+    """The REST keys of the worker file, parsed by :data:`cdc.worker.config.REST_DEF`."""
+
+    listeners: tuple[str, ...] = setting("listeners")
+    rest_host_name: str | None = setting("rest.host.name")
+    rest_port: int = setting("rest.port")
+    admin_listeners: tuple[str, ...] | None = setting("admin.listeners")
+    rest_advertised_host_name: str | None = setting("rest.advertised.host.name")
+    rest_advertised_port: int | None = setting("rest.advertised.port")
+    rest_advertised_listener: str | None = setting("rest.advertised.listener")
+    access_control_allow_origin: str = setting("access.control.allow.origin")
+    access_control_allow_methods: str = setting("access.control.allow.methods")
+    response_http_headers_config: str = setting("response.http.headers.config")
+    rest_extension_classes: tuple[str, ...] = setting("rest.extension.classes")
+    rest_basic_auth_credentials_file: str | None = setting("rest.basic.auth.credentials.file")
+    rest_allow_unauthenticated_all_interfaces: bool = setting("rest.allow.unauthenticated.all.interfaces")
+    rest_request_body_max_bytes: int = setting("rest.request.body.max.bytes")
+    rest_request_header_timeout_ms: int = setting("rest.request.header.timeout.ms")
+    rest_idle_timeout_ms: int = setting("rest.idle.timeout.ms")
+    topic_tracking_enable: bool = setting("topic.tracking.enable")
+    topic_tracking_allow_reset: bool = setting("topic.tracking.allow.reset")
+    connector_client_config_override_policy: str = setting("connector.client.config.override.policy")
+    snapshot_spark_allowed_masters: tuple[str, ...] = setting("snapshot.spark.allowed.masters")
+
+    @staticmethod
+    def listeners_given(props: Mapping[str, str]) -> bool:
+        """Whether the file sets ``listeners`` (else Connect 3.x's rest.host.name/rest.port apply)."""
+        return setting_keys(RestKeys)["listeners"] in props
 
 
 @dataclass
@@ -217,54 +230,52 @@ class RestSettings:
     def from_properties(
         cls, props: Mapping[str, str], environ: Mapping[str, str] | None = None
     ) -> RestSettings:
-        """The settings of ``props``; ``environ`` (default ``os.environ``) supplies ``KAFKA_OPTS``."""
+        """The settings of ``props`` (the worker file); ``environ`` (default ``os.environ``) supplies
+        ``KAFKA_OPTS``. The keys are parsed by :data:`cdc.worker.config.REST_DEF` (declared once, in the
+        worker's definition) and read as :class:`RestKeys`; only the TLS keys, read as a group by prefix
+        (``listeners.https.ssl.*`` over ``ssl.*``), stay a mapping."""
         from cdc.kafka.clients import override_policy
-        from cdc.snapshot.spark_conf import allowed_masters
-        from cdc.worker.rest.auth import basic_auth_from_properties
+        from cdc.worker.config import REST_DEF
+        from cdc.worker.rest.auth import basic_auth
 
-        if props.get("listeners") is not None:
-            listeners = parse_listeners(props["listeners"])
+        keys = settings_from(RestKeys, REST_DEF.parse(props))
+        if keys.listeners_given(props):
+            listeners = parse_listeners(",".join(keys.listeners))
             if not listeners:
-                raise ConfigError("At least one listener is required", "listeners", props["listeners"])
+                raise ConfigError("At least one listener is required", "listeners", ",".join(keys.listeners))
             explicit = True
         else:
-            host = (props.get("rest.host.name") or "").strip()
-            port_text = (props.get("rest.port") or "8083").strip()
-            try:
-                port = int(port_text)
-            except ValueError:
-                raise ConfigError("must be an integer", "rest.port", port_text) from None
-            listeners = [Listener("http", host, port)]
+            host = (keys.rest_host_name or "").strip()
+            listeners = [Listener("http", host, keys.rest_port)]
             explicit = bool(host)  # rest.host.name=0.0.0.0 is a choice; no host at all is the default
-        admin_raw = props.get("admin.listeners")
-        admin = None if admin_raw is None else parse_listeners(admin_raw, "admin.listeners")
-        adv_port = props.get("rest.advertised.port")
-        adv_listener = props.get("rest.advertised.listener")
+        admin = (
+            None
+            if keys.admin_listeners is None
+            else parse_listeners(",".join(keys.admin_listeners), "admin.listeners")
+        )
         return cls(
             listeners=listeners,
             admin_listeners=admin,
-            advertised_host_name=props.get("rest.advertised.host.name") or None,
-            advertised_port=int(adv_port) if adv_port else None,
-            advertised_listener=adv_listener.strip().lower() if adv_listener else None,
-            cors_allowed_origins=_csv(props.get("access.control.allow.origin")),
-            cors_allowed_methods=_csv(props.get("access.control.allow.methods")),
-            response_headers=parse_header_config(props.get("response.http.headers.config") or ""),
-            rest_extension_classes=_csv(props.get("rest.extension.classes")),
-            topic_tracking_enable=_bool(props, "topic.tracking.enable", True),
-            topic_tracking_allow_reset=_bool(props, "topic.tracking.allow.reset", True),
+            advertised_host_name=keys.rest_advertised_host_name or None,
+            advertised_port=keys.rest_advertised_port or None,
+            advertised_listener=(keys.rest_advertised_listener or "").strip().lower() or None,
+            cors_allowed_origins=_csv(keys.access_control_allow_origin),
+            cors_allowed_methods=_csv(keys.access_control_allow_methods),
+            response_headers=parse_header_config(keys.response_http_headers_config or ""),
+            rest_extension_classes=list(keys.rest_extension_classes),
+            topic_tracking_enable=keys.topic_tracking_enable,
+            topic_tracking_allow_reset=keys.topic_tracking_allow_reset,
             ssl=_ssl(props),
-            authenticator=basic_auth_from_properties(props, environ),
+            authenticator=basic_auth(
+                keys.rest_extension_classes, keys.rest_basic_auth_credentials_file, environ
+            ),
             listeners_explicit=explicit,
-            client_override_policy=override_policy(props.get("connector.client.config.override.policy")),
-            spark_allowed_masters=allowed_masters(props),
-            allow_unauthenticated_all_interfaces=_bool(
-                props, "rest.allow.unauthenticated.all.interfaces", False
-            ),
-            request_body_max_bytes=_positive_int(
-                props, REQUEST_BODY_MAX_BYTES_CONFIG, DEFAULT_REQUEST_BODY_MAX_BYTES
-            ),
-            header_timeout_s=_positive_int(props, "rest.request.header.timeout.ms", 20000) / 1000,
-            idle_timeout_s=_positive_int(props, "rest.idle.timeout.ms", 30000) / 1000,
+            client_override_policy=override_policy(keys.connector_client_config_override_policy),
+            spark_allowed_masters=keys.snapshot_spark_allowed_masters,
+            allow_unauthenticated_all_interfaces=keys.rest_allow_unauthenticated_all_interfaces,
+            request_body_max_bytes=keys.rest_request_body_max_bytes,
+            header_timeout_s=keys.rest_request_header_timeout_ms / 1000,
+            idle_timeout_s=keys.rest_idle_timeout_ms / 1000,
         )
 
     @property
