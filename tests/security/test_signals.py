@@ -73,7 +73,21 @@ def _connector(worker: WorkerProcess, mysql_db: Any, kafka: Any, prefix: str, **
     response = call(worker, "PUT", f"/connectors/{prefix}/config", json=config)
     assert response.status_code == 201, response.text
     _await_task(worker, prefix)
+    _await_binlog_client(mysql_db, str(config["database.server.id"]))
     return f"{prefix}.{mysql_db.name}"
+
+
+def _await_binlog_client(mysql_db: Any, server_id: str) -> None:
+    """Until the connector's binlog client is registered with the server: its snapshot has taken its
+    position, so a signal written from now on is streamed (RUNNING comes before that, and a signal
+    written in between was left behind the position on a loaded machine)."""
+
+    def registered() -> bool:
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute("SHOW SLAVE HOSTS")
+            return any(str(row[0]) == server_id for row in cur.fetchall())
+
+    wait_for(registered, 60, f"the binlog client {server_id} registered", 0.2)
 
 
 def _task(worker: WorkerProcess, name: str) -> dict[str, Any]:
