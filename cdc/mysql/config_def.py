@@ -27,6 +27,7 @@ from cdc.mysql.config_groups import (
     accept_groups,
     define_events,
     define_history,
+    define_openlineage,
     define_signals,
 )
 
@@ -79,6 +80,7 @@ def _def() -> ConfigDef:
         group=SIGNALS,
     )
     define_history(d)
+    define_openlineage(d)
     accept_groups(d)
     return d
 

@@ -100,8 +100,6 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
-    Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
-    Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
