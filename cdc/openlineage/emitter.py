@@ -82,18 +82,31 @@ class _DebeziumConfigRunFacet(RunFacet):
 
 def config_lines(config: Mapping[str, str], secret_keys: Iterable[str] = ()) -> list[str]:
     """``key=value`` for every key, masked where Debezium masks and where cdc's definition types the key a
-    password (``secret_keys``), so no secret reaches a lineage backend."""
+    password (``secret_keys``), so no secret reaches a lineage backend; in Debezium's (HashMap) order."""
     secrets = set(secret_keys)
-    return [f"{k}={_MASK if (k in secrets or _SENSITIVE.fullmatch(k)) else v}" for k, v in config.items()]
+    keys = list(config)
+    return [
+        f"{k}={_MASK if (k in secrets or _SENSITIVE.fullmatch(k)) else config[k]}"
+        for k in (keys[i] for i in java_hash_order(keys))
+    ]
+
+
+def _hash_ordered(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Debezium's tags and owners: collected into a HashMap (a repeated key fails Debezium's task; the
+    last one wins here), iterated in its order."""
+    merged = dict(pairs)
+    keys = list(merged)
+    return [(keys[i], merged[keys[i]]) for i in java_hash_order(keys)]
 
 
 class LineageEmitter:
-    """A task's emitter: builds the events and hands them to a sender thread."""
+    """A task's emitter: builds the events and hands them to a sender thread, which gives them to
+    ``transport`` (:func:`client_for`)."""
 
     def __init__(
         self,
         settings: LineageSettings,
-        client: Any,
+        transport: Any,
         *,
         prefix: str,
         task_id: str,
@@ -103,7 +116,7 @@ class LineageEmitter:
         secret_keys: Iterable[str] = (),
     ) -> None:
         self.settings = settings
-        self.client = client
+        self.transport = transport
         self.prefix = prefix
         self.task_id = task_id
         self.connector = connector
@@ -193,10 +206,13 @@ class LineageEmitter:
             ),
         }
         if s.job_owners:
-            owners = [ownership_job.Owner(name=n, type=t) for n, t in s.job_owners]
+            owners = [ownership_job.Owner(name=n, type=t) for n, t in _hash_ordered(s.job_owners)]
             facets["ownership"] = ownership_job.OwnershipJobFacet(owners=owners, producer=PRODUCER)
         if s.job_tags:
-            tags = [tags_job.TagsJobFacetFields(key=k, value=v, source="CONFIG") for k, v in s.job_tags]
+            tags = [
+                tags_job.TagsJobFacetFields(key=k, value=v, source="CONFIG")
+                for k, v in _hash_ordered(s.job_tags)
+            ]
             facets["tags"] = tags_job.TagsJobFacet(tags=tags, producer=PRODUCER)
         return event_v2.Job(
             namespace=s.job_namespace or self.prefix, name=f"{self.prefix}.{self.task_id}", facets=facets
@@ -253,7 +269,7 @@ class LineageEmitter:
             if event is None:
                 return
             try:
-                self.client.emit(event)
+                self.transport.emit(event)
             except Exception as exc:  # a lineage backend that is down must not stop the capture
                 log.warning("Failed to emit OpenLineage event: %s", exc)
 
@@ -265,9 +281,9 @@ class LineageEmitter:
             log.warning("OpenLineage events still pending when the task stopped were dropped")
         self._thread.join(timeout_s)
         try:
-            self.client.close(timeout_s)
+            self.transport.close(timeout_s)
         except Exception:
-            log.debug("Error closing the OpenLineage client", exc_info=True)
+            log.debug("Error closing the OpenLineage transport", exc_info=True)
 
 
 _EMITTERS: dict[tuple[str, str], LineageEmitter] = {}
@@ -301,9 +317,32 @@ def new_run_id() -> str:
 
 
 def client_for(transport: Mapping[str, Any]) -> Any:
-    """An ``OpenLineageClient`` sending with ``transport`` (the Python client's config)."""
-    from openlineage.client import OpenLineageClient
+    """The ``openlineage-python`` transport of ``transport`` (its config), events handed to it as built:
+    not through ``OpenLineageClient``, which merges in an ``openlineage.yml`` of the worker's directory or
+    home and ``OPENLINEAGE__*`` variables and adds facets of its own (a client-version tag), none of which
+    Debezium's events have."""
     from openlineage.client.transport import get_default_factory
 
-    config = {"transport": dict(transport)}
-    return OpenLineageClient(transport=get_default_factory().create(config=dict(transport)), config=config)
+    return get_default_factory().create(config=dict(transport))
+
+
+def _java_string_hash(text: str) -> int:
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_order(keys: Sequence[str]) -> list[int]:
+    """The positions of ``keys`` in the order a ``java.util.HashMap`` built by inserting them one by one
+    iterates them (Debezium collects tags, owners and the configuration into one): by bucket, then by
+    insertion within a bucket; 16 buckets, doubled whenever the map grows past three quarters."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(i: int) -> tuple[int, int]:
+        h = _java_string_hash(keys[i])
+        return ((h ^ (h >> 16)) & (capacity - 1), i)
+
+    return sorted(range(len(keys)), key=bucket)

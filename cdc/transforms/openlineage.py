@@ -7,7 +7,8 @@ first time it sees the topic with a value schema not seen before: namespace ``ka
 structs, Connect's type names), ``datasetType`` STREAM. It finds its task's emitter through the record's
 ``__debezium.context.*`` headers (``extended.headers.enabled``, on by default), as Debezium's does; a record
 without them, or of a task whose integration is off, passes untouched (Debezium fails the record then).
-Tombstones and schemaless records pass untouched too.
+Tombstones, schemaless records and Debezium's own (schema changes, heartbeats, notifications: Debezium's
+``SmtManager.isValidRecordForLineage``) pass untouched too.
 """
 
 from __future__ import annotations
@@ -26,12 +27,22 @@ def _header(record: Any, name: str) -> str | None:
     return None if header is None or header.value is None else str(header.value)
 
 
+def _not_for_lineage(name: str | None) -> bool:
+    """Debezium's ``SmtManager.isValidRecordForLineage``: schema changes, heartbeats and notifications are
+    not datasets (their topics are the connector's own)."""
+    if name is None:
+        return False
+    return name.endswith((".SchemaChangeValue", ".SchemaChangeKey")) or name.endswith(
+        ("io.debezium.connector.common.Heartbeat", "io.debezium.connector.common.Notification")
+    )
+
+
 class OpenLineage(BaseTransformation[R]):
     """``io.debezium.transforms.openlineage.OpenLineage`` (see the module docstring); no keys."""
 
     def apply(self, record: R) -> R:
         schema = record.value_schema
-        if record.value is None or schema is None or not schema.fields:
+        if record.value is None or schema is None or not schema.fields or _not_for_lineage(schema.name):
             return record
         from cdc.openlineage.emitter import emitter_for
 

@@ -177,6 +177,72 @@ def test_debeziums_defaults_for_the_job_and_the_output_namespace(tmp_path: Path)
     bare.close()
 
 
+def test_lists_come_in_the_order_of_debeziums_hash_maps() -> None:
+    """Debezium collects tags, owners and the configuration into java.util.HashMap: the order its
+    iteration gives, resizes included (the expected orders are what Java 21's HashMap printed)."""
+    from cdc.openlineage.emitter import java_hash_order
+
+    keys = ["Alice Smith", "Bob Johnson"]
+    assert [keys[i] for i in java_hash_order(keys)] == ["Bob Johnson", "Alice Smith"]
+    keys = [
+        "connector.class",
+        "database.hostname",
+        "database.port",
+        "database.user",
+        "database.password",
+        "database.server.id",
+        "topic.prefix",
+        "database.include.list",
+        "schema.history.internal.kafka.bootstrap.servers",
+        "schema.history.internal.kafka.topic",
+        "openlineage.integration.enabled",
+        "openlineage.integration.config.file.path",
+        "openlineage.integration.job.namespace",
+        "openlineage.integration.job.tags",
+        "openlineage.integration.job.owners",
+        "table.include.list",
+        "transforms",
+        "transforms.openlineage.type",
+        "tasks.max",
+        "name",
+        "task.class",
+        "key.converter",
+        "value.converter",
+        "a",
+        "b",
+        "c",
+    ]
+    java = [
+        "connector.class",
+        "openlineage.integration.job.namespace",
+        "openlineage.integration.job.owners",
+        "tasks.max",
+        "openlineage.integration.config.file.path",
+        "transforms",
+        "topic.prefix",
+        "schema.history.internal.kafka.topic",
+        "value.converter",
+        "key.converter",
+        "openlineage.integration.enabled",
+        "openlineage.integration.job.tags",
+        "a",
+        "database.user",
+        "b",
+        "transforms.openlineage.type",
+        "c",
+        "database.server.id",
+        "schema.history.internal.kafka.bootstrap.servers",
+        "database.port",
+        "task.class",
+        "database.hostname",
+        "database.password",
+        "name",
+        "table.include.list",
+        "database.include.list",
+    ]
+    assert [keys[i] for i in java_hash_order(keys)] == java
+
+
 def test_fail_carries_the_error_and_its_trace(tmp_path: Path) -> None:
     emitter, log = _emitter(tmp_path, {})
     try:
