@@ -36,6 +36,7 @@ class MySqlSettings:
     database_user: str = setting("database.user")
     database_password: Password | None = setting("database.password")
     database_server_id: int = setting("database.server.id")
+    database_server_id_offset: int = setting("database.server.id.offset")  # read by nothing, as in Debezium
     database_ssl_mode: str = setting("database.ssl.mode")
     database_ssl_truststore: str | None = setting("database.ssl.truststore")
     database_ssl_truststore_password: Password | None = setting("database.ssl.truststore.password")

@@ -101,6 +101,16 @@ def _define_connection(d: ConfigDef) -> None:
         group=CONN,
     )
     d.define(
+        "database.server.id.offset",
+        L,
+        10000,
+        None,
+        LO,
+        "Declared by Debezium 3.6 and read by nothing there (the parallel snapshot that added it to "
+        "database.server.id is gone): accepted, and as in Debezium it changes no server id.",
+        group=CONN,
+    )
+    d.define(
         "database.ssl.mode",
         S,
         "preferred",
