@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from cdc.api.connector import OffsetStorageReader, SourceTaskContext
+from cdc.api.offsets import partition_key
 from cdc.api.records import SourceRecord
 from cdc.mysql.task import MariaDbSourceTask
 from cdc.transforms.openlineage import OpenLineage
@@ -49,6 +51,23 @@ def _spec_valid(event: dict[str, Any]) -> None:
     for dataset in event["inputs"] + event["outputs"]:
         assert dataset["namespace"] and dataset["name"]
         _facets_complete(dataset["facets"])
+
+
+class _Resumed(SourceTaskContext):
+    """A restarted task's context: the offset the first run's last record committed."""
+
+    def __init__(self, partition: dict[str, Any], offset: dict[str, Any]) -> None:
+        class Reader(OffsetStorageReader):
+            def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
+                return {partition_key(partition): offset}
+
+        self._reader = Reader()
+
+    def configs(self) -> dict[str, str]:
+        return {}
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
@@ -90,7 +109,8 @@ def test_run_events_with_input_and_output_datasets_through_the_file_transport(
         "topic.prefix": prefix,
         "database.include.list": db,
         "table.include.list": f"{db}.orders",
-        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+        "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
+        "schema.history.internal.file.filename": str(tmp_path / "history.dat"),
         "openlineage.integration.enabled": "true",
         "openlineage.integration.config.file.path": str(config_file),
         "openlineage.integration.job.namespace": "cdc-tests",
@@ -116,7 +136,38 @@ def test_run_events_with_input_and_output_datasets_through_the_file_transport(
     finally:
         task.stop()
 
+    first_run = len(_events(events_file))
+    # a restart from the committed offset: the schema recovered from the history is built again, each
+    # captured table an input dataset again (with the ALTER's column), in a new run
+    last = records[-1]
+    assert last.source_partition is not None and last.source_offset is not None
+    task = MariaDbSourceTask()
+    task.initialize(_Resumed(dict(last.source_partition), dict(last.source_offset)))
+    task.start(props)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(e["inputs"] for e in _events(events_file)[first_run:]) and time.monotonic() < deadline:
+            task.poll()
+    finally:
+        task.stop()
     events = _events(events_file)
+    resumed, events = events[first_run:], events[:first_run]
+    # recovery is part of starting, so its dataset comes before the plain RUNNING (as in Debezium, whose
+    # task recovers the history in start() and emits RUNNING once start() returns)
+    assert [(e["eventType"], len(e["inputs"])) for e in resumed] == [
+        ("START", 0),
+        ("RUNNING", 1),
+        ("RUNNING", 0),
+        ("COMPLETE", 0),
+    ]
+    (recovered,) = resumed[1]["inputs"]
+    assert recovered["name"] == f"{db}.orders"
+    assert [f["name"] for f in recovered["facets"]["schema"]["fields"]] == ["id", "total", "note", "shipped"]
+    assert (
+        len({e["run"]["runId"] for e in resumed}) == 1
+        and resumed[0]["run"]["runId"] != events[0]["run"]["runId"]
+    )
+
     for event in events:
         _spec_valid(event)
     kinds = [e["eventType"] for e in events]
