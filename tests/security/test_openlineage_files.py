@@ -88,16 +88,32 @@ def test_the_openlineage_file_and_the_files_it_names_are_confined(
     assert "The file transport's location: The path" in task["trace"]
     assert "not allowed to be accessed" in task["trace"]
 
-    # inside it, the same integration works
+    # inside it, the same integration works, the worker's transform chain adding the output datasets
     good = allowed / "good.yml"
     log = allowed / "events.jsonl"
     good.write_text(f"transport:\n  type: file\n  location: {log}\n", encoding="utf-8")
-    config = _config(mysql_db, kafka, kafka.topic("olg"), str(good))
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE items (id INT PRIMARY KEY)")
+    prefix = kafka.topic("olg")
+    config = {
+        **_config(mysql_db, kafka, prefix, str(good)),
+        "transforms": "lineage",
+        "transforms.lineage.type": "io.debezium.transforms.openlineage.OpenLineage",
+    }
     response = call(worker, "POST", "/connectors", json={"name": "good", "config": config})
     assert response.status_code == 201, response.text
-    wait_for(lambda: log.exists() and "RUNNING" in log.read_text(encoding="utf-8"), 90, "lineage events")
-    kinds = [json.loads(line)["eventType"] for line in log.read_text(encoding="utf-8").splitlines()]
-    assert kinds[0] == "START"
+
+    def events() -> list[dict[str, Any]]:
+        text = log.read_text(encoding="utf-8") if log.exists() else ""
+        return [json.loads(line) for line in text.splitlines()]
+
+    wait_for(lambda: any(e["inputs"] for e in events()), 90, "the table's input dataset")
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO items VALUES (1)")
+    wait_for(lambda: any(e["outputs"] for e in events()), 90, "the topic's output dataset")
+    assert events()[0]["eventType"] == "START"
+    outputs = [d["name"] for e in events() for d in e["outputs"]]
+    assert outputs == [f"{prefix}.{mysql_db.name}.items"]
 
     time.sleep(1)
     assert victim.read_text(encoding="utf-8") == CANARY + "\n"
