@@ -227,6 +227,12 @@ class SourceTaskContext(ABC):
         shown."""
         return {}
 
+    def file_refusal(self, path: str) -> str | None:
+        """Why the worker's ``connector.file.allowed.paths`` forbids opening ``path``, or None when it
+        allows it: for a file a task learns of only at run time (one named inside a file its config names,
+        such as the OpenLineage client's log). None outside a worker."""
+        return None
+
 
 class SourceTask(Task):
     context: SourceTaskContext

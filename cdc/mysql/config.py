@@ -19,6 +19,7 @@ from cdc.mysql.config_def import MYSQL_DEF
 from cdc.mysql.metric_tags import parse_metric_tags
 from cdc.mysql.naming import TopicNaming, field_adjuster, schema_adjuster
 from cdc.mysql.tls import MySqlTls
+from cdc.openlineage.config import LineageSettings, parse_pairs
 
 __all__ = ["MYSQL_DEF", "MySqlSettings"]
 
@@ -35,6 +36,7 @@ class MySqlSettings:
     database_user: str = setting("database.user")
     database_password: Password | None = setting("database.password")
     database_server_id: int = setting("database.server.id")
+    database_server_id_offset: int = setting("database.server.id.offset")  # read by nothing, as in Debezium
     database_ssl_mode: str = setting("database.ssl.mode")
     database_ssl_truststore: str | None = setting("database.ssl.truststore")
     database_ssl_truststore_password: Password | None = setting("database.ssl.truststore.password")
@@ -162,6 +164,15 @@ class MySqlSettings:
     incremental_snapshot_engine: str = setting("incremental.snapshot.engine")
     incremental_snapshot_spark_min_rows: int = setting("incremental.snapshot.spark.min.rows")
     read_only: bool = setting("read.only")
+    openlineage_enabled: bool = setting("openlineage.integration.enabled")
+    openlineage_config_file: str = setting("openlineage.integration.config.file.path")
+    openlineage_job_namespace: str | None = setting("openlineage.integration.job.namespace")
+    openlineage_job_description: str | None = setting("openlineage.integration.job.description")
+    openlineage_job_tags: tuple[str, ...] | None = setting("openlineage.integration.job.tags")
+    openlineage_job_owners: tuple[str, ...] | None = setting("openlineage.integration.job.owners")
+    openlineage_kafka_bootstrap_servers: str | None = setting(
+        "openlineage.integration.dataset.kafka.bootstrap.servers"
+    )
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:
@@ -189,6 +200,23 @@ class MySqlSettings:
             return pw.value() if isinstance(pw, Password) else pw
 
         return MySqlTls.from_props(self.raw, clear)
+
+    @functools.cached_property
+    def lineage(self) -> LineageSettings:
+        """The ``openlineage.integration.*`` keys (:mod:`cdc.openlineage`)."""
+        return LineageSettings(
+            enabled=self.openlineage_enabled,
+            config_file=self.openlineage_config_file,
+            job_namespace=self.openlineage_job_namespace,
+            job_description=self.openlineage_job_description,
+            job_tags=parse_pairs(
+                ",".join(self.openlineage_job_tags or ()), "openlineage.integration.job.tags"
+            ),
+            job_owners=parse_pairs(
+                ",".join(self.openlineage_job_owners or ()), "openlineage.integration.job.owners"
+            ),
+            kafka_bootstrap_servers=self.openlineage_kafka_bootstrap_servers,
+        )
 
     @functools.cached_property
     def metric_tags(self) -> dict[str, str]:

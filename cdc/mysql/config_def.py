@@ -27,6 +27,7 @@ from cdc.mysql.config_groups import (
     accept_groups,
     define_events,
     define_history,
+    define_openlineage,
     define_signals,
 )
 
@@ -79,6 +80,7 @@ def _def() -> ConfigDef:
         group=SIGNALS,
     )
     define_history(d)
+    define_openlineage(d)
     accept_groups(d)
     return d
 
@@ -96,6 +98,16 @@ def _define_connection(d: ConfigDef) -> None:
         v.at_least(1),
         H,
         "Unique numeric id of this client among the server's replicas.",
+        group=CONN,
+    )
+    d.define(
+        "database.server.id.offset",
+        L,
+        10000,
+        None,
+        LO,
+        "Declared by Debezium 3.6 and read by nothing there (the parallel snapshot that added it to "
+        "database.server.id is gone): accepted, and as in Debezium it changes no server id.",
         group=CONN,
     )
     d.define(

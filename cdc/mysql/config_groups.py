@@ -468,3 +468,84 @@ def define_signals(d: ConfigDef) -> None:
         "after each chunk is its high watermark; signals then come from the file or kafka channel.",
         **g,
     )
+
+
+OPENLINEAGE = "OpenLineage"
+
+
+def define_openlineage(d: ConfigDef) -> None:
+    """Debezium's OpenLineage integration (``cdc.openlineage``; docs/mysql.md, "OpenLineage")."""
+    from cdc.openlineage.config import parse_pairs
+
+    g = {"group": OPENLINEAGE}
+
+    def pairs(name: str, value: object) -> None:
+        parse_pairs(",".join(str(x) for x in value) if isinstance(value, list) else str(value or ""), name)
+
+    d.define(
+        "openlineage.integration.enabled",
+        B,
+        False,
+        None,
+        LO,
+        "Emit OpenLineage run events (START, RUNNING with the captured tables as input datasets, FAIL, "
+        "COMPLETE) through the transport openlineage.integration.config.file.path configures.",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.config.file.path",
+        S,
+        "./openlineage.yml",
+        None,
+        LO,
+        "The OpenLineage client's YAML file (transport console, file, http or kafka, in the Java client's "
+        "spelling Debezium reads); the worker opens it, so it must be inside connector.file.allowed.paths.",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.job.namespace",
+        S,
+        None,
+        None,
+        LO,
+        "The namespace of the job; default: topic.prefix.",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.job.description",
+        S,
+        None,
+        None,
+        LO,
+        "The job's description (its documentation facet); default: 'Debezium CDC job for <topic.prefix>'.",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.job.tags",
+        LST,
+        None,
+        pairs,
+        LO,
+        "The job's tags, a comma-separated list of key=value (source CONFIG).",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.job.owners",
+        LST,
+        None,
+        pairs,
+        LO,
+        "The job's owners, a comma-separated list of name=type.",
+        **g,
+    )
+    d.define(
+        "openlineage.integration.dataset.kafka.bootstrap.servers",
+        S,
+        None,
+        None,
+        LO,
+        "The Kafka of the output datasets' namespace (kafka://<this>), which the OpenLineage transform "
+        "(io.debezium.transforms.openlineage.OpenLineage) writes; default: the first of "
+        "schema.history.internal.kafka.bootstrap.servers. Only named, never connected to.",
+        **g,
+    )

@@ -70,7 +70,8 @@ class MySqlConnector(SourceConnector):
     def files(self, props: Mapping[str, str]) -> list[FileUse]:
         """The file channel's ``signal.file`` (read; :class:`cdc.mysql.signals.channels.FileChannel` keeps its
         position beside it), the file-based schema history's file (appended, its directories created), the
-        TLS key and trust stores (read) and ``snapshot.spark.state.dir`` (created, written)."""
+        TLS key and trust stores (read), ``snapshot.spark.state.dir`` (created, written) and the OpenLineage
+        client's file (read)."""
         from cdc.history.factory import history_file
 
         out = []
@@ -88,6 +89,10 @@ class MySqlConnector(SourceConnector):
         state = str(props.get("snapshot.spark.state.dir") or "").strip()
         if state:
             out.append(FileUse("snapshot.spark.state.dir", os.path.expanduser(state)))
+        if str(props.get("openlineage.integration.enabled") or "").strip().lower() == "true":
+            # read; the files it names (a file transport's log…) are checked when the task reads it
+            path = str(props.get("openlineage.integration.config.file.path") or "./openlineage.yml")
+            out.append(FileUse("openlineage.integration.config.file.path", os.path.expanduser(path)))
         return out
 
     def validate_in_group(

@@ -29,12 +29,15 @@ def uuid7(now_ms: int | None = None) -> uuid.UUID:
     return uuid.UUID(int=value)
 
 
-def context_headers(logical_name: str, connector: str, task_id: str = "0") -> list[Header]:
-    """The headers in Debezium's order; ``Header`` is immutable, so one list serves every record."""
+def context_headers(
+    logical_name: str, connector: str, task_id: str = "0", run_id: str | None = None
+) -> list[Header]:
+    """The headers in Debezium's order; ``Header`` is immutable, so one list serves every record.
+    ``run_id``: the task's (also its OpenLineage run's); None: a new one."""
     items = (
         ("connectorLogicalName", logical_name),
         ("taskId", task_id),
         ("connectorName", connector),
-        ("runId", str(uuid7())),
+        ("runId", run_id or str(uuid7())),
     )
     return [Header(_PREFIX + name, STRING_SCHEMA, value) for name, value in items]

@@ -72,24 +72,32 @@ REFUSED: tuple[Refusal, ...] = (
     ),
     Refusal(
         r"sourceinfo\.struct\.maker",
-        "only the default source block is implemented",
+        "Debezium 3.6 has no other source block maker for MySQL or MariaDB than the default (another is a "
+        "Java class): reshape the source block with a transform (ReplaceField, InsertField)",
         (
             "io.debezium.connector.mysql.MySqlSourceInfoStructMaker",
             "io.debezium.connector.mariadb.MariaDbSourceInfoStructMaker",
         ),
     ),
     Refusal(r"snapshot\.mode\.custom\.name", "custom snapshot modes are not implemented", ("",)),
-    Refusal(r"snapshot\.query\.mode", "only select_all snapshot queries are implemented", ("select_all",)),
-    Refusal(r"snapshot\.query\.mode\.custom\.name", "custom snapshot queries are not implemented", ("",)),
+    Refusal(
+        r"snapshot\.query\.mode",
+        "custom, Debezium's only other value, runs a Java SnapshotQuery class (snapshot.query.mode.custom"
+        ".name): set a table's snapshot SELECT with snapshot.select.statement.overrides instead",
+        ("select_all",),
+    ),
+    Refusal(
+        r"snapshot\.query\.mode\.custom\.name",
+        "it names a Java SnapshotQuery class: set a table's snapshot SELECT with "
+        "snapshot.select.statement.overrides instead",
+        ("",),
+    ),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(
         r"gtid\.source\.filter\.dml\.events",
         "the row events of rejected GTID sources are always left out",
         ("true",),
-    ),
-    Refusal(
-        r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
     ),
     Refusal(
         r"database\.jdbc\.driver",
@@ -100,8 +108,6 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
-    Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
-    Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
     Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),

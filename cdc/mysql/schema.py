@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cdc.history.model import Table, TableId, Tables
+from cdc.history.records import TableChangeType
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.filters import Filters
 
@@ -43,6 +45,9 @@ class SchemaState:
             if r.strip()
         ]
         self.version = 0
+        self.on_table: Callable[[Table], None] | None = None
+        """Called with each captured table whose schema was (re)built: created, altered, recovered (the
+        OpenLineage input datasets, as Debezium's ``RelationalDatabaseSchema.buildAndRegisterSchema``)."""
 
     def table(self, table_id: TableId) -> Table | None:
         return self.tables.get(table_id)
@@ -68,6 +73,10 @@ class SchemaState:
         self.version += 1
         if record and self._should_store(changes, database):
             self._record(ddl, database, position, changes)
+        if self.on_table is not None:
+            for change in changes:
+                if change.type is not TableChangeType.DROP and self.filters.table(change.id):
+                    self.on_table(change.table)
         return list(changes)
 
     def record(self, ddl: str, database: str | None, position: dict[str, Any], changes: list[Any]) -> None:
@@ -117,4 +126,9 @@ class SchemaState:
             source={"server": self.settings.prefix},
         )
         self.version += 1
+        if self.on_table is not None:
+            for table_id in self.tables.ids():
+                table = self.tables.get(table_id)
+                if table is not None and self.filters.table(table_id):
+                    self.on_table(table)
         log.info("Recovered the schema of %d tables from the history up to %s", len(self.tables), position)

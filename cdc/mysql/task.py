@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError
@@ -30,7 +30,7 @@ from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.context_headers import context_headers
+from cdc.mysql.context_headers import context_headers, uuid7
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.filters import Filters
 from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
@@ -39,6 +39,7 @@ from cdc.mysql.history import open_history
 from cdc.mysql.include_lists import warn_unmatched
 from cdc.mysql.incremental import IncrementalContext, IncrementalSnapshot
 from cdc.mysql.incremental.blocking import BlockingSnapshotter
+from cdc.mysql.lineage import close_lineage, input_dataset, open_lineage
 from cdc.mysql.metrics import REGISTRY, SignalMetrics, SnapshotMetrics, StreamingMetrics
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.post_processors import ProcessedEmit
@@ -58,6 +59,9 @@ from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
+
+if TYPE_CHECKING:
+    from cdc.openlineage.emitter import LineageEmitter
 
 __all__ = ["MySqlSourceTask"]
 
@@ -87,6 +91,9 @@ class MySqlSourceTask(SourceTask):
         self._last_poll = time.monotonic()
         self._context_headers: list[Header] = []
         self._post: ProcessedEmit | None = None
+        self.lineage: LineageEmitter | None = None
+        """openlineage.integration.enabled: the run events (cdc.mysql.lineage); None when off."""
+        self._lineage_failed = False
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -94,9 +101,24 @@ class MySqlSourceTask(SourceTask):
         self.settings = settings
         self.props = dict(props)
         self._last_poll = time.monotonic()
+        run_id = str(uuid7())  # the headers' and the lineage run's, as Debezium's task run id
         self._context_headers = (
-            context_headers(settings.prefix, self.CONNECTOR, "0") if settings.extended_headers_enabled else []
+            context_headers(settings.prefix, self.CONNECTOR, "0", run_id)
+            if settings.extended_headers_enabled
+            else []
         )
+        self.lineage = open_lineage(settings, props, self.CONNECTOR, self.context, "0", run_id)
+        try:
+            self._start(settings, props)
+        except BaseException as exc:
+            if self.lineage is not None:
+                close_lineage(self.lineage, exc)
+                self.lineage = None
+            raise
+        if self.lineage is not None:
+            self.lineage.running()
+
+    def _start(self, settings: MySqlSettings, props: dict[str, str]) -> None:
         self.poll_timeout = settings.poll_interval_ms / 1000
         self.queue = ChangeEventQueue(
             settings.max_queue_size,
@@ -126,6 +148,9 @@ class MySqlSourceTask(SourceTask):
             ctx.filters.signal_table,
         )
         schema, schema_events = ctx.schema, ctx.schema_events
+        lineage = self.lineage
+        if lineage is not None:
+            schema.on_table = lambda table: input_dataset(lineage, table)
         self._metrics_prefix = settings.prefix
         REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
         REGISTRY.set_tags(settings.prefix, settings.metric_tags)  # custom.metric.tags
@@ -326,6 +351,9 @@ class MySqlSourceTask(SourceTask):
         except BaseException as exc:
             if not self.stopping.is_set():
                 log.error("Capture failed", exc_info=exc)
+                if self.lineage is not None:
+                    self._lineage_failed = True
+                    self.lineage.fail(exc)
                 self.queue.fail(exc)
 
     def _delay_streaming(self) -> bool:
@@ -466,6 +494,9 @@ class MySqlSourceTask(SourceTask):
             REGISTRY.forget_server(self._metrics_prefix)
         if self.signal_metrics is not None:
             self.signal_metrics.unregister()
+        if self.lineage is not None:  # COMPLETE, unless the run already ended with FAIL
+            lineage, self.lineage = self.lineage, None
+            close_lineage(lineage, failed=self._lineage_failed)
 
 
 class MariaDbSourceTask(MySqlSourceTask):

@@ -8,7 +8,7 @@ connector's chain from its flat config.
 Modules: ``fields`` (InsertField, ReplaceField, MaskField, ExtractField, ValueToKey, HoistField),
 ``cast``, ``routing`` (RegexRouter, TimestampRouter, Filter, SetSchemaMetadata), ``timestamps``
 (TimestampConverter), ``headers`` (HeaderFrom, InsertHeader, DropHeaders), ``flatten``, ``predicates``,
-``debezium`` (ExtractNewRecordState), ``chain``.
+``debezium`` (ExtractNewRecordState), ``openlineage`` (Debezium's OpenLineage transform), ``chain``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,10 @@ _PREDICATES = {
     "HasHeaderKey": "cdc.transforms.predicates:HasHeaderKey",
     "RecordIsTombstone": "cdc.transforms.predicates:RecordIsTombstone",
 }
-_DEBEZIUM = {"ExtractNewRecordState": "cdc.transforms.debezium:ExtractNewRecordState"}
+_DEBEZIUM = {
+    "ExtractNewRecordState": "cdc.transforms.debezium:ExtractNewRecordState",
+    "openlineage.OpenLineage": "cdc.transforms.openlineage:OpenLineage",
+}
 
 PLUGINS: dict[str, str] = {}
 """Every name users may write → ``module:attribute``."""

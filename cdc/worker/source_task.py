@@ -73,6 +73,8 @@ class SourceTaskSettings:
     """What the task context's ``worker_client_config`` answers (built when a task asks)."""
     internal_topics: frozenset[str] = frozenset()
     """The worker's internal topics: a record bound for one fails the task (:mod:`.internal_topics`)."""
+    file_refusal: Callable[[str], str | None] | None = None
+    """The worker's ``connector.file.allowed.paths`` (:meth:`.file_paths.FilePolicy.refusal`)."""
 
 
 class _Context(SourceTaskContext):
@@ -83,12 +85,14 @@ class _Context(SourceTaskContext):
         transactions: TransactionContext | None = None,
         worker_clients: Callable[[], dict[str, str]] | None = None,
         task_index: int = 0,
+        file_refusal: Callable[[str], str | None] | None = None,
     ) -> None:
         self._config = config
         self._reader = reader
         self._transactions = transactions
         self._worker_clients = worker_clients
         self._task_index = task_index
+        self._file_refusal = file_refusal
 
     def configs(self) -> dict[str, str]:
         return self._config
@@ -104,6 +108,9 @@ class _Context(SourceTaskContext):
 
     def task_index(self) -> int:
         return self._task_index
+
+    def file_refusal(self, path: str) -> str | None:
+        return self._file_refusal(path) if self._file_refusal is not None else None
 
 
 class WorkerSourceTask(WorkerTask):
@@ -162,6 +169,7 @@ class WorkerSourceTask(WorkerTask):
                 self._transaction_context(),
                 self.settings.worker_clients,
                 self.id.task,
+                self.settings.file_refusal,
             )
         )
         self.task.start(self.task_config)

@@ -441,6 +441,7 @@ class Worker:
                 ensure_topic=self._topic_creator(connector_config, parsed, client("admin")),
                 worker_clients=self.worker_client_entries,
                 internal_topics=worker.internal_topics().names,
+                file_refusal=worker.file_policy().refusal,
             )
             reader, writer = StoreOffsetReader(name, self.offset_store), OffsetWriter(name, self.offset_store)
             args = (*common, reader, writer, settings)

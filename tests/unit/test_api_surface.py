@@ -159,6 +159,7 @@ PLUGIN_SIGNATURES: dict[str, dict[str, str]] = {
     },
     "SourceTaskContext": {
         "configs": "(self) -> 'dict[str, str]' abstract",
+        "file_refusal": "(self, path: 'str') -> 'str | None'",
         "offset_storage_reader": "(self) -> 'OffsetStorageReader' abstract",
         "task_index": "(self) -> 'int'",
         "transaction_context": "(self) -> 'TransactionContext | None'",
