@@ -162,6 +162,15 @@ class MySqlSettings:
     incremental_snapshot_engine: str = setting("incremental.snapshot.engine")
     incremental_snapshot_spark_min_rows: int = setting("incremental.snapshot.spark.min.rows")
     read_only: bool = setting("read.only")
+    # Debezium's timings (config_groups.define_tuning)
+    database_query_timeout_ms: int = setting("database.query.timeout.ms")
+    binlog_net_write_timeout: int = setting("binlog.net.write.timeout")
+    binlog_net_read_timeout: int = setting("binlog.net.read.timeout")
+    use_nongraceful_disconnect: bool = setting("use.nongraceful.disconnect")
+    connection_validation_timeout_ms: int = setting("connection.validation.timeout.ms")
+    executor_shutdown_timeout_ms: int = setting("executor.shutdown.timeout.ms")
+    gtid_source_filter_dml_events: bool = setting("gtid.source.filter.dml.events")
+    retriable_restart_connector_wait_ms: int = setting("retriable.restart.connector.wait.ms")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

@@ -28,6 +28,7 @@ from cdc.mysql.config_groups import (
     define_events,
     define_history,
     define_signals,
+    define_tuning,
 )
 
 __all__ = ["MYSQL_DEF"]
@@ -79,6 +80,7 @@ def _def() -> ConfigDef:
         group=SIGNALS,
     )
     define_history(d)
+    define_tuning(d)
     accept_groups(d)
     return d
 

@@ -468,3 +468,93 @@ def define_signals(d: ConfigDef) -> None:
         "after each chunk is its high watermark; signals then come from the file or kafka channel.",
         **g,
     )
+
+
+NET_TIMEOUT_MAX_S = 31536000
+"""The server's own maximum of ``net_write_timeout``/``net_read_timeout`` (a year, in seconds)."""
+SHUTDOWN_WAIT_MAX_MS = 60000
+"""``executor.shutdown.timeout.ms`` above this waits this long: a task's stop runs on the worker's herder
+thread, which a REST user must not be able to hold for hours (docs/security.md)."""
+VALIDATION_WAIT_MAX_MS = 60000
+"""``connection.validation.timeout.ms`` above this (Debezium's default) waits this long: validate answers a
+REST request."""
+
+
+def define_tuning(d: ConfigDef) -> None:
+    """Debezium's timings of connections, queries and shutdown (``CommonConnectorConfig``,
+    ``BinlogConnectorConfig``, ``RelationalDatabaseConnectorConfig``), each with its meaning in cdc."""
+    a = {"group": ADV}
+    d.define(
+        "database.query.timeout.ms",
+        INT,
+        600000,
+        v.at_least(0),
+        LO,
+        "How long cdc waits for the server's answer to a query on its SQL connections (snapshot reads, "
+        "checks, heartbeat action, signals; not the binlog connection): a read timeout on the socket, after "
+        "which the query fails; 0: no limit.",
+        **a,
+    )
+    for which in ("write", "read"):
+        d.define(
+            f"binlog.net.{which}.timeout",
+            L,
+            0,
+            v.between(0, NET_TIMEOUT_MAX_S),
+            M,
+            f"Seconds: the binlog connection's session net_{which}_timeout, set before the dump starts "
+            "(as Debezium sets it on its binlog client); 0: the server's default.",
+            **a,
+        )
+    d.define(
+        "use.nongraceful.disconnect",
+        B,
+        False,
+        None,
+        M,
+        "Close the binlog connection without COM_QUIT, resetting the socket (SO_LINGER 0): Debezium does so "
+        "when its keep-alive drops a stale connection; cdc whenever it closes the binlog connection (a "
+        "reconnect, the task's stop).",
+        **a,
+    )
+    d.define(
+        "connection.validation.timeout.ms",
+        L,
+        60000,
+        v.at_least(1),
+        LO,
+        "How long validate (and so connector creation) waits for the connection check: past it, "
+        f"'Connection validation timed out after N ms' on database.hostname; waits at most "
+        f"{VALIDATION_WAIT_MAX_MS} ms.",
+        **a,
+    )
+    d.define(
+        "executor.shutdown.timeout.ms",
+        L,
+        4000,
+        v.at_least(1),
+        M,
+        "How long the task's stop waits for its capture thread (snapshot, streaming) to end after asking it "
+        f"to; waits at most {SHUTDOWN_WAIT_MAX_MS} ms.",
+        **a,
+    )
+    d.define(
+        "gtid.source.filter.dml.events",
+        B,
+        True,
+        None,
+        M,
+        "With gtid.source.includes/excludes: true leaves out the row events of transactions whose GTID "
+        "source the filter rejects; false emits them (the filter then only trims the offsets' GTID set).",
+        **a,
+    )
+    d.define(
+        "retriable.restart.connector.wait.ms",
+        L,
+        10000,
+        v.at_least(1),
+        LO,
+        "A task that cannot connect when it starts (a retriable error) does not fail: it waits this long, "
+        "then starts again on a later poll, as Debezium's task restarts.",
+        **a,
+    )

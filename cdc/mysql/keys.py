@@ -84,11 +84,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(
-        r"gtid\.source\.filter\.dml\.events",
-        "the row events of rejected GTID sources are always left out",
-        ("true",),
-    ),
-    Refusal(
         r"database\.server\.id\.offset", "only used by Debezium's retired parallel snapshots", ("10000",)
     ),
     Refusal(
@@ -102,13 +97,7 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
     Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
-    Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
-    Refusal(r"connection\.validation\.timeout\.ms", _NO_EFFECT, ("60000",)),
-    Refusal(r"executor\.shutdown\.timeout\.ms", _NO_EFFECT, ("4000",)),
-    Refusal(r"use\.nongraceful\.disconnect", _NO_EFFECT, ("false",)),
-    Refusal(r"binlog\.net\.(write|read)\.timeout", _NO_EFFECT, ("0",)),
     Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
     Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
     # -- new in Debezium 3.6's MySqlConnector

@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdc.api.connector import SourceTask
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.records import Header, SourceRecord
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
@@ -87,6 +88,8 @@ class MySqlSourceTask(SourceTask):
         self._last_poll = time.monotonic()
         self._context_headers: list[Header] = []
         self._post: ProcessedEmit | None = None
+        self._shutdown_wait_s = 4.0  # executor.shutdown.timeout.ms
+        self._restart_at: float | None = None  # retriable.restart.connector.wait.ms: when to start again
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -104,7 +107,15 @@ class MySqlSourceTask(SourceTask):
             settings.max_queue_size_in_bytes,
             approximate_size,
         )
-        conn = connect(settings)
+        self._shutdown_wait_s = min(settings.executor_shutdown_timeout_ms, SHUTDOWN_WAIT_MAX_MS) / 1000
+        self._restart_at = None
+        try:
+            conn = connect(settings)
+        except RetriableError as exc:
+            # As Debezium's BaseSourceTask: the task does not fail; poll starts it again after the wait.
+            log.warning("Failed to start connector, will re-attempt during polling: %s", exc)
+            self._restart_at = time.monotonic() + settings.retriable_restart_connector_wait_ms / 1000
+            return
         try:
             server = check_server(conn, settings)
             warn_unmatched(conn, settings)
@@ -426,6 +437,14 @@ class MySqlSourceTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         assert self.queue is not None
         self._last_poll = time.monotonic()
+        if self._restart_at is not None:
+            left = self._restart_at - time.monotonic()
+            if left > 0:
+                self.stopping.wait(min(left, self.poll_timeout))
+            elif not self.stopping.is_set():
+                log.info("Restarting the connector after a retriable error")
+                self.start(self.props)
+            return None
         batch = self.queue.poll(self.poll_timeout)
         if not batch:
             return None
@@ -451,10 +470,18 @@ class MySqlSourceTask(SourceTask):
         if self.queue is not None:
             self.queue.close()
         if self.thread is not None:
-            self.thread.join(0.5)
+            # executor.shutdown.timeout.ms: how long the capture thread gets to end (ChangeEventSourceCoordinator)
+            deadline = time.monotonic() + self._shutdown_wait_s
+            self.thread.join(min(0.5, self._shutdown_wait_s))
             if self.thread.is_alive() and self.snapshotter is not None:
                 self.snapshotter.interrupt()
-            self.thread.join(10)
+            self.thread.join(max(0.0, deadline - time.monotonic()))
+            if self.thread.is_alive():
+                log.warning(
+                    "The capture thread did not stop within executor.shutdown.timeout.ms (%d ms); "
+                    "stopping without it",
+                    int(self._shutdown_wait_s * 1000),
+                )
         if self.history is not None:
             try:
                 self.history.stop()

@@ -1,0 +1,256 @@
+"""Debezium's timings of connections, queries and shutdown (``config_groups.define_tuning``), each shown
+acting on the real stack: what the binlog connection says on the wire (through :class:`TcpTap`), how long
+a query, validate and a task's stop may take, and a task that starts again after a retriable error."""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cdc.api.records import SourceRecord
+from cdc.mysql.config import MySqlSettings
+from cdc.mysql.connection import connect
+from cdc.mysql.connector import MariaDbConnector
+from cdc.mysql.task import MariaDbSourceTask
+from tests.integration.faultkit import free_port
+from tests.integration.inprocess import NoOffsetsContext
+from tests.integration.tcp_tap import COM_QUIT, TapSession, TcpTap
+
+pytestmark = pytest.mark.integration
+
+
+def _config(mysql_db: Any, prefix: str, port: int | None = None, **extra: str) -> dict[str, str]:
+    """``port``: a :class:`TcpTap`'s, which reads the connections in clear (TLS off)."""
+    return {
+        **({"database.ssl.mode": "disabled"} if port else {}),
+        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        "database.hostname": mysql_db.host,
+        "database.port": str(port or mysql_db.port),
+        "database.user": mysql_db.user,
+        "database.password": mysql_db.password,
+        "database.server.id": str(random.randint(100_000, 4_000_000)),
+        "topic.prefix": prefix,
+        "database.include.list": mysql_db.name,
+        "snapshot.mode": "no_data",
+        "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+        **extra,
+    }
+
+
+@pytest.fixture
+def tap(mysql_db: Any) -> Iterator[TcpTap]:
+    t = TcpTap((mysql_db.host, mysql_db.port))
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def _poll_until(task: MariaDbSourceTask, until: Any, timeout: float = 30) -> list[SourceRecord]:
+    out: list[SourceRecord] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not until(out):
+        out += task.poll() or []
+    return out
+
+
+def _row_id(record: SourceRecord) -> Any:
+    return record.key.get("id") if record.topic.endswith(".t") and record.key else None
+
+
+def _stream_one_row(mysql_db: Any, config: dict[str, str]) -> None:
+    """Starts a task, writes a row, polls until its event arrives, stops the task."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)")
+    task = MariaDbSourceTask()
+    task.initialize(NoOffsetsContext())
+    task.start(config)
+    try:
+        key = random.randint(1, 10**9)
+        time.sleep(0.5)  # the binlog connection is up
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute("INSERT INTO t VALUES (%s)", (key,))
+        rows = _poll_until(task, lambda rs: any(_row_id(r) == key for r in rs))
+        assert any(_row_id(r) == key for r in rows)
+    finally:
+        task.stop()
+
+
+def _binlog_session(tap: TcpTap) -> TapSession:
+    """The tapped connection that asked for a binlog dump."""
+    [session] = [s for s in tap.sessions if b"@mariadb_slave_capability" in s.sent]
+    return session
+
+
+@pytest.mark.honours("binlog.net.write.timeout", "binlog.net.read.timeout", "use.nongraceful.disconnect")
+def test_binlog_session_timeouts_and_nongraceful_disconnect_on_the_wire(
+    mysql_db: Any, kafka: Any, tap: TcpTap
+) -> None:
+    config = _config(
+        mysql_db,
+        kafka.topic("net"),
+        tap.port,
+        **{
+            "binlog.net.write.timeout": "77",
+            "binlog.net.read.timeout": "88",
+            "use.nongraceful.disconnect": "true",
+        },
+    )
+    _stream_one_row(mysql_db, config)
+    session = _binlog_session(tap)
+    sent = bytes(session.sent)
+    # set on the binlog session before the dump request, as Debezium's client does
+    assert b"SET SESSION net_write_timeout = 77, net_read_timeout = 88" in sent
+    assert sent.index(b"net_write_timeout = 77") < sent.rindex(b"binlog.")  # the dump names the file
+    assert tap.wait_ended(session) == "reset"  # SO_LINGER 0: an RST, no orderly close
+    assert not sent.endswith(COM_QUIT)
+
+
+def test_binlog_session_by_default_sets_no_timeouts_and_quits(mysql_db: Any, kafka: Any, tap: TcpTap) -> None:
+    _stream_one_row(mysql_db, _config(mysql_db, kafka.topic("net0"), tap.port))
+    session = _binlog_session(tap)
+    assert b"net_write_timeout" not in session.sent and b"net_read_timeout" not in session.sent
+    assert tap.wait_ended(session) == "fin"
+    assert bytes(session.sent).endswith(COM_QUIT)
+
+
+@pytest.mark.honours("database.query.timeout.ms")
+def test_database_query_timeout_ms_bounds_a_query(mysql_db: Any) -> None:
+    props = _config(mysql_db, "qt", **{"database.query.timeout.ms": "700"})
+    settings = MySqlSettings.parse(props)
+    for streaming in (False, True):  # the checks' connections and the snapshot readers' (mysqlclient)
+        conn = connect(settings, streaming=streaming)
+        started = time.monotonic()
+        with pytest.raises(Exception) as caught, conn.cursor() as cur:
+            cur.execute("SELECT SLEEP(6)")
+            cur.fetchall()
+        assert time.monotonic() - started < 4.0, streaming
+        assert "Lost connection" in str(caught.value) or "timed out" in str(caught.value), caught.value
+    unlimited = MySqlSettings.parse({**props, "database.query.timeout.ms": "0"})
+    conn = connect(unlimited)
+    with conn.cursor() as cur:
+        cur.execute("SELECT SLEEP(1.2)")  # longer than 700 ms: no limit
+        assert cur.fetchone() == (0,)
+    conn.close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A loopback port that accepts connections and never says anything (no greeting)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        listener.close()
+        for s in held:
+            s.close()
+
+
+@pytest.mark.honours("connection.validation.timeout.ms")
+def test_connection_validation_timeout_ms_bounds_validate(mysql_db: Any, silent_server: int) -> None:
+    props = _config(
+        mysql_db,
+        "cv",
+        silent_server,
+        **{"connection.validation.timeout.ms": "1000", "schema.history.internal.kafka.topic": "h"},
+    )
+    started = time.monotonic()
+    values = {v.name: v.errors for v in MariaDbConnector().validate(props)}
+    assert time.monotonic() - started < 4.0  # the greeting alone would be awaited 10 s
+    assert values["database.hostname"] == ["Connection validation timed out after 1000 ms"]
+    # a server that answers is checked within the same bound
+    ok = _config(mysql_db, "cv", **{"connection.validation.timeout.ms": "5000"})
+    assert {v.name: v.errors for v in MariaDbConnector().validate(ok)}["database.hostname"] == []
+
+
+@pytest.mark.honours("executor.shutdown.timeout.ms")
+def test_executor_shutdown_timeout_ms_bounds_stop(mysql_db: Any, kafka: Any) -> None:
+    """The capture thread is busy in a heartbeat action query (on the streaming thread, as Debezium's);
+    stop waits executor.shutdown.timeout.ms for it, not the whole query."""
+    task = MariaDbSourceTask()
+    task.initialize(NoOffsetsContext())
+    task.start(
+        _config(
+            mysql_db,
+            kafka.topic("sd"),
+            **{
+                "heartbeat.interval.ms": "100",
+                "heartbeat.action.query": "SELECT SLEEP(8)",
+                "database.query.timeout.ms": "0",
+                "executor.shutdown.timeout.ms": "1000",
+            },
+        )
+    )
+    try:
+        _poll_until(task, lambda rs: any(r.topic.startswith("__debezium-heartbeat") for r in rs))
+        time.sleep(1.5)  # the next beat's action is sleeping now
+        assert task.thread is not None and task.thread.is_alive()
+    finally:
+        started = time.monotonic()
+        task.stop()
+        took = time.monotonic() - started
+    assert 0.9 < took < 3.0, took
+    assert task.thread.is_alive()  # left behind, still in the query
+
+
+@pytest.mark.honours("retriable.restart.connector.wait.ms")
+def test_retriable_restart_connector_wait_ms_restarts_a_task_that_could_not_connect(
+    mysql_db: Any, kafka: Any
+) -> None:
+    """The server cannot be reached when the task starts: it does not fail, and starts again after the wait
+    (not before) once the server is there."""
+    port = free_port()
+    config = _config(
+        mysql_db, kafka.topic("rr"), port, **{"retriable.restart.connector.wait.ms": "2500"}
+    )
+    task = MariaDbSourceTask()
+    task.initialize(NoOffsetsContext())
+    task.start(config)  # connection refused: a retriable error, not a failure
+    tap = TcpTap((mysql_db.host, mysql_db.port), port=port)  # the server is reachable from now on
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:
+            assert task.poll() is None
+        assert tap.sessions == []  # still waiting
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS rr (id INT PRIMARY KEY)")
+        deadline = time.monotonic() + 30
+        while not tap.sessions and time.monotonic() < deadline:
+            task.poll()
+        assert 2.0 < time.monotonic() - started < 6.0
+        time.sleep(0.5)
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute("INSERT INTO rr VALUES (1)")
+        rows = _poll_until(task, lambda rs: any(r.topic.endswith(".rr") for r in rs))
+        assert [r.key for r in rows if r.topic.endswith(".rr")] and task.thread is not None
+    finally:
+        task.stop()
+        tap.close()
+
+
+def test_a_query_timeout_does_not_touch_the_binlog_connection(mysql_db: Any, kafka: Any) -> None:
+    """The binlog connection waits for events as long as the server sends none: a short query timeout
+    must not drop it (it has its own heartbeats)."""
+    config = _config(mysql_db, kafka.topic("qtb"), **{"database.query.timeout.ms": "300"})
+    _stream_one_row(mysql_db, config)
+
