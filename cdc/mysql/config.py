@@ -171,6 +171,7 @@ class MySqlSettings:
     executor_shutdown_timeout_ms: int = setting("executor.shutdown.timeout.ms")
     gtid_source_filter_dml_events: bool = setting("gtid.source.filter.dml.events")
     retriable_restart_connector_wait_ms: int = setting("retriable.restart.connector.wait.ms")
+    statistics_metrics_enabled: bool = setting("statistics.metrics.enabled")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

@@ -558,3 +558,13 @@ def define_tuning(d: ConfigDef) -> None:
         "then starts again on a later poll, as Debezium's task restarts.",
         **a,
     )
+    d.define(
+        "statistics.metrics.enabled",
+        B,
+        True,
+        None,
+        M,
+        "Keep the streaming lag's quantiles (MilliSecondsBehindSourceP50/P95/P99, from a sketch within 1 %, "
+        "as Debezium's DDSketch); false: they are not collected nor exported (min, max and average stay).",
+        **a,
+    )

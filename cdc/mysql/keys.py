@@ -107,11 +107,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("false",),
     ),
     Refusal(
-        r"statistics\.metrics\.enabled",
-        "cdc's metrics are always collected (they cost no measurable time); scrape fewer of them instead",
-        ("true",),
-    ),
-    Refusal(
         r"memory\.management\.(schemas|tables)\.class",
         "a Java class of Debezium's in-memory table model; cdc keeps its own",
         ("io.debezium.relational.ConcurrentMapTableMappingStorage",),

@@ -17,6 +17,7 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.metrics import REGISTRY, MetricsRegistry, Reading
 from cdc.mysql.converting import converting_failures
+from cdc.mysql.lag_stats import LagStatistics
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SignalMetrics", "SnapshotMetrics", "StreamingMetrics"]
 
@@ -142,8 +143,10 @@ class _Estimates:
 
 
 class StreamingMetrics:
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, statistics: bool = True) -> None:
         self.server = server
+        self.lag = LagStatistics(statistics)
+        """The lags' min/max/average and (statistics.metrics.enabled) quantiles (:mod:`cdc.mysql.lag_stats`)."""
         self.connected = False
         self.events_seen = 0
         self.creates = 0
@@ -175,6 +178,7 @@ class StreamingMetrics:
         self.last_event_ts_ms = now
         if source_ts_ms:
             self.millis_behind_source = max(0, now - source_ts_ms)
+            self.lag.record(self.millis_behind_source)
 
     def events(self, source_ts_ms: int, count: int) -> None:
         """``count`` change events of one binlog event (one clock read for all of them)."""
@@ -185,6 +189,7 @@ class StreamingMetrics:
         self.last_event_ts_ms = now
         if source_ts_ms:
             self.millis_behind_source = max(0, now - source_ts_ms)
+            self.lag.record(self.millis_behind_source, count)
 
     def attributes(self) -> dict[str, Any]:
         since = int(time.time() * 1000) - self.last_event_ts_ms if self.last_event_ts_ms else -1
@@ -205,6 +210,7 @@ class StreamingMetrics:
             "GtidSet": self.gtid_set,
             "MilliSecondsBehindSource": self.millis_behind_source,
             "MilliSecondsSinceLastEvent": since,
+            **self.lag.attributes(),
         }
 
 

@@ -64,8 +64,8 @@ def _row_id(record: SourceRecord) -> Any:
     return record.key.get("id") if record.topic.endswith(".t") and record.key else None
 
 
-def _stream_one_row(mysql_db: Any, config: dict[str, str]) -> None:
-    """Starts a task, writes a row, polls until its event arrives, stops the task."""
+def _stream_one_row(mysql_db: Any, config: dict[str, str], before_stop: Any = None) -> None:
+    """Starts a task, writes a row, polls until its event arrives, (``before_stop()``,) stops the task."""
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY)")
     task = MariaDbSourceTask()
@@ -78,6 +78,8 @@ def _stream_one_row(mysql_db: Any, config: dict[str, str]) -> None:
             cur.execute("INSERT INTO t VALUES (%s)", (key,))
         rows = _poll_until(task, lambda rs: any(_row_id(r) == key for r in rs))
         assert any(_row_id(r) == key for r in rows)
+        if before_stop is not None:
+            before_stop()
     finally:
         task.stop()
 
@@ -254,3 +256,25 @@ def test_a_query_timeout_does_not_touch_the_binlog_connection(mysql_db: Any, kaf
     config = _config(mysql_db, kafka.topic("qtb"), **{"database.query.timeout.ms": "300"})
     _stream_one_row(mysql_db, config)
 
+
+
+@pytest.mark.honours("statistics.metrics.enabled")
+def test_statistics_metrics_enabled_false_drops_the_lag_quantiles(mysql_db: Any, kafka: Any) -> None:
+    from cdc.mysql.metrics import REGISTRY
+
+    def lag_series(prefix: str) -> dict[str, float]:
+        """The connector's streaming lag series the metrics endpoint would render, by attribute."""
+        return {
+            r.name.rsplit("_", 1)[1]: r.value
+            for r in REGISTRY.readings()
+            if r.labels.get("server") == prefix and "_streaming_MilliSecondsBehindSource" in r.name
+        }
+
+    shown: dict[str, dict[str, float]] = {}
+    for enabled in ("true", "false"):
+        prefix = kafka.topic(f"stats{enabled}")
+        config = _config(mysql_db, prefix, **{"statistics.metrics.enabled": enabled})
+        _stream_one_row(mysql_db, config, lambda p=prefix, e=enabled: shown.__setitem__(e, lag_series(p)))
+    assert {"MilliSecondsBehindSourceP50", "MilliSecondsBehindSourceP99"} <= set(shown["true"])
+    assert "MilliSecondsBehindSourceMaxValue" in shown["false"]  # min, max and average stay
+    assert not [k for k in shown["false"] if k.startswith("MilliSecondsBehindSourceP")], shown["false"]
