@@ -11,6 +11,7 @@ import re
 
 from cdc.config import ConfigDef, ConfigType, Importance
 from cdc.config import validators as v
+from cdc.config.sanitize import DEBEZIUM_SANITIZE_PATTERN, SANITIZE_KEY, pattern_error
 from cdc.mysql.ddl.filter import DEBEZIUM_DDL_FILTER
 from cdc.mysql.keys import PATTERN_KEYS
 from cdc.mysql.metric_tags import validate_metric_tags
@@ -566,5 +567,17 @@ def define_tuning(d: ConfigDef) -> None:
         M,
         "Keep the streaming lag's quantiles (MilliSecondsBehindSourceP50/P95/P99, from a sketch within 1 %, "
         "as Debezium's DDSketch); false: they are not collected nor exported (min, max and average stay).",
+        **a,
+    )
+    d.define(
+        SANITIZE_KEY,
+        S,
+        DEBEZIUM_SANITIZE_PATTERN,
+        v.predicate(lambda x: x is None or pattern_error(str(x)) is None, "Not a valid regular expression"),
+        LO,
+        "A regular expression matching whole config keys whose values are masked: in the task's "
+        "configuration log line and, as secrets, in every log line, status trace and REST answer of the "
+        "worker. Added to the keys cdc masks anyway (passwords, secret-looking names); Debezium's replaces "
+        "its default pattern.",
         **a,
     )

@@ -123,7 +123,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("false",),
     ),
     Refusal(r"internal\..+", "an internal Debezium setting"),
-    Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
 )
 
 LIMITED: tuple[Refusal, ...] = (
