@@ -172,6 +172,9 @@ class MySqlSettings:
     gtid_source_filter_dml_events: bool = setting("gtid.source.filter.dml.events")
     retriable_restart_connector_wait_ms: int = setting("retriable.restart.connector.wait.ms")
     statistics_metrics_enabled: bool = setting("statistics.metrics.enabled")
+    custom_sanitize_pattern: str = setting("custom.sanitize.pattern")
+    min_row_count_to_stream_results: int = setting("min.row.count.to.stream.results")
+    query_fetch_size: int = setting("query.fetch.size")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

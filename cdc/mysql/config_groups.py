@@ -476,6 +476,10 @@ NET_TIMEOUT_MAX_S = 31536000
 SHUTDOWN_WAIT_MAX_MS = 60000
 """``executor.shutdown.timeout.ms`` above this waits this long: a task's stop runs on the worker's herder
 thread, which a REST user must not be able to hold for hours (docs/security.md)."""
+BUFFERED_ROWS_MAX = 100000
+"""``min.row.count.to.stream.results`` above this is refused: a REST user must not make the worker hold a
+large table in memory."""
+FETCH_ROWS_NOTE = "2000 at a time from an unbuffered cursor, or whole for a small table"
 VALIDATION_WAIT_MAX_MS = 60000
 """``connection.validation.timeout.ms`` above this (Debezium's default) waits this long: validate answers a
 REST request."""
@@ -579,5 +583,27 @@ def define_tuning(d: ConfigDef) -> None:
         "configuration log line and, as secrets, in every log line, status trace and REST answer of the "
         "worker. Added to the keys cdc masks anyway (passwords, secret-looking names); Debezium's replaces "
         "its default pattern.",
+        **a,
+    )
+    d.define(
+        "min.row.count.to.stream.results",
+        INT,
+        1000,
+        v.between(0, BUFFERED_ROWS_MAX),
+        LO,
+        "The snapshot reads a table InnoDB estimates at most this many rows whole (a buffered result: the "
+        "server's statement ends at once) and streams the larger ones; 0: every table streamed. At most "
+        f"{BUFFERED_ROWS_MAX} (a larger table is never held in the worker's memory).",
+        **a,
+    )
+    d.define(
+        "query.fetch.size",
+        INT,
+        0,
+        v.at_least(0),
+        LO,
+        "Rows a JDBC statement fetches per round trip in Debezium's Oracle and SQL Server connectors; its "
+        "MySQL and MariaDB connectors read nothing with it, and neither does cdc (rows are read "
+        f"{FETCH_ROWS_NOTE}).",
         **a,
     )

@@ -25,6 +25,7 @@ from cdc.mysql.tls import TlsDowngradeError, is_tls_failure, tls_error_key
 
 __all__ = [
     "ServerInfo",
+    "buffered_cursor",
     "check_server",
     "connect",
     "inspect_server",
@@ -66,6 +67,19 @@ def query_timeout_s(settings: MySqlSettings) -> float | None:
     connection), whatever the statement; rows still arriving keep a long snapshot read going."""
     ms = settings.database_query_timeout_ms
     return ms / 1000 if ms > 0 else None
+
+
+def buffered_cursor(conn: Any) -> Any:
+    """A cursor that takes a whole result at once, on a connection :func:`connect` opened ``streaming``
+    (``min.row.count.to.stream.results``: small tables, as Connector/J reads them by default): the server's
+    statement ends as soon as the rows are sent. Any other connection (a test's): its own cursor."""
+    if isinstance(conn, pymysql.connections.Connection):
+        return conn.cursor(pymysql.cursors.Cursor)
+    if type(conn).__module__.startswith("MySQLdb"):
+        import MySQLdb.cursors
+
+        return conn.cursor(MySQLdb.cursors.Cursor)
+    return conn.cursor()
 
 
 def _mysqlclient_read_timeout(settings: MySqlSettings) -> dict[str, int]:

@@ -97,9 +97,7 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
     Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
-    Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
     # -- new in Debezium 3.6's MySqlConnector
     Refusal(
         r"legacy\.snapshot\.max\.threads",

@@ -278,3 +278,84 @@ def test_statistics_metrics_enabled_false_drops_the_lag_quantiles(mysql_db: Any,
     assert {"MilliSecondsBehindSourceP50", "MilliSecondsBehindSourceP99"} <= set(shown["true"])
     assert "MilliSecondsBehindSourceMaxValue" in shown["false"]  # min, max and average stay
     assert not [k for k in shown["false"] if k.startswith("MilliSecondsBehindSourceP")], shown["false"]
+
+
+def _snapshot_statement_running(mysql_db: Any, config: dict[str, str], table: str) -> bool:
+    """Starts a snapshot of ``table`` that nobody polls (the queue fills at once) and says whether the
+    server is still running its SELECT a moment later (rows left unread behind the blocked reader)."""
+    task = MariaDbSourceTask()
+    task.initialize(NoOffsetsContext())
+    task.start(config)
+    try:
+        time.sleep(3.0)
+        with mysql_db.connect() as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE %s",
+                (f"SELECT * FROM `{mysql_db.name}`.`{table}`%",),
+            )
+            return bool(cur.fetchone()[0])
+    finally:
+        task.stop()
+
+
+@pytest.mark.honours("min.row.count.to.stream.results")
+def test_min_row_count_to_stream_results_reads_small_tables_whole(mysql_db: Any, kafka: Any) -> None:
+    """A 5000-row table of 8 KB rows (40 MB, more than the sockets buffer): read whole when its estimate
+    is within the key, the server's statement is over at once; streamed (0), the server is still sending
+    while the reader waits for the consumer."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE wide (id INT PRIMARY KEY, pad TEXT)")
+        for start in range(0, 5000, 500):
+            values = ",".join(f"({i}, REPEAT('x', 8000))" for i in range(start, start + 500))
+            cur.execute(f"INSERT INTO wide VALUES {values}")
+        cur.execute("ANALYZE TABLE wide")
+        cur.fetchall()
+    running = {}
+    for rows in ("10000", "0"):
+        config = _config(
+            mysql_db,
+            kafka.topic(f"mr{rows}"),
+            **{
+                "snapshot.mode": "initial",
+                # no lock and no schema change records: the blocked queue must not hold a global lock on
+                # the shared server
+                "snapshot.locking.mode": "none",
+                "include.schema.changes": "false",
+                "table.include.list": f"{mysql_db.name}.wide",
+                "max.batch.size": "1",
+                "max.queue.size": "2",
+                "min.row.count.to.stream.results": rows,
+            },
+        )
+        running[rows] = _snapshot_statement_running(mysql_db, config, "wide")
+    assert running == {"10000": False, "0": True}
+
+
+@pytest.mark.honours("query.fetch.size")
+def test_query_fetch_size_is_accepted_and_reads_the_same(mysql_db: Any, kafka: Any) -> None:
+    """Debezium's MySQL and MariaDB connectors declare query.fetch.size and read nothing with it (only its
+    Oracle and SQL Server connectors do): any non-negative value is accepted and the snapshot and the
+    stream are what they are without it; a negative one is refused, as Debezium's validator does."""
+    from cdc.mysql.validation import validate_mysql
+
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE f (id INT PRIMARY KEY, v VARCHAR(10))")
+        cur.execute("INSERT INTO f VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    seen = {}
+    for size in ("0", "1"):
+        task = MariaDbSourceTask()
+        task.initialize(NoOffsetsContext())
+        config = {
+            **_config(mysql_db, kafka.topic(f"fs{size}"), **{"query.fetch.size": size}),
+            "snapshot.mode": "initial",
+            "table.include.list": f"{mysql_db.name}.f",
+        }
+        task.start(config)
+        try:
+            rows = _poll_until(task, lambda rs: sum(r.topic.endswith(".f") for r in rs) >= 3)
+        finally:
+            task.stop()
+        seen[size] = [r.value.get("after").get("v") for r in rows if r.topic.endswith(".f")]
+    assert seen == {"0": ["a", "b", "c"], "1": ["a", "b", "c"]}
+    errors = {v.name: v.errors for v in validate_mysql({**config, "query.fetch.size": "-1"})}
+    assert errors["query.fetch.size"]

@@ -6,7 +6,8 @@
   worker; one that is no regular expression is refused at validate;
 * ``connection.validation.timeout.ms`` cannot make validate wait past its cap, whatever the value;
 * ``executor.shutdown.timeout.ms`` cannot make a task's stop (on the worker's herder thread) wait past its cap;
-* the net timeouts of the binlog session stay within what the server itself accepts.
+* the net timeouts of the binlog session stay within what the server itself accepts;
+* ``min.row.count.to.stream.results`` cannot make the snapshot hold a large table whole in memory.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ def test_timing_values_out_of_range_are_refused() -> None:
         ("executor.shutdown.timeout.ms", "0"),
         ("connection.validation.timeout.ms", "0"),
         ("retriable.restart.connector.wait.ms", "0"),
+        ("min.row.count.to.stream.results", "100001"),  # a large table held whole in the worker's memory
     ):
         errors = {v.name: v.errors for v in validate_mysql({**base, key: value})}
         assert errors[key], (key, value)
