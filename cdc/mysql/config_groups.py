@@ -607,3 +607,14 @@ def define_tuning(d: ConfigDef) -> None:
         f"{FETCH_ROWS_NOTE}).",
         **a,
     )
+    d.define(
+        "internal.log.position.check.enable",
+        B,
+        True,
+        None,
+        LO,
+        "Debezium's internal switch of the check, at start, that the offset's binlog position is still on "
+        "the server (snapshot.mode when_needed and configuration_based take a new snapshot when it is not); "
+        "false: no check, streaming resumes there and fails if the binlog is gone.",
+        **a,
+    )

@@ -225,7 +225,8 @@ class MySqlSourceTask(SourceTask):
             plan = configuration_based_plan(
                 ConfigurationBased.of(settings),
                 offset is not None,
-                lambda: offset is not None and self._binlog_available(settings, offset, server),
+                lambda: offset is not None
+                and (not settings.log_position_check or self._binlog_available(settings, offset, server)),
                 self.history.exists,
             )
             if plan == "stream" and offset is not None:
@@ -244,7 +245,8 @@ class MySqlSourceTask(SourceTask):
             return "snapshot_only" if mode == "initial_only" else "snapshot"
         if mode == "initial_only":
             return "idle"
-        if mode == "when_needed" and not self._binlog_available(settings, offset, server):
+        check = settings.log_position_check  # internal.log.position.check.enable
+        if mode == "when_needed" and check and not self._binlog_available(settings, offset, server):
             log.warning(
                 "The binlog position %s:%s is no longer on the server; taking a new snapshot",
                 offset.file,

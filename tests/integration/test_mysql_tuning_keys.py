@@ -19,6 +19,7 @@ from cdc.mysql.connection import connect
 from cdc.mysql.connector import MariaDbConnector
 from cdc.mysql.task import MariaDbSourceTask
 from tests.integration.faultkit import free_port
+from cdc.api.connector import OffsetStorageReader
 from tests.integration.inprocess import NoOffsetsContext
 from tests.integration.tcp_tap import COM_QUIT, TapSession, TcpTap
 
@@ -359,3 +360,66 @@ def test_query_fetch_size_is_accepted_and_reads_the_same(mysql_db: Any, kafka: A
     assert seen == {"0": ["a", "b", "c"], "1": ["a", "b", "c"]}
     errors = {v.name: v.errors for v in validate_mysql({**config, "query.fetch.size": "-1"})}
     assert errors["query.fetch.size"]
+
+
+class _StoredOffset(NoOffsetsContext):
+    """A task context whose offset store holds ``offset`` for the connector's partition."""
+
+    def __init__(self, offset: dict[str, Any]) -> None:
+        self.stored = offset
+
+    def offset_storage_reader(self) -> Any:
+        stored = self.stored
+
+        class Reader(OffsetStorageReader):
+            def offsets(self, partitions: Any) -> dict[str, dict[str, Any]]:
+                return {str(p): stored for p in partitions}
+
+            def offset(self, partition: Any) -> dict[str, Any] | None:
+                return stored
+
+        return Reader()
+
+
+@pytest.mark.honours("internal.log.position.check.enable")
+def test_internal_log_position_check_enable_false_skips_the_binlog_check(
+    mysql_db: Any, kafka: Any, tmp_path: Any
+) -> None:
+    """An offset in a binlog file the server does not have, snapshot.mode=when_needed, a schema history
+    in place: checked (the default), a new snapshot is taken; unchecked, the task streams from there and
+    fails on the server's answer (binlog purged)."""
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE pc (id INT PRIMARY KEY)")
+        cur.execute("INSERT INTO pc VALUES (1)")
+    history = {
+        "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
+        "schema.history.internal.file.filename": str(tmp_path / "history.dat"),
+        "table.include.list": f"{mysql_db.name}.pc",
+    }
+    first = MariaDbSourceTask()  # records the schema in the history
+    first.initialize(NoOffsetsContext())
+    first.start({**_config(mysql_db, kafka.topic("pc0")), **history})
+    try:
+        _poll_until(first, lambda rs: any(r.source_offset.get("file") for r in rs), timeout=15)
+    finally:
+        first.stop()
+    gone = {"file": "binlog.999990", "pos": 4}
+    outcome = {}
+    for check in ("true", "false"):
+        task = MariaDbSourceTask()
+        task.initialize(_StoredOffset(gone))
+        config = {
+            **_config(mysql_db, kafka.topic(f"pc{check}"), **{"internal.log.position.check.enable": check}),
+            **history,
+            "snapshot.mode": "when_needed",
+        }
+        try:
+            task.start(config)
+            rows = _poll_until(task, lambda rs: any(r.topic.endswith(".pc") for r in rs), timeout=15)
+            outcome[check] = "snapshot" if any(r.topic.endswith(".pc") for r in rows) else "nothing"
+        except Exception as exc:
+            outcome[check] = f"failed: {exc}"
+        finally:
+            task.stop()
+    assert outcome["true"] == "snapshot"
+    assert outcome["false"].startswith("failed:") and "999990" in outcome["false"], outcome["false"]
