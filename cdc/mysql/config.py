@@ -176,6 +176,7 @@ class MySqlSettings:
     min_row_count_to_stream_results: int = setting("min.row.count.to.stream.results")
     query_fetch_size: int = setting("query.fetch.size")
     log_position_check: bool = setting("internal.log.position.check.enable")
+    advanced_metrics: bool = setting("internal.advanced.metrics.enable")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

@@ -618,3 +618,13 @@ def define_tuning(d: ConfigDef) -> None:
         "false: no check, streaming resumes there and fails if the binlog is gone.",
         **a,
     )
+    d.define(
+        "internal.advanced.metrics.enable",
+        B,
+        False,
+        None,
+        LO,
+        "Debezium's internal switch of the streaming change events counted by table: "
+        "NumberOf{Create,Update,Delete}EventsSeen{table=...} (truncates are not counted by table).",
+        **a,
+    )

@@ -143,8 +143,11 @@ class _Estimates:
 
 
 class StreamingMetrics:
-    def __init__(self, server: str, statistics: bool = True) -> None:
+    def __init__(self, server: str, statistics: bool = True, advanced: bool = False) -> None:
         self.server = server
+        self.advanced = advanced
+        """internal.advanced.metrics.enable: the change events by table (Debezium's ActivityMonitoringMeter)."""
+        self.by_table: dict[str, dict[str, int]] = {"c": {}, "u": {}, "d": {}}
         self.lag = LagStatistics(statistics)
         """The lags' min/max/average and (statistics.metrics.enabled) quantiles (:mod:`cdc.mysql.lag_stats`)."""
         self.connected = False
@@ -191,6 +194,11 @@ class StreamingMetrics:
             self.millis_behind_source = max(0, now - source_ts_ms)
             self.lag.record(self.millis_behind_source, count)
 
+    def table_events(self, kind: str, table: str, count: int) -> None:
+        """``count`` change events of ``kind`` (c, u, d) on ``table`` (only with :attr:`advanced`)."""
+        counts = self.by_table[kind]
+        counts[table] = counts.get(table, 0) + count
+
     def attributes(self) -> dict[str, Any]:
         since = int(time.time() * 1000) - self.last_event_ts_ms if self.last_event_ts_ms else -1
         return {
@@ -211,6 +219,10 @@ class StreamingMetrics:
             "MilliSecondsBehindSource": self.millis_behind_source,
             "MilliSecondsSinceLastEvent": since,
             **self.lag.attributes(),
+            # by table: empty (no series) unless internal.advanced.metrics.enable
+            "NumberOfCreateEventsSeen": dict(self.by_table["c"]),
+            "NumberOfUpdateEventsSeen": dict(self.by_table["u"]),
+            "NumberOfDeleteEventsSeen": dict(self.by_table["d"]),
         }
 
 

@@ -145,7 +145,9 @@ class MySqlSourceTask(SourceTask):
         REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
         REGISTRY.set_tags(settings.prefix, settings.metric_tags)  # custom.metric.tags
         snapshot_metrics = SnapshotMetrics(settings.prefix)
-        streaming_metrics = StreamingMetrics(settings.prefix, settings.statistics_metrics_enabled)
+        streaming_metrics = StreamingMetrics(
+            settings.prefix, settings.statistics_metrics_enabled, settings.advanced_metrics
+        )
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)

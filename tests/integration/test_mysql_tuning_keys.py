@@ -259,9 +259,18 @@ def test_a_query_timeout_does_not_touch_the_binlog_connection(mysql_db: Any, kaf
 
 
 
-@pytest.mark.honours("statistics.metrics.enabled")
+@pytest.mark.honours("statistics.metrics.enabled", "internal.advanced.metrics.enable")
 def test_statistics_metrics_enabled_false_drops_the_lag_quantiles(mysql_db: Any, kafka: Any) -> None:
+    """statistics.metrics.enabled (default true) gives the lag's quantiles; internal.advanced.metrics.enable
+    (default false) the change events by table. The first run sets the latter, the second the former off."""
     from cdc.mysql.metrics import REGISTRY
+
+    def by_table(prefix: str) -> dict[str, float]:
+        return {
+            r.labels["table"]: r.value
+            for r in REGISTRY.readings()
+            if r.labels.get("server") == prefix and r.name.endswith("_streaming_NumberOfCreateEventsSeen")
+        }
 
     def lag_series(prefix: str) -> dict[str, float]:
         """The connector's streaming lag series the metrics endpoint would render, by attribute."""
@@ -272,10 +281,18 @@ def test_statistics_metrics_enabled_false_drops_the_lag_quantiles(mysql_db: Any,
         }
 
     shown: dict[str, dict[str, float]] = {}
+    tables: dict[str, dict[str, float]] = {}
+
+    def record(prefix: str, enabled: str) -> None:
+        shown[enabled], tables[enabled] = lag_series(prefix), by_table(prefix)
+
     for enabled in ("true", "false"):
         prefix = kafka.topic(f"stats{enabled}")
-        config = _config(mysql_db, prefix, **{"statistics.metrics.enabled": enabled})
-        _stream_one_row(mysql_db, config, lambda p=prefix, e=enabled: shown.__setitem__(e, lag_series(p)))
+        keys = {"statistics.metrics.enabled": enabled, "internal.advanced.metrics.enable": enabled}
+        if enabled == "false":
+            keys.pop("internal.advanced.metrics.enable")  # its default
+        _stream_one_row(mysql_db, _config(mysql_db, prefix, **keys), lambda p=prefix, e=enabled: record(p, e))
+    assert tables == {"true": {f"{mysql_db.name}.t": 1.0}, "false": {}}
     assert {"MilliSecondsBehindSourceP50", "MilliSecondsBehindSourceP99"} <= set(shown["true"])
     assert "MilliSecondsBehindSourceMaxValue" in shown["false"]  # min, max and average stay
     assert not [k for k in shown["false"] if k.startswith("MilliSecondsBehindSourceP")], shown["false"]
