@@ -177,6 +177,7 @@ class MySqlSettings:
     query_fetch_size: int = setting("query.fetch.size")
     log_position_check: bool = setting("internal.log.position.check.enable")
     advanced_metrics: bool = setting("internal.advanced.metrics.enable")
+    scan_all_columns_force: bool = setting("internal.snapshot.scan.all.columns.force")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

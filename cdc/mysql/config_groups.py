@@ -628,3 +628,14 @@ def define_tuning(d: ConfigDef) -> None:
         "NumberOf{Create,Update,Delete}EventsSeen{table=...} (truncates are not counted by table).",
         **a,
     )
+    d.define(
+        "internal.snapshot.scan.all.columns.force",
+        B,
+        False,
+        None,
+        LO,
+        "Debezium's internal switch of how its JDBC metadata scan reads columns (all tables' at once); its "
+        "MySQL and MariaDB connectors read each table's schema with SHOW CREATE TABLE and never consult it, "
+        "and neither does cdc.",
+        **a,
+    )

@@ -53,7 +53,13 @@ class Refusal:
         return re.fullmatch(self.pattern, key) is not None
 
 
-_NO_EFFECT = "a tuning knob of Debezium's Java runtime with no counterpart in cdc"
+
+_TABLE_PER_THREAD = (
+    "Debezium's table-per-thread parallel snapshot reads each table whole on one thread; cdc's "
+    "snapshot.max.threads cuts every table into bounded key-range chunks (Debezium 3.6's default "
+    "algorithm), which gives each topic the same rows without holding a whole table in memory: set "
+    "snapshot.max.threads alone"
+)
 
 REFUSED: tuple[Refusal, ...] = (
     # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
@@ -97,13 +103,16 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
     Refusal(r"openlineage\.integration\.enabled", "OpenLineage is not implemented", ("false",)),
     Refusal(r"openlineage\.integration\..+", "OpenLineage is not implemented"),
-    Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
-    # -- new in Debezium 3.6's MySqlConnector
     Refusal(
-        r"legacy\.snapshot\.max\.threads",
-        "Debezium's table-per-thread parallel snapshot is not implemented (see snapshot.max.threads)",
-        ("false",),
+        r"binlog\.buffer\.size",
+        "cdc does not hold a transaction's events back to drop them at a ROLLBACK: as with Debezium's "
+        "default 0, the rows of a transaction the binlog ends with ROLLBACK (non-transactional tables "
+        "written in it) are emitted",
+        ("0",),
     ),
+    # -- new in Debezium 3.6's MySqlConnector
+    Refusal(r"legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
+    Refusal(r"internal\.legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
     Refusal(
         r"memory\.management\.(schemas|tables)\.class",
         "a Java class of Debezium's in-memory table model; cdc keeps its own",

@@ -349,11 +349,13 @@ def test_min_row_count_to_stream_results_reads_small_tables_whole(mysql_db: Any,
     assert running == {"10000": False, "0": True}
 
 
-@pytest.mark.honours("query.fetch.size")
+@pytest.mark.honours("query.fetch.size", "internal.snapshot.scan.all.columns.force")
 def test_query_fetch_size_is_accepted_and_reads_the_same(mysql_db: Any, kafka: Any) -> None:
     """Debezium's MySQL and MariaDB connectors declare query.fetch.size and read nothing with it (only its
     Oracle and SQL Server connectors do): any non-negative value is accepted and the snapshot and the
-    stream are what they are without it; a negative one is refused, as Debezium's validator does."""
+    stream are what they are without it; a negative one is refused, as Debezium's validator does. The same
+    for internal.snapshot.scan.all.columns.force (read by Debezium's JDBC metadata scan, which its binlog
+    connectors do not use: they read SHOW CREATE TABLE)."""
     from cdc.mysql.validation import validate_mysql
 
     with mysql_db.connect() as conn, conn.cursor() as cur:
@@ -364,7 +366,11 @@ def test_query_fetch_size_is_accepted_and_reads_the_same(mysql_db: Any, kafka: A
         task = MariaDbSourceTask()
         task.initialize(NoOffsetsContext())
         config = {
-            **_config(mysql_db, kafka.topic(f"fs{size}"), **{"query.fetch.size": size}),
+            **_config(
+                mysql_db,
+                kafka.topic(f"fs{size}"),
+                **{"query.fetch.size": size, "internal.snapshot.scan.all.columns.force": str(size == "1")},
+            ),
             "snapshot.mode": "initial",
             "table.include.list": f"{mysql_db.name}.f",
         }
