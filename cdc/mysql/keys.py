@@ -53,7 +53,6 @@ class Refusal:
         return re.fullmatch(self.pattern, key) is not None
 
 
-
 _TABLE_PER_THREAD = (
     "Debezium's table-per-thread parallel snapshot reads each table whole on one thread; cdc's "
     "snapshot.max.threads cuts every table into bounded key-range chunks (Debezium 3.6's default "

@@ -146,10 +146,10 @@ class StreamingMetrics:
     def __init__(self, server: str, statistics: bool = True, advanced: bool = False) -> None:
         self.server = server
         self.advanced = advanced
-        """internal.advanced.metrics.enable: the change events by table (Debezium's ActivityMonitoringMeter)."""
+        """internal.advanced.metrics.enable: change events by table (Debezium's ActivityMonitoringMeter)."""
         self.by_table: dict[str, dict[str, int]] = {"c": {}, "u": {}, "d": {}}
         self.lag = LagStatistics(statistics)
-        """The lags' min/max/average and (statistics.metrics.enabled) quantiles (:mod:`cdc.mysql.lag_stats`)."""
+        """The lags' min/max/average and (statistics.metrics.enabled) quantiles (:mod:`.lag_stats`)."""
         self.connected = False
         self.events_seen = 0
         self.creates = 0

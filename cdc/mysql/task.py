@@ -26,10 +26,10 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.records import Header, SourceRecord
-from cdc.logs import in_context
-from cdc.mysql.capture import CaptureContext
 from cdc.config import Password
 from cdc.config.sanitize import sanitized_keys
+from cdc.logs import in_context
+from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
 from cdc.mysql.connection import ServerInfo, check_server, connect
@@ -227,8 +227,10 @@ class MySqlSourceTask(SourceTask):
             plan = configuration_based_plan(
                 ConfigurationBased.of(settings),
                 offset is not None,
-                lambda: offset is not None
-                and (not settings.log_position_check or self._binlog_available(settings, offset, server)),
+                lambda: (
+                    offset is not None
+                    and (not settings.log_position_check or self._binlog_available(settings, offset, server))
+                ),
                 self.history.exists,
             )
             if plan == "stream" and offset is not None:
@@ -478,7 +480,7 @@ class MySqlSourceTask(SourceTask):
         if self.queue is not None:
             self.queue.close()
         if self.thread is not None:
-            # executor.shutdown.timeout.ms: how long the capture thread gets to end (ChangeEventSourceCoordinator)
+            # executor.shutdown.timeout.ms: how long the capture thread gets to end (Debezium's coordinator)
             deadline = time.monotonic() + self._shutdown_wait_s
             self.thread.join(min(0.5, self._shutdown_wait_s))
             if self.thread.is_alive() and self.snapshotter is not None:

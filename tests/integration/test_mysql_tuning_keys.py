@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from cdc.api.connector import OffsetStorageReader
 from cdc.api.records import SourceRecord
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.connection import connect
 from cdc.mysql.connector import MariaDbConnector
 from cdc.mysql.task import MariaDbSourceTask
 from tests.integration.faultkit import free_port
-from cdc.api.connector import OffsetStorageReader
 from tests.integration.inprocess import NoOffsetsContext
 from tests.integration.tcp_tap import COM_QUIT, TapSession, TcpTap
 
@@ -223,9 +223,7 @@ def test_retriable_restart_connector_wait_ms_restarts_a_task_that_could_not_conn
     """The server cannot be reached when the task starts: it does not fail, and starts again after the wait
     (not before) once the server is there."""
     port = free_port()
-    config = _config(
-        mysql_db, kafka.topic("rr"), port, **{"retriable.restart.connector.wait.ms": "2500"}
-    )
+    config = _config(mysql_db, kafka.topic("rr"), port, **{"retriable.restart.connector.wait.ms": "2500"})
     task = MariaDbSourceTask()
     task.initialize(NoOffsetsContext())
     task.start(config)  # connection refused: a retriable error, not a failure
@@ -256,7 +254,6 @@ def test_a_query_timeout_does_not_touch_the_binlog_connection(mysql_db: Any, kaf
     must not drop it (it has its own heartbeats)."""
     config = _config(mysql_db, kafka.topic("qtb"), **{"database.query.timeout.ms": "300"})
     _stream_one_row(mysql_db, config)
-
 
 
 @pytest.mark.honours("statistics.metrics.enabled", "internal.advanced.metrics.enable")

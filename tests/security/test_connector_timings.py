@@ -5,7 +5,7 @@
   backtracks without end is matched within a budget (and then masks every key) instead of holding the
   worker; one that is no regular expression is refused at validate;
 * ``connection.validation.timeout.ms`` cannot make validate wait past its cap, whatever the value;
-* ``executor.shutdown.timeout.ms`` cannot make a task's stop (on the worker's herder thread) wait past its cap;
+* ``executor.shutdown.timeout.ms`` cannot make a task's stop (on the herder's thread) wait past its cap;
 * the net timeouts of the binlog session stay within what the server itself accepts;
 * ``min.row.count.to.stream.results`` cannot make the snapshot hold a large table whole in memory.
 """
@@ -50,8 +50,9 @@ def test_custom_sanitize_pattern_keeps_matching_values_out_of_the_log(
         assert answer.status_code == 201, answer.text
     for name in ("sanitized", "control"):
         wait_for(
-            lambda n=name: call(worker, "GET", f"/connectors/{n}/status").json()["tasks"][0]["state"]
-            == "RUNNING",
+            lambda n=name: (
+                call(worker, "GET", f"/connectors/{n}/status").json()["tasks"][0]["state"] == "RUNNING"
+            ),
             60,
             f"{name} running",
         )
@@ -166,4 +167,3 @@ def test_a_huge_executor_shutdown_timeout_is_capped() -> None:
         assert task._shutdown_wait_s == SHUTDOWN_WAIT_MAX_MS / 1000
     finally:
         task.stop()
-

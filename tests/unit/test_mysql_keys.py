@@ -96,7 +96,9 @@ def test_the_key_lists_are_debeziums() -> None:
 
 
 def test_a_refused_key_set_to_debeziums_default_is_accepted() -> None:
-    assert _errors({"binlog.buffer.size": "0", "post.processors": "", "extended.headers.enabled": "false"}) == {}
+    assert (
+        _errors({"binlog.buffer.size": "0", "post.processors": "", "extended.headers.enabled": "false"}) == {}
+    )
     errors = _errors({"binlog.buffer.size": "4"})
     assert "only '0', Debezium's default, is accepted" in errors["binlog.buffer.size"][0]
     assert "reselect" in _errors({"post.processors": "reselector"})["post.processors"][0]
