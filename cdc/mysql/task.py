@@ -26,11 +26,9 @@ from typing import Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.records import Header, SourceRecord
-from cdc.config import Password
-from cdc.config.sanitize import sanitized_keys
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
-from cdc.mysql.config import MYSQL_DEF, MySqlSettings
+from cdc.mysql.config import MySqlSettings
 from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers
@@ -59,6 +57,7 @@ from cdc.mysql.signals import (
 )
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
+from cdc.mysql.start_log import configuration_line
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -104,7 +103,7 @@ class MySqlSourceTask(SourceTask):
         )
         self.poll_timeout = settings.poll_interval_ms / 1000
         if self._restart_at is None:  # once, not at each restart after a retriable error
-            log.info("%s", _configuration_line(self.JAVA_NAME.rsplit(".", 1)[-1], props))
+            log.info("%s", configuration_line(self.JAVA_NAME.rsplit(".", 1)[-1], props))
         self.queue = ChangeEventQueue(
             settings.max_queue_size,
             settings.max_batch_size,
@@ -503,16 +502,6 @@ class MySqlSourceTask(SourceTask):
             REGISTRY.forget_server(self._metrics_prefix)
         if self.signal_metrics is not None:
             self.signal_metrics.unregister()
-
-
-def _configuration_line(task: str, props: Mapping[str, str]) -> str:
-    """Debezium's ``Starting … with configuration:`` log line: every key, passwords and the keys
-    ``custom.sanitize.pattern`` matches masked."""
-    masked = MYSQL_DEF.masked(props)
-    for key in sanitized_keys(props):
-        masked[key] = Password.HIDDEN
-    lines = "".join(f"\n   {k} = {masked[k]}" for k in sorted(masked))
-    return f"Starting {task} with configuration:{lines}"
 
 
 class MariaDbSourceTask(MySqlSourceTask):
