@@ -296,19 +296,25 @@ def test_statistics_metrics_enabled_false_drops_the_lag_quantiles(mysql_db: Any,
 
 
 def _snapshot_statement_running(mysql_db: Any, config: dict[str, str], table: str) -> bool:
-    """Starts a snapshot of ``table`` that nobody polls (the queue fills at once) and says whether the
-    server is still running its SELECT a moment later (rows left unread behind the blocked reader)."""
+    """Starts a snapshot of ``table``, takes its first record (the rows' reader has had its first rows)
+    and polls no more (the queue fills at once), and says whether the server is still running the SELECT
+    then (rows left unread behind the blocked reader)."""
     task = MariaDbSourceTask()
     task.initialize(NoOffsetsContext())
     task.start(config)
     try:
-        time.sleep(3.0)
-        with mysql_db.connect() as conn, conn.cursor() as cur:
-            cur.execute(
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE %s",
-                (f"SELECT * FROM `{mysql_db.name}`.`{table}`%",),
-            )
-            return bool(cur.fetchone()[0])
+        _poll_until(task, lambda rs: any(r.topic.endswith("." + table) for r in rs), timeout=60)
+        deadline = time.monotonic() + 3.0
+        while True:
+            with mysql_db.connect() as conn, conn.cursor() as cur:
+                cur.execute(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE %s",
+                    (f"SELECT * FROM `{mysql_db.name}`.`{table}`%",),
+                )
+                running = bool(cur.fetchone()[0])
+            if not running or time.monotonic() > deadline:
+                return running
+            time.sleep(0.2)
     finally:
         task.stop()
 
