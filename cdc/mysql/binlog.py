@@ -31,6 +31,8 @@ compare both paths on the same binlog.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import struct
 from typing import Any
 
@@ -75,8 +77,19 @@ _EVENT_MAP: dict[int, type] = BinLogPacketWrapper._BinLogPacketWrapper__event_ma
 class BinlogReader(BinLogStreamReader):
     """See the module docstring. ``fast`` counts the events read here, ``slow`` those left to the library."""
 
-    def __init__(self, *args: Any, annotate_rows: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        annotate_rows: bool = False,
+        net_timeouts: tuple[int, int] = (0, 0),
+        nongraceful: bool = False,
+        **kwargs: Any,
+    ) -> None:
         self._annotate_rows = annotate_rows
+        # binlog.net.write.timeout / binlog.net.read.timeout (seconds, 0: the server's) and
+        # use.nongraceful.disconnect
+        self._net_timeouts = net_timeouts
+        self._nongraceful = nongraceful
         super().__init__(*args, **kwargs)
         self._table_maps: dict[int, tuple[bytes, Any]] = {}  # table id → (TABLE_MAP body, library Table)
         self._pending_map: tuple[int, bytes] | None = None
@@ -102,6 +115,7 @@ class BinlogReader(BinLogStreamReader):
         """Registers as a replica; with ``annotate_rows``, the dump request that follows asks a MariaDB server
         for its ANNOTATE_ROWS events (flag BINLOG_SEND_ANNOTATE_ROWS_EVENT, which the library sets only on
         its GTID-positioned path)."""
+        self._set_net_timeouts()
         super()._register_slave()
         if not self._annotate_rows:
             return
@@ -115,6 +129,27 @@ class BinlogReader(BinLogStreamReader):
             write(data)
 
         conn._write_bytes = dump_with_annotations
+
+    def _set_net_timeouts(self) -> None:
+        """The session's ``net_write_timeout``/``net_read_timeout`` before the dump starts, as Debezium sets
+        them on its binlog client when ``binlog.net.write.timeout``/``binlog.net.read.timeout`` are not 0:
+        how long the server waits on a slow replica before it drops the dump."""
+        names = ("net_write_timeout", "net_read_timeout")
+        assignments = [f"{n} = {int(t)}" for n, t in zip(names, self._net_timeouts, strict=True) if t > 0]
+        if assignments:
+            with self._stream_connection.cursor() as cur:
+                cur.execute("SET SESSION " + ", ".join(assignments))
+
+    def close(self) -> None:
+        """With ``use.nongraceful.disconnect``: the stream socket is reset (SO_LINGER 0) and closed without
+        COM_QUIT, as Debezium's binlog client drops a connection it holds stale; otherwise the library's
+        close (COM_QUIT, then the socket)."""
+        conn = getattr(self, "_stream_connection", None)
+        if self._nongraceful and conn is not None and conn._sock is not None:
+            with contextlib.suppress(OSError):
+                conn._sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn._force_close()
+        super().close()
 
     # -- reading ---------------------------------------------------------------------------------------------
     def read(self) -> BinlogEvent | None:

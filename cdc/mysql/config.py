@@ -173,6 +173,22 @@ class MySqlSettings:
     openlineage_kafka_bootstrap_servers: str | None = setting(
         "openlineage.integration.dataset.kafka.bootstrap.servers"
     )
+    # Debezium's timings (config_groups.define_tuning)
+    database_query_timeout_ms: int = setting("database.query.timeout.ms")
+    binlog_net_write_timeout: int = setting("binlog.net.write.timeout")
+    binlog_net_read_timeout: int = setting("binlog.net.read.timeout")
+    use_nongraceful_disconnect: bool = setting("use.nongraceful.disconnect")
+    connection_validation_timeout_ms: int = setting("connection.validation.timeout.ms")
+    executor_shutdown_timeout_ms: int = setting("executor.shutdown.timeout.ms")
+    gtid_source_filter_dml_events: bool = setting("gtid.source.filter.dml.events")
+    retriable_restart_connector_wait_ms: int = setting("retriable.restart.connector.wait.ms")
+    statistics_metrics_enabled: bool = setting("statistics.metrics.enabled")
+    custom_sanitize_pattern: str = setting("custom.sanitize.pattern")
+    min_row_count_to_stream_results: int = setting("min.row.count.to.stream.results")
+    query_fetch_size: int = setting("query.fetch.size")
+    log_position_check: bool = setting("internal.log.position.check.enable")
+    advanced_metrics: bool = setting("internal.advanced.metrics.enable")
+    scan_all_columns_force: bool = setting("internal.snapshot.scan.all.columns.force")
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MySqlSettings:

@@ -29,6 +29,7 @@ from cdc.mysql.config_groups import (
     define_history,
     define_openlineage,
     define_signals,
+    define_tuning,
 )
 
 __all__ = ["MYSQL_DEF"]
@@ -81,6 +82,7 @@ def _def() -> ConfigDef:
     )
     define_history(d)
     define_openlineage(d)
+    define_tuning(d)
     accept_groups(d)
     return d
 

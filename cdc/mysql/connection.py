@@ -8,6 +8,7 @@ and again when the task starts.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +18,20 @@ import pymysql.cursors
 from cdc.api.errors import ConfigError, ConnectError, RetriableError
 from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
 from cdc.greeting import GreetingError, explain
+from cdc.logs.context import in_context
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.config_groups import VALIDATION_WAIT_MAX_MS
 from cdc.mysql.tls import TlsDowngradeError, is_tls_failure, tls_error_key
 
-__all__ = ["ServerInfo", "check_server", "connect", "inspect_server", "validate_connection"]
+__all__ = [
+    "ServerInfo",
+    "buffered_cursor",
+    "check_server",
+    "connect",
+    "inspect_server",
+    "query_timeout_s",
+    "validate_connection",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +60,34 @@ def connect(settings: MySqlSettings, *, streaming: bool = False, database: str |
 _PYMYSQL_CONV = pymysql_conversions()
 
 
+def query_timeout_s(settings: MySqlSettings) -> float | None:
+    """``database.query.timeout.ms`` as a socket read timeout (seconds; None: no limit). Debezium gives it
+    to every JDBC statement (``Statement.setQueryTimeout``): how long a query may go unanswered. A read
+    timeout is that bound here: a server that sends nothing for so long fails the query (and drops the
+    connection), whatever the statement; rows still arriving keep a long snapshot read going."""
+    ms = settings.database_query_timeout_ms
+    return ms / 1000 if ms > 0 else None
+
+
+def buffered_cursor(conn: Any) -> Any:
+    """A cursor that takes a whole result at once, on a connection :func:`connect` opened ``streaming``
+    (``min.row.count.to.stream.results``: small tables, as Connector/J reads them by default): the server's
+    statement ends as soon as the rows are sent. Any other connection (a test's): its own cursor."""
+    if isinstance(conn, pymysql.connections.Connection):
+        return conn.cursor(pymysql.cursors.Cursor)
+    if type(conn).__module__.startswith("MySQLdb"):
+        import MySQLdb.cursors
+
+        return conn.cursor(MySQLdb.cursors.Cursor)
+    return conn.cursor()
+
+
+def _mysqlclient_read_timeout(settings: MySqlSettings) -> dict[str, int]:
+    """libmariadb takes whole seconds (rounded up, so a small timeout is not 0, i.e. none)."""
+    ms = settings.database_query_timeout_ms
+    return {"read_timeout": -(-ms // 1000)} if ms > 0 else {}
+
+
 def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | None) -> Any:
     try:
         # The timeout covers the server's greeting too (cdc.greeting).
@@ -60,7 +99,7 @@ def _connect_pymysql(settings: MySqlSettings, streaming: bool, database: str | N
             password=settings.password,
             database=database,
             charset="utf8mb4",
-            read_timeout=None,
+            read_timeout=query_timeout_s(settings),
             autocommit=True,
             cursorclass=pymysql.cursors.SSCursor if streaming else pymysql.cursors.Cursor,
             conv=_PYMYSQL_CONV,
@@ -85,6 +124,7 @@ def _connect_mysqlclient(settings: MySqlSettings, database: str | None) -> Any:
                 autocommit=True,
                 connect_timeout=max(1, settings.connect_timeout_ms // 1000),
                 cursorclass=MySQLdb.cursors.SSCursor,
+                **_mysqlclient_read_timeout(settings),
                 **tls_options,
             )
         tls.check_encrypted(conn, f"{settings.database_hostname}:{settings.database_port}")
@@ -204,7 +244,30 @@ def inspect_server(conn: Any, settings: MySqlSettings) -> tuple[ServerInfo, dict
 def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
     """What Debezium's ``validateConnection`` reports (``Unable to connect: …`` on the host) plus the
     binlog settings and grants its task checks at start, by key: so a connector that cannot run is
-    refused at validate and create (400) rather than created and failed."""
+    refused at validate and create (400) rather than created and failed.
+
+    Within ``connection.validation.timeout.ms`` (at most :data:`VALIDATION_WAIT_MAX_MS`: validate answers a
+    REST request), else Debezium's ``Connection validation timed out after N ms``; the check left running
+    ends by its own socket timeouts."""
+    wait_ms = min(settings.connection_validation_timeout_ms, VALIDATION_WAIT_MAX_MS)
+    result: dict[str, list[str]] = {}
+    done = threading.Event()
+
+    def check() -> None:
+        try:
+            result.update(_validate_connection(settings, wait_ms / 1000))
+        except Exception as exc:  # reported as Debezium does: on the host
+            result["database.hostname"] = [f"Error during connection validation: {exc}"]
+        finally:
+            done.set()
+
+    threading.Thread(target=in_context(check), name="connection-validation", daemon=True).start()
+    if not done.wait(wait_ms / 1000):
+        return {"database.hostname": [f"Connection validation timed out after {wait_ms} ms"]}
+    return result
+
+
+def _validate_connection(settings: MySqlSettings, wait_s: float) -> dict[str, list[str]]:
     import pymysql
 
     try:
@@ -220,6 +283,7 @@ def validate_connection(settings: MySqlSettings) -> dict[str, list[str]]:
                 user=settings.database_user,
                 password=settings.password,
                 charset="utf8mb4",
+                read_timeout=wait_s,  # the checks' queries end too (the caller stops waiting then)
             )
         )
     except (pymysql.err.MySQLError, OSError) as exc:

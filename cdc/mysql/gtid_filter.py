@@ -9,8 +9,9 @@ As Debezium's binlog connectors apply them (``MariaDbConnectorConfig.getGtidSour
 * when streaming resumes from an offset, the offset's ``gtids`` keep only the sources the filter accepts
   (the rest of the set is dropped from the offsets from then on);
 * the row events of a transaction whose GTID comes from a source the filter rejects are not emitted
-  (``gtid.source.filter.dml.events``, whose default ``true`` is the only value cdc accepts); its GTID is still
-  added to the completed set, and its DDL still applies, as in Debezium.
+  (``gtid.source.filter.dml.events=true``, the default; ``false`` emits them, the filter then only trims
+  the offsets' GTID set); its GTID is still added to the completed set, and its DDL still applies, as in
+  Debezium.
 """
 
 from __future__ import annotations
@@ -34,12 +35,19 @@ def gtid_source(gtid: str) -> str:
 class GtidSourceFilter:
     """The predicate is :func:`cdc.history.gtid_source_filter`'s (the history's position comparator's too)."""
 
-    def __init__(self, includes: Sequence[str] = (), excludes: Sequence[str] = ()) -> None:
+    def __init__(
+        self, includes: Sequence[str] = (), excludes: Sequence[str] = (), filter_dml: bool = True
+    ) -> None:
         self._accepts = gtid_source_filter(",".join(includes), ",".join(excludes))
+        self._filter_dml = filter_dml
 
     @classmethod
     def of(cls, settings: MySqlSettings) -> GtidSourceFilter:
-        return cls(settings.gtid_source_includes, settings.gtid_source_excludes)
+        return cls(
+            settings.gtid_source_includes,
+            settings.gtid_source_excludes,
+            settings.gtid_source_filter_dml_events,
+        )
 
     @property
     def active(self) -> bool:
@@ -49,8 +57,9 @@ class GtidSourceFilter:
         return self._accepts is None or self._accepts(source)
 
     def skips(self, gtid: str | None) -> bool:
-        """Whether the row events of the transaction with this GTID are left out."""
-        return gtid is not None and not self.accepts(gtid_source(gtid))
+        """Whether the row events of the transaction with this GTID are left out (never when
+        ``gtid.source.filter.dml.events`` is false: Debezium's ``getGtidDmlSourceFilter`` is null then)."""
+        return self._filter_dml and gtid is not None and not self.accepts(gtid_source(gtid))
 
     def retain(self, gtids: str | None) -> str | None:
         """``gtids`` with only the accepted sources' elements (``GtidSet.retainAll``)."""

@@ -53,7 +53,12 @@ class Refusal:
         return re.fullmatch(self.pattern, key) is not None
 
 
-_NO_EFFECT = "a tuning knob of Debezium's Java runtime with no counterpart in cdc"
+_TABLE_PER_THREAD = (
+    "Debezium's table-per-thread parallel snapshot reads each table whole on one thread; cdc's "
+    "snapshot.max.threads cuts every table into bounded key-range chunks (Debezium 3.6's default "
+    "algorithm), which gives each topic the same rows without holding a whole table in memory: set "
+    "snapshot.max.threads alone"
+)
 
 REFUSED: tuple[Refusal, ...] = (
     # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
@@ -95,11 +100,6 @@ REFUSED: tuple[Refusal, ...] = (
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
     Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(
-        r"gtid\.source\.filter\.dml\.events",
-        "the row events of rejected GTID sources are always left out",
-        ("true",),
-    ),
-    Refusal(
         r"database\.jdbc\.driver",
         "cdc does not use a JDBC driver",
         (
@@ -108,26 +108,16 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal(r"database\.protocol", "cdc does not use a JDBC driver", ("jdbc:mysql", "jdbc:mariadb")),
-    Refusal(r"database\.query\.timeout\.ms", _NO_EFFECT, ("600000",)),
-    Refusal(r"query\.fetch\.size", _NO_EFFECT, ("0",)),
-    Refusal(r"retriable\.restart\.connector\.wait\.ms", _NO_EFFECT, ("10000",)),
-    Refusal(r"connection\.validation\.timeout\.ms", _NO_EFFECT, ("60000",)),
-    Refusal(r"executor\.shutdown\.timeout\.ms", _NO_EFFECT, ("4000",)),
-    Refusal(r"use\.nongraceful\.disconnect", _NO_EFFECT, ("false",)),
-    Refusal(r"binlog\.net\.(write|read)\.timeout", _NO_EFFECT, ("0",)),
-    Refusal(r"binlog\.buffer\.size", "binlog look-ahead buffering is not implemented", ("0",)),
-    Refusal(r"min\.row\.count\.to\.stream\.results", _NO_EFFECT, ("1000",)),
+    Refusal(
+        r"binlog\.buffer\.size",
+        "cdc does not hold a transaction's events back to drop them at a ROLLBACK: as with Debezium's "
+        "default 0, the rows of a transaction the binlog ends with ROLLBACK (non-transactional tables "
+        "written in it) are emitted",
+        ("0",),
+    ),
     # -- new in Debezium 3.6's MySqlConnector
-    Refusal(
-        r"legacy\.snapshot\.max\.threads",
-        "Debezium's table-per-thread parallel snapshot is not implemented (see snapshot.max.threads)",
-        ("false",),
-    ),
-    Refusal(
-        r"statistics\.metrics\.enabled",
-        "cdc's metrics are always collected (they cost no measurable time); scrape fewer of them instead",
-        ("true",),
-    ),
+    Refusal(r"legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
+    Refusal(r"internal\.legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
     Refusal(
         r"memory\.management\.(schemas|tables)\.class",
         "a Java class of Debezium's in-memory table model; cdc keeps its own",
@@ -145,7 +135,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("false",),
     ),
     Refusal(r"internal\..+", "an internal Debezium setting"),
-    Refusal(r"custom\.sanitize\.pattern", "secrets are masked by the config definition's types"),
 )
 
 LIMITED: tuple[Refusal, ...] = (

@@ -17,6 +17,7 @@ from typing import Any
 from cdc.history.model import TableId
 from cdc.metrics import REGISTRY, MetricsRegistry, Reading
 from cdc.mysql.converting import converting_failures
+from cdc.mysql.lag_stats import LagStatistics
 
 __all__ = ["REGISTRY", "MetricsRegistry", "SignalMetrics", "SnapshotMetrics", "StreamingMetrics"]
 
@@ -142,8 +143,13 @@ class _Estimates:
 
 
 class StreamingMetrics:
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, statistics: bool = True, advanced: bool = False) -> None:
         self.server = server
+        self.advanced = advanced
+        """internal.advanced.metrics.enable: change events by table (Debezium's ActivityMonitoringMeter)."""
+        self.by_table: dict[str, dict[str, int]] = {"c": {}, "u": {}, "d": {}}
+        self.lag = LagStatistics(statistics)
+        """The lags' min/max/average and (statistics.metrics.enabled) quantiles (:mod:`.lag_stats`)."""
         self.connected = False
         self.events_seen = 0
         self.creates = 0
@@ -175,6 +181,7 @@ class StreamingMetrics:
         self.last_event_ts_ms = now
         if source_ts_ms:
             self.millis_behind_source = max(0, now - source_ts_ms)
+            self.lag.record(self.millis_behind_source)
 
     def events(self, source_ts_ms: int, count: int) -> None:
         """``count`` change events of one binlog event (one clock read for all of them)."""
@@ -185,6 +192,12 @@ class StreamingMetrics:
         self.last_event_ts_ms = now
         if source_ts_ms:
             self.millis_behind_source = max(0, now - source_ts_ms)
+            self.lag.record(self.millis_behind_source, count)
+
+    def table_events(self, kind: str, table: str, count: int) -> None:
+        """``count`` change events of ``kind`` (c, u, d) on ``table`` (only with :attr:`advanced`)."""
+        counts = self.by_table[kind]
+        counts[table] = counts.get(table, 0) + count
 
     def attributes(self) -> dict[str, Any]:
         since = int(time.time() * 1000) - self.last_event_ts_ms if self.last_event_ts_ms else -1
@@ -205,6 +218,11 @@ class StreamingMetrics:
             "GtidSet": self.gtid_set,
             "MilliSecondsBehindSource": self.millis_behind_source,
             "MilliSecondsSinceLastEvent": since,
+            **self.lag.attributes(),
+            # by table: empty (no series) unless internal.advanced.metrics.enable
+            "NumberOfCreateEventsSeen": dict(self.by_table["c"]),
+            "NumberOfUpdateEventsSeen": dict(self.by_table["u"]),
+            "NumberOfDeleteEventsSeen": dict(self.by_table["d"]),
         }
 
 

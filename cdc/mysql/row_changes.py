@@ -93,6 +93,8 @@ class RowChanges:
             self.metrics.updates += emitted
         else:
             self.metrics.deletes += emitted
+        if self.metrics.advanced:
+            self.metrics.table_events(kind, str(table_id), emitted)
         self.metrics.events(ts_ms, emitted)
         return out
 

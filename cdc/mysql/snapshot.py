@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from cdc.api.records import SourceRecord
 from cdc.history.model import TableId
 from cdc.mysql.capture import CaptureContext
+from cdc.mysql.connection import buffered_cursor
 from cdc.mysql.connection import connect as _connect
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.filters import BUILTIN_DATABASES
@@ -324,14 +325,24 @@ class Snapshotter:
         return ChunkReaders.open(lambda: self.connect(streaming=True), threads, self.stopping, multiplier)
 
     def _batches(
-        self, conn: Any, table: Any, select: str, plan: TablePlan | None, readers: ChunkReaders | None
+        self,
+        conn: Any,
+        table: Any,
+        select: str,
+        plan: TablePlan | None,
+        readers: ChunkReaders | None,
+        estimate: int | None = None,
     ) -> Iterator[list[Any]]:
         """The table's rows, ``FETCH_ROWS`` at a time: from the parallel readers when there are, else from
-        one unbuffered SELECT on the snapshot's connection."""
+        one SELECT on the snapshot's connection: unbuffered, or buffered (read whole, the statement done
+        at once) for a table InnoDB estimates at most ``min.row.count.to.stream.results`` rows (not 0), as
+        Debezium streams only the larger tables."""
         if readers is not None and plan is not None:
             yield from readers.batches(table, plan, select, FETCH_ROWS)
             return
-        cur = conn.cursor()
+        small = self.settings.min_row_count_to_stream_results
+        buffered = small > 0 and estimate is not None and estimate <= small
+        cur = buffered_cursor(conn) if buffered else conn.cursor()
         try:
             cur.execute(select)
             while rows := cur.fetchmany(FETCH_ROWS):
@@ -378,7 +389,8 @@ class Snapshotter:
             count = 0
             source = self.events.snapshot_sources(pos, table_id)
             started = time.monotonic()
-            for rows in self._batches(conn, table, select, plans.get(str(table_id)), readers):
+            estimate = self.metrics.estimated_rows.get(str(table_id))
+            for rows in self._batches(conn, table, select, plans.get(str(table_id)), readers, estimate):
                 if self.stopping.is_set():
                     raise InterruptedError("snapshot interrupted")
                 now_ms = int(time.time() * 1000)

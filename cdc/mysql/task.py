@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cdc.api.connector import SourceTask
-from cdc.api.errors import ConnectError
+from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.records import Header, SourceRecord
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
+from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
 from cdc.mysql.connection import ServerInfo, check_server, connect
 from cdc.mysql.context_headers import context_headers, uuid7
 from cdc.mysql.events import SourcePosition
@@ -57,6 +58,7 @@ from cdc.mysql.signals import (
 )
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
+from cdc.mysql.start_log import configuration_line
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -94,6 +96,8 @@ class MySqlSourceTask(SourceTask):
         self.lineage: LineageEmitter | None = None
         """openlineage.integration.enabled: the run events (cdc.mysql.lineage); None when off."""
         self._lineage_failed = False
+        self._shutdown_wait_s = 4.0  # executor.shutdown.timeout.ms
+        self._restart_at: float | None = None  # retriable.restart.connector.wait.ms: when to start again
 
     # -- composition root ------------------------------------------------------------------------------
     def start(self, props: dict[str, str]) -> None:
@@ -120,13 +124,23 @@ class MySqlSourceTask(SourceTask):
 
     def _start(self, settings: MySqlSettings, props: dict[str, str]) -> None:
         self.poll_timeout = settings.poll_interval_ms / 1000
+        if self._restart_at is None:  # once, not at each restart after a retriable error
+            log.info("%s", configuration_line(self.JAVA_NAME.rsplit(".", 1)[-1], props))
         self.queue = ChangeEventQueue(
             settings.max_queue_size,
             settings.max_batch_size,
             settings.max_queue_size_in_bytes,
             approximate_size,
         )
-        conn = connect(settings)
+        self._shutdown_wait_s = min(settings.executor_shutdown_timeout_ms, SHUTDOWN_WAIT_MAX_MS) / 1000
+        self._restart_at = None
+        try:
+            conn = connect(settings)
+        except RetriableError as exc:
+            # As Debezium's BaseSourceTask: the task does not fail; poll starts it again after the wait.
+            log.warning("Failed to start connector, will re-attempt during polling: %s", exc)
+            self._restart_at = time.monotonic() + settings.retriable_restart_connector_wait_ms / 1000
+            return
         try:
             server = check_server(conn, settings)
             warn_unmatched(conn, settings)
@@ -155,7 +169,9 @@ class MySqlSourceTask(SourceTask):
         REGISTRY.set_connector(settings.prefix, props.get("name", ""))  # a `connector` label on its series
         REGISTRY.set_tags(settings.prefix, settings.metric_tags)  # custom.metric.tags
         snapshot_metrics = SnapshotMetrics(settings.prefix)
-        streaming_metrics = StreamingMetrics(settings.prefix)
+        streaming_metrics = StreamingMetrics(
+            settings.prefix, settings.statistics_metrics_enabled, settings.advanced_metrics
+        )
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = self._plan(settings, offset, schema, server)
@@ -235,7 +251,10 @@ class MySqlSourceTask(SourceTask):
             plan = configuration_based_plan(
                 ConfigurationBased.of(settings),
                 offset is not None,
-                lambda: offset is not None and self._binlog_available(settings, offset, server),
+                lambda: (
+                    offset is not None
+                    and (not settings.log_position_check or self._binlog_available(settings, offset, server))
+                ),
                 self.history.exists,
             )
             if plan == "stream" and offset is not None:
@@ -254,7 +273,8 @@ class MySqlSourceTask(SourceTask):
             return "snapshot_only" if mode == "initial_only" else "snapshot"
         if mode == "initial_only":
             return "idle"
-        if mode == "when_needed" and not self._binlog_available(settings, offset, server):
+        check = settings.log_position_check  # internal.log.position.check.enable
+        if mode == "when_needed" and check and not self._binlog_available(settings, offset, server):
             log.warning(
                 "The binlog position %s:%s is no longer on the server; taking a new snapshot",
                 offset.file,
@@ -454,6 +474,14 @@ class MySqlSourceTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         assert self.queue is not None
         self._last_poll = time.monotonic()
+        if self._restart_at is not None:
+            left = self._restart_at - time.monotonic()
+            if left > 0:
+                self.stopping.wait(min(left, self.poll_timeout))
+            elif not self.stopping.is_set():
+                log.info("Restarting the connector after a retriable error")
+                self.start(self.props)
+            return None
         batch = self.queue.poll(self.poll_timeout)
         if not batch:
             return None
@@ -479,10 +507,18 @@ class MySqlSourceTask(SourceTask):
         if self.queue is not None:
             self.queue.close()
         if self.thread is not None:
-            self.thread.join(0.5)
+            # executor.shutdown.timeout.ms: how long the capture thread gets to end (Debezium's coordinator)
+            deadline = time.monotonic() + self._shutdown_wait_s
+            self.thread.join(min(0.5, self._shutdown_wait_s))
             if self.thread.is_alive() and self.snapshotter is not None:
                 self.snapshotter.interrupt()
-            self.thread.join(10)
+            self.thread.join(max(0.0, deadline - time.monotonic()))
+            if self.thread.is_alive():
+                log.warning(
+                    "The capture thread did not stop within executor.shutdown.timeout.ms (%d ms); "
+                    "stopping without it",
+                    int(self._shutdown_wait_s * 1000),
+                )
         if self.history is not None:
             try:
                 self.history.stop()

@@ -7,7 +7,8 @@ What counts as a secret value (recorded in one process-wide :class:`SecretRegist
 * the value of every key that is a PASSWORD by declaration or looks secret by name (``*.password``,
   ``sasl.jaas.config``, ``*secret*``; :func:`cdc.config.mask_secrets`' rule), and the secret options of a
   JAAS line (``password``, ``clientSecret`` …, quoted either way or not, as written and unescaped:
-  :func:`jaas_secrets`).
+  :func:`jaas_secrets`), and the value of every key a connector's ``custom.sanitize.pattern`` matches
+  (Debezium's rule, :mod:`cdc.config.sanitize`).
 
 Values shorter than :data:`MIN_SECRET_LENGTH` are not recorded: masking ``"1"`` or ``"true"`` in every
 line would make the logs useless and would not hide such a password anyway.
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cdc.config import Password, mask_secrets
+from cdc.config.sanitize import sanitized_keys
 from cdc.worker.config_providers import VARIABLE_PATTERN
 
 __all__ = [
@@ -140,6 +142,7 @@ def register_config_secrets(raw: Mapping[str, Any], resolved: Mapping[str, Any] 
     """Record the secrets of one config: provider values (``raw`` vs ``resolved``) and secret-named keys."""
     resolved = raw if resolved is None else resolved
     found: list[str] = []
+    custom = sanitized_keys(resolved)  # custom.sanitize.pattern: more keys masked (cdc.config.sanitize)
     for key, value in resolved.items():
         if not isinstance(value, str):
             value = value.value() if isinstance(value, Password) else None
@@ -148,7 +151,7 @@ def register_config_secrets(raw: Mapping[str, Any], resolved: Mapping[str, Any] 
         raw_value = raw.get(key)
         if isinstance(raw_value, str) and raw_value != value and VARIABLE_PATTERN.search(raw_value):
             found.extend(_provided_parts(raw_value, value))
-        if mask_secrets({key: value}).get(key) == HIDDEN:
+        if key in custom or mask_secrets({key: value}).get(key) == HIDDEN:
             found.append(value)
             found.extend(jaas_secrets(value))
         elif value.startswith("jdbc:"):

@@ -79,6 +79,30 @@ def test_rows_of_an_excluded_gtid_source_are_not_emitted(server: PrivateMariaDb,
     assert "7-1-1" in rows[-1].source_offset["gtids"]
 
 
+@pytest.mark.honours("gtid.source.filter.dml.events")
+def test_rows_of_an_excluded_gtid_source_are_kept_without_dml_filtering(server: PrivateMariaDb) -> None:
+    """gtid.source.filter.dml.events=false: the excluded source's rows are emitted; the filter still trims
+    the offsets' GTID set (Debezium's ``GtidSet.retainAll`` on the restored set)."""
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE DATABASE g2")
+        cur.execute("CREATE TABLE g2.t (id INT PRIMARY KEY)")
+        cur.execute("INSERT INTO g2.t VALUES (1)")
+        cur.execute("SET SESSION gtid_domain_id = 8")
+        cur.execute("INSERT INTO g2.t VALUES (2)")
+        cur.execute("SET SESSION gtid_domain_id = 0")
+        cur.execute("INSERT INTO g2.t VALUES (3)")
+    task = MariaDbSourceTask()
+    task.initialize(NoOffsetsContext())
+    config = _config(server, **{"gtid.source.excludes": "8-.*", "gtid.source.filter.dml.events": "false"})
+    task.start({**config, "database.include.list": "g2", "database.server.id": "4344"})
+    try:
+        records = _poll(task, lambda rs: any(r.value and r.value.get("after").get("id") == 3 for r in rs))
+    finally:
+        task.stop()
+    rows = [r for r in records if r.topic == "gtidsrc.g2.t"]
+    assert [r.value.get("after").get("id") for r in rows] == [1, 2, 3]
+
+
 @pytest.mark.honours("gtid.source.includes")
 def test_includes_and_excludes_together_are_refused() -> None:
     props = {
