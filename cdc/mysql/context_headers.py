@@ -8,25 +8,13 @@ records of one run from another's.
 
 from __future__ import annotations
 
-import os
-import time
-import uuid
-
 from cdc.api.records import Header
 from cdc.api.schema import STRING_SCHEMA
+from cdc.ids import uuid7
 
 __all__ = ["context_headers", "uuid7"]
 
 _PREFIX = "__debezium.context."
-
-
-def uuid7(now_ms: int | None = None) -> uuid.UUID:
-    """RFC 9562's version 7: 48 bits of Unix milliseconds, then random bits."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80 | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64
-    value |= (0b10 << 62) | (rand & ((1 << 62) - 1))
-    return uuid.UUID(int=value)
 
 
 def context_headers(

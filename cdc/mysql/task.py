@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 from cdc.api.connector import SourceTask
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.records import Header, SourceRecord
+from cdc.ids import uuid7
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
-from cdc.mysql.connection import ServerInfo, check_server, connect
-from cdc.mysql.context_headers import context_headers, uuid7
+from cdc.mysql.connection import check_server, connect
+from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition
 from cdc.mysql.filters import Filters
-from cdc.mysql.gtid_position import GtidNotFoundError, resume_position
 from cdc.mysql.guardrail import check_guardrail
 from cdc.mysql.history import open_history
 from cdc.mysql.include_lists import warn_unmatched
@@ -46,7 +46,6 @@ from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.post_processors import ProcessedEmit
 from cdc.mysql.queue import ChangeEventQueue
 from cdc.mysql.record_size import approximate_size
-from cdc.mysql.schema import SchemaState
 from cdc.mysql.schema_events import SchemaChangeEvents
 from cdc.mysql.signals import (
     ChannelPoller,
@@ -57,8 +56,8 @@ from cdc.mysql.signals import (
     SignalProcessor,
 )
 from cdc.mysql.snapshot import Snapshotter
-from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
 from cdc.mysql.start_log import configuration_line
+from cdc.mysql.start_plan import on_this_server, start_plan
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -174,9 +173,9 @@ class MySqlSourceTask(SourceTask):
         )
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
-        plan = self._plan(settings, offset, schema, server)
+        plan = start_plan(settings, offset, schema, server, self.history)
         if plan == "stream" and offset is not None and server.mariadb:
-            offset = self._on_this_server(settings, offset)
+            offset = on_this_server(settings, offset)
         snapshotter = Snapshotter(ctx, snapshot_metrics)
         self.streamer = Streamer(ctx, streaming_metrics)
         resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean
@@ -237,82 +236,6 @@ class MySqlSourceTask(SourceTask):
             )
             spark.position = position
         return processor
-
-    def _plan(
-        self, settings: MySqlSettings, offset: BinlogOffset | None, schema: SchemaState, server: ServerInfo
-    ) -> str:
-        """``snapshot`` (with data), ``schema`` (schema only, then stream from now), ``stream``, or
-        ``snapshot_only``; recovers the schema from the history when streaming resumes."""
-        from cdc.history.errors import SchemaHistoryMissingError
-
-        mode = settings.snapshot_mode.lower()
-        mode = {"schema_only": "no_data", "schema_only_recovery": "recovery"}.get(mode, mode)
-        if mode == "configuration_based":
-            plan = configuration_based_plan(
-                ConfigurationBased.of(settings),
-                offset is not None,
-                lambda: (
-                    offset is not None
-                    and (not settings.log_position_check or self._binlog_available(settings, offset, server))
-                ),
-                self.history.exists,
-            )
-            if plan == "stream" and offset is not None:
-                schema.recover(offset.position())
-            return plan
-        if mode == "always":
-            return "snapshot"
-        if offset is None:
-            if mode == "never":
-                return "stream_from_start"
-            if mode in ("no_data", "recovery"):
-                return "schema"
-            return "snapshot_only" if mode == "initial_only" else "snapshot"
-        if offset.snapshot and mode in ("initial", "initial_only", "when_needed"):
-            log.info("The previous snapshot did not complete; redoing it")
-            return "snapshot_only" if mode == "initial_only" else "snapshot"
-        if mode == "initial_only":
-            return "idle"
-        check = settings.log_position_check  # internal.log.position.check.enable
-        if mode == "when_needed" and check and not self._binlog_available(settings, offset, server):
-            log.warning(
-                "The binlog position %s:%s is no longer on the server; taking a new snapshot",
-                offset.file,
-                offset.pos,
-            )
-            return "snapshot"
-        if mode == "recovery":
-            return "recover_schema"
-        if not self.history.exists():
-            raise SchemaHistoryMissingError()
-        schema.recover(offset.position())
-        return "stream"
-
-    def _on_this_server(self, settings: MySqlSettings, offset: BinlogOffset) -> BinlogOffset:
-        """The offset in this server's binlog coordinates, found by its GTID set after a failover."""
-        conn = connect(settings)
-        try:
-            return resume_position(conn, offset)
-        finally:
-            conn.close()
-
-    def _binlog_available(self, settings: MySqlSettings, offset: BinlogOffset, server: ServerInfo) -> bool:
-        """Whether the offset can be resumed here: by its GTID set on MariaDB (another server's file names
-        say nothing after a failover), else by its binlog file."""
-        conn = connect(settings)
-        try:
-            if server.mariadb and offset.gtids:
-                try:
-                    resume_position(conn, offset)
-                    return True
-                except GtidNotFoundError:
-                    return False
-            with conn.cursor() as cur:
-                cur.execute("SHOW BINARY LOGS")
-                files = [str(r[0]) for r in cur.fetchall()]
-        finally:
-            conn.close()
-        return offset.file in files
 
     def _capture(
         self,

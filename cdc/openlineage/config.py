@@ -133,8 +133,8 @@ def transport_config(raw: Any, refusal: Refusal) -> dict[str, Any]:
 
 
 def _kafka(raw: Mapping[str, Any], refusal: Refusal) -> dict[str, Any]:
+    from cdc.kafka.client_files import client_files
     from cdc.kafka.clients import to_librdkafka
-    from cdc.worker.file_paths import client_files
 
     topic = raw.get("topicName") or raw.get("topic")
     if not topic:

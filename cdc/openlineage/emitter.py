@@ -311,7 +311,7 @@ def emitter_for(logical_name: str | None, task_id: str | None) -> LineageEmitter
 
 def new_run_id() -> str:
     """A time-ordered UUID, as Debezium's run id (the ``__debezium.context.runId`` header's)."""
-    from cdc.mysql.context_headers import uuid7
+    from cdc.ids import uuid7
 
     return str(uuid7())
 

@@ -30,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cdc.api.connector import Connector, FileUse
+from cdc.api.connector import Connector
 from cdc.api.errors import ConfigError, ConnectError
+from cdc.kafka.client_files import client_files
 
 __all__ = [
     "ALLOWED_PATHS_CONFIG",
@@ -98,43 +99,6 @@ class FilePolicy:
             )
         shown = path if resolved == os.path.abspath(path) else f"{path} (resolved: {resolved})"
         return f"The path {shown} is not allowed to be accessed: it is outside {ALLOWED_PATHS_CONFIG}"
-
-
-# The Kafka (Java and librdkafka names) and schema registry client settings that name a file the client reads;
-# matched at the end of a key so every prefix (producer.override., schema.history.internal.consumer.,
-# key.converter.schema.registry., signal.consumer., …) is covered.
-_CLIENT_FILE_SUFFIXES = (
-    "ssl.truststore.location",
-    "ssl.keystore.location",
-    "ssl.ca.location",
-    "ssl.certificate.location",
-    "ssl.key.location",
-    "ssl.crl.location",
-    "sasl.kerberos.keytab",
-)
-
-
-def client_files(props: Mapping[str, str]) -> list[FileUse]:
-    """The files the clients configured by ``props`` read (key and trust stores, a keytab, the keytab a
-    ``sasl.jaas.config`` names): any connector's, whatever its class."""
-    from cdc.kafka.jaas import parse_jaas
-
-    out = []
-    for key, value in props.items():
-        text = str(value or "").strip()
-        if not text:
-            continue
-        if key.endswith(_CLIENT_FILE_SUFFIXES):
-            out.append(FileUse(key, text))
-        elif key.endswith("sasl.jaas.config"):
-            try:
-                options = parse_jaas(text).options
-            except Exception:  # a bad value is refused on its own key
-                continue
-            keytab = options.get("keyTab")
-            if keytab:
-                out.append(FileUse(key, keytab))
-    return out
 
 
 def file_violations(
