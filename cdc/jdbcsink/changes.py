@@ -186,7 +186,7 @@ class ChangeReader:
 
     def _spec(self, name: str, schema: Schema, key: bool) -> ColumnSpec:
         try:
-            return column_spec(name, schema, self.sql.family, key, self.tz)
+            return column_spec(name, schema, self.sql.family, key, self.tz, self.sql.geometry_type)
         except DataError as exc:
             raise DataError(f"Column {name}: {exc}") from exc
 

@@ -34,7 +34,7 @@ import pytest
 import requests
 
 from tests.integration.inprocess import standalone
-from tests.integration.jdbc_sink_targets import Target, mariadb_target, postgres_target
+from tests.integration.jdbc_sink_targets import Target, mariadb_target, postgis_target, postgres_target
 
 pytestmark = pytest.mark.integration
 
@@ -67,12 +67,12 @@ CREATE = _statements(SQL.split("-- @@ROWS")[0])
 ROWS = [*_statements(SQL.split("-- @@ROWS")[1]), LIMITS]
 REFUSED_BY_POSTGRESQL = {2, 4, 102, 104}
 
-# column → (PostgreSQL's format_type, MariaDB's column_type) of the column both sinks create; the reasons:
-# Debezium's schema of the source column (int16 for TINYINT, int32 for SMALLINT UNSIGNED, …, Decimal with its
-# precision for DECIMAL and for BIGINT UNSIGNED in precise mode, boolean for BIT(1), Bits for BIT(n), MicroTime
-# for TIME, Timestamp/MicroTimestamp for DATETIME, ZonedTimestamp for TIMESTAMP, Year, Enum/EnumSet with
-# their values, geometry structs) and docs/jdbc-sink.md's type mapping. MariaDB's JSON is a LONGTEXT (its
-# binlog says so): a string.
+# column → (PostgreSQL's format_type, MariaDB's column_type) of the column both sinks create. Why: the
+# source's schema of the column (int16 for TINYINT, int32 for SMALLINT UNSIGNED, …, Decimal with its
+# precision for DECIMAL and for BIGINT UNSIGNED in precise mode, boolean for BIT(1), Bits for BIT(n),
+# MicroTime for TIME, Timestamp/MicroTimestamp for DATETIME, ZonedTimestamp for TIMESTAMP, Year,
+# Enum/EnumSet with their values, geometry structs) and docs/jdbc-sink.md's type mapping. MariaDB's JSON is
+# a LONGTEXT (its binlog says so): a string.
 EXPECTED_TYPES: dict[str, tuple[str, str]] = {
     "id": ("integer", "int(11)"),
     "c_tinyint": ("smallint", "smallint(6)"),
@@ -125,11 +125,16 @@ EXPECTED_TYPES: dict[str, tuple[str, str]] = {
     "c_default_int": ("integer", "int(11)"),
     "c_default_str": ("text", "longtext"),
 }
+# PostgreSQL with PostGIS: a geometry column for both shapes (the SRID kept)
+POSTGIS_TYPES = {"c_geometry": ("geometry", "geometry"), "c_point": ("geometry", "point")}
 
 
 @pytest.fixture
-def pg() -> Iterator[Target]:
-    yield from postgres_target()
+def pg(request: pytest.FixtureRequest) -> Iterator[Target]:
+    # JSON into a schema of the stack's database (no PostGIS: geometry as WKB bytes), Avro into a database
+    # of the test's own with PostGIS (geometry columns)
+    postgis = request.node.callspec.params["converter"] == "avro"
+    yield from postgis_target() if postgis else postgres_target()
 
 
 @pytest.fixture
@@ -264,7 +269,7 @@ def _read_target(target: Target, table: str) -> tuple[dict[str, str], dict[int, 
         finally:
             conn.close()
     with psycopg.connect(
-        host="127.0.0.1", port=5432, user="cdc", password="cdc", dbname="cdc", autocommit=True
+        host="127.0.0.1", port=5432, user="cdc", password="cdc", dbname=target.database, autocommit=True
     ) as conn:
         conn.execute("SET TIME ZONE 'UTC'")
         types = {
@@ -277,9 +282,22 @@ def _read_target(target: Target, table: str) -> tuple[dict[str, str], dict[int, 
                 (target.namespace, table),
             ).fetchall()
         }
-        cur = conn.execute(f'SELECT * FROM "{target.namespace}"."{table}"')
-        names = [d.name for d in cur.description or []]
-        rows = {int(r[0]): dict(zip(names, r, strict=True)) for r in cur.fetchall()}
+        # PostGIS geometry as (SRID, WKB), everything else as psycopg gives it
+        select = ", ".join(
+            f'ST_SRID("{c}"), ST_AsBinary("{c}")' if t == "geometry" else f'"{c}"' for c, t in types.items()
+        )
+        cur = conn.execute(f'SELECT {select} FROM "{target.namespace}"."{table}"')
+        rows = {}
+        for raw in cur.fetchall():
+            values = iter(raw)
+            row = {
+                c: (next(values), next(values)) if t == "geometry" else next(values) for c, t in types.items()
+            }
+            for c, t in types.items():
+                if t == "geometry":
+                    srid, wkb = row[c]
+                    row[c] = None if wkb is None else (srid, bytes(wkb))
+            rows[int(row["id"])] = row
     return types, rows
 
 
@@ -310,7 +328,7 @@ def _json(value: Any) -> Any:
 
 def _wkb(value: Any) -> Any:
     # MariaDB's spatial values are the SRID (4 bytes, little-endian) then the WKB
-    return None if value is None else bytes(value)
+    return value if value is None or isinstance(value, tuple) else bytes(value)
 
 
 def _zero_date(value: Any) -> Any:
@@ -358,6 +376,8 @@ def _value(column: str, value: Any, family: str, source: bool, streamed: bool = 
         # a zero TIMESTAMP read from the binlog is its epoch second 0, as Debezium streams it (its snapshot
         # gives NULL: tests/integration/test_mysql_events.py)
         return dt.datetime(1970, 1, 1)
+    if column in ("c_geometry", "c_point") and source and value is not None and family == "postgis":
+        return int.from_bytes(bytes(value)[:4], "little"), bytes(value)[4:]  # PostGIS keeps the SRID
     if column in ("c_geometry", "c_point") and source and value is not None and family == "postgresql":
         return bytes(value)[4:]  # PostgreSQL without PostGIS: the WKB alone
     return NORMALISE.get(column, lambda v: v)(value)
@@ -464,16 +484,21 @@ def test_every_type_lands_as_in_the_source(
         for table in ("dbz", "cfl"):
             types, rows = _read_target(target, table)
             where = f"{target.family} {table}"
+            postgis = target.database != "cdc"
+            expected = {**EXPECTED_TYPES, **(POSTGIS_TYPES if postgis else {})}
             problems += [
                 f"{where} {c}: column type {types.get(c)!r}, expected {want[column]!r}"
-                for c, want in EXPECTED_TYPES.items()
+                for c, want in expected.items()
                 if types.get(c) != want[column]
             ]
             problems += [
                 f"{where} {c}: a column the test does not expect" for c in set(types) - set(EXPECTED_TYPES)
             ]
             problems += [
-                f"{where} {d}" for d in _differences(source, rows, target.family, expected_ids[target.family])
+                f"{where} {d}"
+                for d in _differences(
+                    source, rows, "postgis" if postgis else target.family, expected_ids[target.family]
+                )
             ]
     assert set(EXPECTED_TYPES) == set(source_types)
     # the rows PostgreSQL cannot hold, refused by each of its two sinks naming the column; nothing else
