@@ -127,6 +127,14 @@ EXPECTED_TYPES: dict[str, tuple[str, str]] = {
 }
 # PostgreSQL with PostGIS: a geometry column for both shapes (the SRID kept)
 POSTGIS_TYPES = {"c_geometry": ("geometry", "geometry"), "c_point": ("geometry", "point")}
+# with the source's column.propagate.source.type: strings and bytes sized as the source's columns
+PROPAGATED_TYPES: dict[str, tuple[str, str]] = {
+    "c_char": ("character(5)", "char(5)"),
+    "c_varchar": ("character varying(50)", "varchar(50)"),
+    "c_binary": ("bytea", "binary(4)"),
+    "c_varbinary": ("bytea", "varbinary(10)"),
+    "c_default_str": ("character varying(10)", "varchar(10)"),
+}
 
 
 @pytest.fixture
@@ -402,9 +410,13 @@ def _differences(
     return out
 
 
-@pytest.mark.parametrize("converter", ["json", "avro"])
+@pytest.mark.parametrize(
+    ("converter", "propagate"),
+    [("json", False), ("avro", False), ("json", True)],
+    ids=["json", "avro", "json-propagated"],
+)
 def test_every_type_lands_as_in_the_source(
-    converter: str, tmp_path: Path, kafka: Any, mysql_db: Any, pg: Target, my: Target
+    converter: str, propagate: bool, tmp_path: Path, kafka: Any, mysql_db: Any, pg: Target, my: Target
 ) -> None:
     with mysql_db.connect() as conn, conn.cursor() as cur:
         for statement in CREATE:
@@ -441,6 +453,8 @@ def test_every_type_lands_as_in_the_source(
                 "bigint.unsigned.handling.mode": "precise",
                 # Avro names allow no '-' (the test's topic prefix has some): as Debezium's users on Avro do
                 **({"schema.name.adjustment.mode": "avro"} if converter == "avro" else {}),
+                # the source column's type and size as schema parameters (__debezium.source.column.*)
+                **({"column.propagate.source.type": ".*"} if propagate else {}),
             },
         )
         deadline = time.monotonic() + 60
@@ -485,7 +499,11 @@ def test_every_type_lands_as_in_the_source(
             types, rows = _read_target(target, table)
             where = f"{target.family} {table}"
             postgis = target.database != "cdc"
-            expected = {**EXPECTED_TYPES, **(POSTGIS_TYPES if postgis else {})}
+            expected = {
+                **EXPECTED_TYPES,
+                **(POSTGIS_TYPES if postgis else {}),
+                **(PROPAGATED_TYPES if propagate else {}),
+            }
             problems += [
                 f"{where} {c}: column type {types.get(c)!r}, expected {want[column]!r}"
                 for c, want in expected.items()
