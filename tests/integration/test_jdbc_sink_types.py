@@ -525,7 +525,10 @@ def test_every_type_lands_as_in_the_source(
             if done or time.monotonic() > deadline:
                 break
             time.sleep(1)
-        dead = kafka.read_to_end(dlq)
+        # the dead letter queue's records are sent beside the batch's commit, not before it: wait for them
+        deadline = time.monotonic() + 30
+        while len(dead := kafka.read_to_end(dlq)) < 2 * len(refused_ids) and time.monotonic() < deadline:
+            time.sleep(0.5)
 
     problems = []
     for target in (pg, my):
