@@ -207,6 +207,25 @@ def debezium_jdbc_sink_plugin_path(cache: Path) -> Path:
     )
 
 
+APICURIO_VERSION = os.environ.get("BENCH_APICURIO_VERSION", "2.6.13.Final")
+"""Apicurio Registry's converters: the version of the stack's registry (scripts/registry.sh)."""
+
+
+def apicurio_converter_plugin_path(cache: Path) -> Path:
+    """A ``plugin.path`` root holding Apicurio Registry's Kafka Connect converters
+    (``io.apicurio.registry.utils.converter.AvroConverter``), fetched on first use
+    (``peers/apicurio-converter-pom.xml`` says why)."""
+    root = _peers_dir(cache) / f"apicurio-converter-{APICURIO_VERSION}"
+    _fetch(
+        cache,
+        "apicurio-converter-pom.xml",
+        root / "apicurio-converter",
+        [f"-Dapicurio.version={APICURIO_VERSION}", "-DexcludeGroupIds=org.apache.kafka"],
+        _peers_dir(cache) / f"apicurio-converter-{APICURIO_VERSION}.maven.log",
+    )
+    return root
+
+
 def java_version() -> str:
     try:
         out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr

@@ -20,8 +20,8 @@ PEER_FAILS: dict[str, dict[str, str]] = {
     # columns Debezium's sink (3.6.0.Final) cannot create or write at all: the comparison leaves them out
     # (field.exclude.list, both sides) so that the other columns can be compared; cdc writes them
     "postgresql": {
-        "c_geometry": "Debezium creates public.geometry, which needs PostGIS (not installed); cdc writes the "
-        "WKB into bytea",
+        "c_geometry": "Debezium creates public.geometry, which needs PostGIS (the test's schema is in the "
+        "stack's cdc database, which has no PostGIS extension); cdc writes the WKB into bytea there",
         "c_point": "Debezium creates PostgreSQL's own point type (a point, not a WKB; not reached: the "
         "CREATE TABLE fails on c_geometry first); cdc writes the WKB into bytea",
     },

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bench import jars
-from bench.core import Case, Unavailable, contender
+from bench.core import Case, contender
 from bench.procstat import TreeMonitor
 from bench.scenarios.b14_sink import SCHEMA, TARGETS, SinkContender
 from bench.stack import Stack, unique
@@ -18,6 +18,22 @@ from bench.workers import WorkerProcess, cdc_worker, connect_worker, free_port, 
 __all__ = ["CdcSink", "Ceiling", "DebeziumBest", "DebeziumDefaults"]
 
 _REGISTRY = os.environ.get("CDC_SCHEMA_REGISTRY_URL", "http://127.0.0.1:8081")
+
+
+def _apicurio_converters() -> dict[str, str]:
+    """Kafka Connect's converters for the Avro topic: Apicurio's AvroConverter reading Confluent's wire
+    format (a magic byte and a 4-byte id: ``as-confluent``) whose ids are Apicurio's content ids (what its
+    Confluent API, which cdc's AvroConverter registers through, hands out), from the registry's own API."""
+    registry = _REGISTRY.rstrip("/").removesuffix("/apis/ccompat/v7") + "/apis/registry/v2"
+    out: dict[str, str] = {}
+    for role in ("key.converter", "value.converter"):
+        out[role] = "io.apicurio.registry.utils.converter.AvroConverter"
+        out[f"{role}.apicurio.registry.url"] = registry
+        out[f"{role}.apicurio.registry.as-confluent"] = "true"
+        out[f"{role}.apicurio.registry.use-id"] = "contentId"
+        out[f"{role}.apicurio.registry.headers.enabled"] = "false"
+        out[f"{role}.apicurio.registry.auto-register"] = "false"
+    return out
 
 
 def _converters(fmt: str) -> dict[str, str]:
@@ -63,6 +79,9 @@ class _WorkerSink(SinkContender):
     def sink_settings(self) -> dict[str, str]:
         return dict(self.settings)
 
+    def converters(self, fmt: str) -> dict[str, str]:
+        return _converters(fmt)
+
     def spec(self, props: dict[str, str]) -> Any:
         raise NotImplementedError
 
@@ -73,7 +92,7 @@ class _WorkerSink(SinkContender):
             stack.bootstrap,
             group,
             free_port(),
-            {**_converters(case.params["format"]), **self.worker_settings},
+            {**self.converters(case.params["format"]), **self.worker_settings},
         )
         worker = WorkerProcess(self.spec(props))
         worker.wait_ready()
@@ -121,22 +140,18 @@ class _DebeziumSink(_WorkerSink):
         jars.connect_libs(self.ctx.cache)
         jars.debezium_jdbc_sink_plugin_path(self.ctx.cache)
 
-    def run(self, case: Case, run: int) -> Any:
-        if case.params["format"] == "avro":
-            raise Unavailable(
-                "Avro: Kafka Connect needs an Avro converter from Maven Central for the stack's registry; "
-                "Confluent's is not on Central, and Apicurio's speaks its own API and wire format"
-            )
-        return super().run(case, run)
+    def converters(self, fmt: str) -> dict[str, str]:
+        # Confluent's AvroConverter is not on Maven Central: Apicurio's, which reads the same wire format
+        if fmt == "avro":
+            return _apicurio_converters()
+        return _converters(fmt)
 
     def spec(self, props: dict[str, str]) -> Any:
-        return connect_worker(
-            self.ctx.workdir,
-            self.ctx.cache,
-            props,
-            plugin_path=jars.debezium_jdbc_sink_plugin_path(self.ctx.cache),
-            cpus=self.ctx.options.get("cpus"),
-        )
+        roots = [jars.debezium_jdbc_sink_plugin_path(self.ctx.cache)]
+        if props.get("value.converter", "").startswith("io.apicurio."):
+            roots.append(jars.apicurio_converter_plugin_path(self.ctx.cache))
+        props = {**props, "plugin.path": ",".join(str(r) for r in roots)}
+        return connect_worker(self.ctx.workdir, self.ctx.cache, props, cpus=self.ctx.options.get("cpus"))
 
     def versions(self) -> dict[str, str]:
         return {"debezium jdbc sink": f"debezium-connector-jdbc {jars.DEBEZIUM_JDBC_VERSION}"}

@@ -124,6 +124,14 @@ def avro_converter_config() -> ConfigDef:
         Importance.LOW,
         "Toggle for enabling/disabling connect converter to add its meta data to the output schema or not",
     )
+    d.define(
+        "ignore.default.for.nullables",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.LOW,
+        "Whether to ignore the default for nullable fields when the value is null",
+    )
     return d
 
 
@@ -133,10 +141,12 @@ _CONFIG = avro_converter_config()
 # ------------------------------------------------------------------------------------ value mapping
 
 
-def from_connect_value(schema: Schema, value: Any) -> Any:
-    """A Connect value as the datum fastavro writes for ``from_connect(schema)``."""
+def from_connect_value(schema: Schema, value: Any, ignore_default: bool = False) -> Any:
+    """A Connect value as the datum fastavro writes for ``from_connect(schema)``. A null whose schema has a
+    default is written as the default (Confluent's AvroData), unless ``ignore_default`` and the schema is
+    optional (its ``ignore.default.for.nullables``)."""
     if value is None:
-        if schema.default is not None:
+        if schema.default is not None and not (ignore_default and schema.optional):
             value = schema.default
         elif schema.optional:
             return None
@@ -155,18 +165,20 @@ def from_connect_value(schema: Schema, value: Any) -> Any:
     if t is Type.STRUCT:
         if not isinstance(value, Struct):
             raise DataError(f"Invalid type for STRUCT: {type(value).__name__}")
-        return {f.name: from_connect_value(f.schema, value.values[f.index]) for f in schema.fields}
+        return {
+            f.name: from_connect_value(f.schema, value.values[f.index], ignore_default) for f in schema.fields
+        }
     if t is Type.ARRAY:
         assert schema.value_schema is not None
-        return [from_connect_value(schema.value_schema, v) for v in value]
+        return [from_connect_value(schema.value_schema, v, ignore_default) for v in value]
     if t is Type.MAP:
         assert schema.key_schema is not None and schema.value_schema is not None
         if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
-            return {k: from_connect_value(schema.value_schema, v) for k, v in value.items()}
+            return {k: from_connect_value(schema.value_schema, v, ignore_default) for k, v in value.items()}
         return [
             {
-                "key": from_connect_value(schema.key_schema, k),
-                "value": from_connect_value(schema.value_schema, v),
+                "key": from_connect_value(schema.key_schema, k, ignore_default),
+                "value": from_connect_value(schema.value_schema, v, ignore_default),
             }
             for k, v in value.items()
         ]
@@ -272,6 +284,7 @@ class AvroConverter(Converter):
         self.is_key = False
         self.auto_register = True
         self.meta = True
+        self.ignore_default = False
         self.cache_size = 1000
         self._strategy: Callable[[str, Any, bool], str] = _topic_name
         self._writers: dict[Schema, _Writer] = {}
@@ -293,6 +306,7 @@ class AvroConverter(Converter):
         self.is_key = is_key
         self.auto_register = parsed["auto.register.schemas"]
         self.meta = parsed["connect.meta.data"]
+        self.ignore_default = parsed["ignore.default.for.nullables"]
         self.cache_size = max(1, parsed["schemas.cache.config"])
         user_info: str | None = None
         if parsed["basic.auth.credentials.source"].upper() == "USER_INFO":
@@ -346,7 +360,9 @@ class AvroConverter(Converter):
         out = io.BytesIO()
         out.write(_HEADER.pack(MAGIC, schema_id))
         try:
-            fastavro.schemaless_writer(out, writer.parsed, from_connect_value(schema, value))
+            fastavro.schemaless_writer(
+                out, writer.parsed, from_connect_value(schema, value, self.ignore_default)
+            )
         except (ValueError, TypeError, AttributeError) as exc:
             raise DataError(f"Failed to serialize Avro data from topic {topic} :{exc}") from exc
         return out.getvalue()

@@ -154,9 +154,10 @@ class ChangeReader:
         values = row.values
         fields = row.schema.fields
         converted = []
+        defaults = self.plan.replace_null_with_default
         for spec, index in zip(layout.values, layout.value_indexes, strict=True):
             raw = values[index]
-            if raw is None and fields[index].schema.default is not None:
+            if raw is None and defaults and fields[index].schema.default is not None:
                 raw = fields[index].schema.default
             converted.append(self._convert(spec, raw, record))
         return Change(record, Op.UPSERT, layout, self._key(layout, record, row), tuple(converted))
@@ -185,7 +186,7 @@ class ChangeReader:
 
     def _spec(self, name: str, schema: Schema, key: bool) -> ColumnSpec:
         try:
-            return column_spec(name, schema, self.sql.family, key, self.tz)
+            return column_spec(name, schema, self.sql.family, key, self.tz, self.sql.geometry_type)
         except DataError as exc:
             raise DataError(f"Column {name}: {exc}") from exc
 

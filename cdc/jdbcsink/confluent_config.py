@@ -259,6 +259,16 @@ def _def() -> ConfigDef:
         "The time in milliseconds to wait following an error before a retry attempt is made.",
         **g,
     )
+    d.define(
+        "replace.null.with.default",
+        B,
+        True,
+        None,
+        M,
+        "Whether to replace fields that have a default value and that are null to the default value. When set"
+        " to true, the default value is used, otherwise null is used.",
+        group="Writes",
+    )
     d.define("trim.sensitive.log", B, False, None, LO, "Accepted; values are never logged.", internal=True)
     return d
 
@@ -293,6 +303,7 @@ class ConfluentSinkSettings:
     mssql_use_merge_holdlock: bool = setting("mssql.use.merge.holdlock")
     max_retries: int = setting("max.retries")
     retry_backoff_ms: int = setting("retry.backoff.ms")
+    replace_null_with_default: bool = setting("replace.null.with.default")
     trim_sensitive_log: bool = setting("trim.sensitive.log")
 
     @classmethod
@@ -361,4 +372,5 @@ class ConfluentSinkSettings:
             time_zone=self.db_timezone,
             quote=self.quote_sql_identifiers.upper() != "NEVER",
             reduce=pk_mode is not PkMode.NONE and insert_mode is not InsertMode.INSERT,
+            replace_null_with_default=self.replace_null_with_default,
         )

@@ -199,7 +199,14 @@ def _def() -> ConfigDef:
         **g,
     )
     d.define(
-        "dialect.postgres.postgis.schema", S, "public", None, LO, "Accepted; geometry lands as WKB.", **g
+        "dialect.postgres.postgis.schema",
+        S,
+        "public",
+        None,
+        LO,
+        "Name of the schema where the PostGIS extension is installed. Geometry fields land as PostGIS "
+        "geometry when the database has that type there, as WKB bytes (bytea) otherwise.",
+        **g,
     )
     d.define("dialect.sqlserver.identity.insert", B, False, None, LO, "SQL Server only; ignored.", **g)
     d.define(
@@ -330,4 +337,5 @@ class DebeziumSinkSettings:
             reduce=pk_mode is not PkMode.NONE
             and (insert_mode is not InsertMode.INSERT or self.use_reduction_buffer),
             dots_to_underscores=True,
+            postgis_schema=self.dialect_postgres_postgis_schema.strip() or None,
         )

@@ -62,6 +62,13 @@ class SinkPlan:
     """Collapse the changes to one key inside a batch to its last state."""
     dots_to_underscores: bool = False
     """Debezium's default naming: ``server.db.table`` → ``server_db_table``."""
+    postgis_schema: str | None = None
+    """Where PostGIS's ``geometry`` type is (Debezium's ``dialect.postgres.postgis.schema``); None: found
+    through the search path."""
+    replace_null_with_default: bool = False
+    """A null field whose schema has a default is written as that default (Confluent's
+    ``replace.null.with.default``, its binder's ``Struct.get``); Debezium's sink writes NULL (its record
+    writers read ``Struct.getWithoutDefault``)."""
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:

@@ -44,6 +44,14 @@ class SinkSql:
     def __init__(self, dialect: Dialect, quote: bool) -> None:
         self.dialect = dialect
         self.quote = quote
+        self.geometry_type: str | None = None
+        """PostgreSQL with PostGIS: the ``geometry`` type's name as DDL writes it (found by
+        :meth:`find_geometry_type` at the task's start); None where geometry lands as WKB bytes."""
+
+    def find_geometry_type(self, conn: Any, schema: str | None) -> str | None:
+        """The database's spatial type for Debezium's geometry values, if it has one beyond the family's
+        own (MariaDB/MySQL's GEOMETRY is always there): PostgreSQL's PostGIS ``geometry``."""
+        return None
 
     # -- names ---------------------------------------------------------------------------------------
     def fold(self, name: str) -> str:
@@ -178,6 +186,16 @@ class PostgresSql(SinkSql):
 
     def fold(self, name: str) -> str:
         return name.lower()
+
+    def find_geometry_type(self, conn: Any, schema: str | None) -> str | None:
+        # PostGIS installs ``geometry`` in the schema its extension was created in: Debezium's sink names
+        # it by ``dialect.postgres.postgis.schema``; Confluent's has no such key (the search path decides)
+        name = quote_identifier(schema, '"') + ".geometry" if schema else "geometry"
+        with conn.cursor() as cur:
+            cur.execute("SELECT to_regtype(%s)::text", (name,))
+            row = cur.fetchone()
+        conn.rollback()
+        return name if row and row[0] else None
 
     def marks(self, count: int) -> list[str]:
         return [f"${i}" for i in range(1, count + 1)]

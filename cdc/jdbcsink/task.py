@@ -61,7 +61,8 @@ class JdbcSinkTask(SinkTask):
         self.reader = ChangeReader(plan, sql, props.get("name", ""))
         self.buffer = ChangeBuffer(plan.reduce)
         self.writer = BatchWriter(plan, sql, self._stopping)
-        self.writer.connection()  # a wrong URL or password fails the task at start
+        conn = self.writer.connection()  # a wrong URL or password fails the task at start
+        sql.geometry_type = sql.find_geometry_type(conn, plan.postgis_schema)
         log.info(
             "JDBC sink writing to %s: insert.mode %s, key mode %s, batch size %d",
             sql.dialect.describe_url(),

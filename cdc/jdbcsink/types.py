@@ -16,7 +16,7 @@ import datetime as dt
 import decimal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from cdc.api.errors import DataError
 from cdc.api.schema import Schema, Type
@@ -133,6 +133,19 @@ def _wkb(value: Any) -> bytes:
     return bytes(value.get("wkb")) if not isinstance(value, bytes | bytearray) else bytes(value)
 
 
+def _ewkb(value: Any) -> bytes:
+    """Debezium's geometry struct as PostGIS's EWKB: the WKB with the SRID flag and the SRID after its type
+    word, in the WKB's own byte order. Bound as bytea, PostGIS's implicit cast (``geometry(bytea)``) reads
+    it into a geometry column."""
+    wkb = _wkb(value)
+    srid = 0 if isinstance(value, bytes | bytearray) else int(value.get("srid") or 0)
+    if not srid or len(wkb) < 5:
+        return wkb
+    order: Literal["little", "big"] = "little" if wkb[0] == 1 else "big"
+    kind = int.from_bytes(wkb[1:5], order) | 0x20000000
+    return wkb[:1] + kind.to_bytes(4, order) + srid.to_bytes(4, order) + wkb[5:]
+
+
 def _mysql_geometry(value: Any) -> bytes:
     srid = 0 if isinstance(value, bytes | bytearray) else int(value.get("srid") or 0)
     return srid.to_bytes(4, "little") + _wkb(value)
@@ -153,7 +166,7 @@ class _Kind:
     """Set for a kind only PostgreSQL can hold (JSONB, arrays): the refusal other families give."""
 
 
-def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
+def _kind(schema: Schema, key: bool, tz: dt.tzinfo, geometry: str | None = None) -> _Kind:
     name = schema.name or ""
     t = schema.type
     length = _int_param(schema, _SRC_LENGTH)
@@ -293,7 +306,19 @@ def _kind(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
         # MySQL/MariaDB: a spatial column, the value in the server's own format (the SRID as 4 bytes
         # little-endian, then the WKB), as Debezium's sink writes it; PostgreSQL without PostGIS and SQLite
         # have no spatial type: the WKB as bytes
+        # PostgreSQL with PostGIS (``geometry``): a geometry column for every shape, the value as EWKB
+        # (the SRID kept); Debezium's sink makes a Point PostgreSQL's own ``point``, which drops the SRID
         spatial = "POINT" if name == "io.debezium.data.geometry.Point" else "GEOMETRY"
+        if geometry:
+            return _Kind(
+                "geometry",
+                geometry,
+                spatial,
+                "BLOB",
+                _wkb,
+                pg_convert=_ewkb,
+                mysql_convert=_mysql_geometry,
+            )
         return _Kind("geometry", "BYTEA", spatial, "BLOB", _wkb, mysql_convert=_mysql_geometry)
     if t is Type.STRUCT or t is Type.ARRAY or t is Type.MAP:
         return _nested(schema, key, tz)
@@ -360,9 +385,12 @@ def _nested(schema: Schema, key: bool, tz: dt.tzinfo) -> _Kind:
     return _Kind("json", "JSONB", "", "", as_json, postgres_only=refuse)
 
 
-def column_spec(name: str, schema: Schema, family: str, key: bool, tz: dt.tzinfo) -> ColumnSpec:
-    """The column for field ``name`` in a ``family`` (postgresql, mysql, sqlite) database."""
-    k = _kind(schema, key, tz)
+def column_spec(
+    name: str, schema: Schema, family: str, key: bool, tz: dt.tzinfo, geometry: str | None = None
+) -> ColumnSpec:
+    """The column for field ``name`` in a ``family`` (postgresql, mysql, sqlite) database; ``geometry`` is
+    PostgreSQL's PostGIS type when the database has it."""
+    k = _kind(schema, key, tz, geometry)
     if k.postgres_only and family != "postgresql":
         raise DataError(k.postgres_only)
     sql_type = {"postgresql": k.pg, "mysql": k.mysql, "sqlite": k.sqlite}[family]

@@ -28,7 +28,8 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cdc.api.schema import SchemaBuilder
+from cdc.api.schema import SchemaBuilder, Type
+from cdc.api.struct import Struct
 from cdc.history.model import Column, TableId
 from cdc.mysql.types import ColumnMapping
 
@@ -140,6 +141,15 @@ def _with(
 
         def convert(v: Any, f: Converter = inner, g: Converter = wrap) -> Any:
             return g(f(v))
+
+    if schema.type is Type.STRUCT and convert is not None:
+        # a struct value (geometry) is built with the column's schema before the rule: it must carry the
+        # new one (with the parameters), or the converters refuse it ("Mismatching schema")
+        built = convert
+
+        def convert(v: Any, f: Converter = built) -> Any:
+            out = f(v)
+            return Struct(schema, list(out.values)) if isinstance(out, Struct) else out
 
     result = ColumnMapping(mapping.column, schema, convert, null)
     result.custom = True

@@ -1,7 +1,9 @@
 """The databases the JDBC sink tests write into, each a place of the test's own on the real stack.
 
 * PostgreSQL 127.0.0.1:5432 (cdc/cdc, database cdc): a schema per test, dropped after; tables are named
-  ``<schema>.<topic>`` through ``table.name.format``.
+  ``<schema>.<topic>`` through ``table.name.format``. With PostGIS (:func:`postgis_target`): a database
+  of the test's own with the extension, dropped after (the stack's server is shared: the extension is
+  created nowhere else).
 * MariaDB 127.0.0.1:3306 (cdc/cdc): a database per test (the ``mysql_db`` fixture's way), dropped after.
 * SQLite: a file under the test's ``tmp_path``.
 
@@ -21,7 +23,7 @@ from typing import Any
 import psycopg
 import pymysql
 
-__all__ = ["Target", "mariadb_target", "postgres_target", "sqlite_target"]
+__all__ = ["Target", "mariadb_target", "postgis_target", "postgres_target", "sqlite_target"]
 
 PG = {"host": "127.0.0.1", "port": 5432, "user": "cdc", "password": "cdc", "dbname": "cdc"}
 MY = {"host": "127.0.0.1", "port": 3306, "user": "cdc", "password": "cdc"}
@@ -36,6 +38,8 @@ class Target:
     namespace: str
     """Schema (PostgreSQL) or database (MariaDB) of the test; empty for SQLite."""
     path: Path | None = None
+    database: str = "cdc"
+    """PostgreSQL: the database (``cdc``, or the PostGIS target's own)."""
 
     def table_format(self, inner: str = "${topic}") -> str:
         return f"{self.namespace}.{inner}" if self.namespace else inner
@@ -45,7 +49,7 @@ class Target:
 
     def connect(self) -> Any:
         if self.family == "postgresql":
-            return psycopg.connect(**PG, autocommit=True)
+            return psycopg.connect(**{**PG, "dbname": self.database}, autocommit=True)
         if self.family == "mysql":
             return pymysql.connect(**MY, database=self.namespace, autocommit=True)
         assert self.path is not None
@@ -96,6 +100,28 @@ def postgres_target() -> Iterator[Target]:
     finally:
         with psycopg.connect(**PG, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def postgis_target() -> Iterator[Target]:
+    """A database of its own with the PostGIS extension (Debian's ``postgresql-15-postgis-3``,
+    scripts/install-deps.sh); tables in its ``public`` schema, where the extension's types are."""
+    name = "jdbcsink_gis_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(**PG, autocommit=True) as conn:
+        available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'").fetchone()
+        if available is None:
+            raise RuntimeError(
+                "PostGIS is not installed for the stack's PostgreSQL: run scripts/install-deps.sh"
+            )
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(**{**PG, "dbname": name}, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION postgis")
+        yield Target(
+            "postgresql", f"jdbc:postgresql://127.0.0.1:5432/{name}", "cdc", "cdc", "public", database=name
+        )
+    finally:
+        with psycopg.connect(**PG, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def mariadb_target() -> Iterator[Target]:

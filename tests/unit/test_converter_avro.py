@@ -239,3 +239,19 @@ def test_registry_settings_we_do_not_support_are_refused() -> None:
     for key in ("schema.registry.ssl.protocol", "bearer.auth.token"):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             AvroConverter().configure({"schema.registry.url": "http://localhost:8081", key: "x"}, False)
+
+
+def test_ignore_default_for_nullables() -> None:
+    """Confluent's AvroData writes a null whose schema has a default as the default, unless
+    ``ignore.default.for.nullables=true`` (then a nullable field keeps its null)."""
+    schema = SchemaBuilder.struct().field("s", SchemaBuilder.string().optional().default_value("abc").build())
+    value_schema = schema.build()
+    out = {}
+    for ignore in ("false", "true"):
+        converter = AvroConverter(FakeRegistry())
+        converter.configure(
+            {"schema.registry.url": "http://r", "ignore.default.for.nullables": ignore}, False
+        )
+        data = converter.from_connect_data("t", value_schema, Struct(value_schema).put("s", None))
+        out[ignore] = converter.to_connect_data("t", data).value.get_without_default("s")
+    assert out == {"false": "abc", "true": None}

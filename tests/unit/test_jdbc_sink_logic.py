@@ -240,3 +240,38 @@ def test_schemaless_values_are_refused_by_coordinates() -> None:
     with pytest.raises(DataError, match=r"requires records with a non-null Struct value.*offset=4"):
         reader.read(record)
     assert reader.read(record.new_record(value=None)) is None  # a tombstone with deletes off: nothing
+
+
+def _defaulted_record() -> SinkRecord:
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", INT32_SCHEMA)
+        .field("s", SchemaBuilder.string().optional().default_value("abc").build())
+        .build()
+    )
+    return SinkRecord(
+        topic="t",
+        kafka_partition=0,
+        key_schema=None,
+        key=None,
+        value_schema=schema,
+        value=Struct(schema).put("id", 1).put("s", None),
+        kafka_offset=0,
+    )
+
+
+def test_a_null_with_a_default_is_written_as_each_peer_writes_it() -> None:
+    """Confluent's sink binds ``Struct.get`` (the default) unless ``replace.null.with.default=false``;
+    Debezium's (3.6) reads ``getWithoutDefault``: NULL stays NULL."""
+    sql = SqliteSql(SqliteDialect(parse_jdbc_url("jdbc:sqlite::memory:"), dt.UTC), True)
+    url = {"connection.url": "jdbc:sqlite::memory:"}
+    rows = {}
+    for name, plan in {
+        "confluent": ConfluentSinkSettings.parse(url).plan(),
+        "confluent-false": ConfluentSinkSettings.parse({**url, "replace.null.with.default": "false"}).plan(),
+        "debezium": DebeziumSinkSettings.parse({**url, "connection.username": "u"}).plan(),
+    }.items():
+        change = ChangeReader(plan, sql, "sink").read(_defaulted_record())
+        assert change is not None
+        rows[name] = change.row
+    assert rows == {"confluent": (1, "abc"), "confluent-false": (1, None), "debezium": (1, None)}

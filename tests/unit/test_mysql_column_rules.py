@@ -34,3 +34,34 @@ def test_hash_versions_differ_and_null_stays_null() -> None:
     v2 = debezium_hash("x", "SHA-256", "s", "v2")
     assert v1 != v2 and len(v1 or "") == 64
     assert debezium_hash(None, "SHA-256", "s") is None
+
+
+def test_a_propagated_geometry_value_carries_the_parameterised_schema() -> None:
+    """``column.propagate.source.type`` adds parameters to a geometry column's struct schema: the values
+    must be built with that schema, or the converters refuse them ("Mismatching schema")."""
+    from cdc.api.schema import SchemaBuilder
+    from cdc.api.struct import Struct
+    from cdc.history.model import Column, TableId
+    from cdc.mysql.columns import ColumnRules
+    from cdc.mysql.types import ColumnMapping, _GeometryConverter
+
+    schema = (
+        SchemaBuilder.struct()
+        .name("io.debezium.data.geometry.Geometry")
+        .optional()
+        .field("wkb", SchemaBuilder.bytes().build())
+        .field("srid", SchemaBuilder.int32().optional().build())
+        .build()
+    )
+    convert = _GeometryConverter(False)
+    convert.bind(schema)
+    column = Column(name="g", position=1, type_name="GEOMETRY", type_expression="GEOMETRY", jdbc_type=1111)
+    mapping = ColumnRules({}, ["db.t.g"], []).apply(
+        TableId("db", "t"), ColumnMapping(column, schema, convert)
+    )
+    assert (
+        mapping.schema.parameters and mapping.schema.parameters["__debezium.source.column.type"] == "GEOMETRY"
+    )
+    assert mapping.convert is not None
+    value = mapping.convert(bytes(4) + bytes.fromhex("0101000000000000000000f03f0000000000000040"))
+    assert isinstance(value, Struct) and value.schema == mapping.schema
