@@ -110,7 +110,11 @@ class MySqlSourceTask(SourceTask):
             if settings.extended_headers_enabled
             else []
         )
-        self.lineage = open_lineage(settings, props, self.CONNECTOR, self.context, "0", run_id)
+        self.lineage = (
+            open_lineage(settings, props, self.CONNECTOR, self.context, "0", run_id)
+            if settings.lineage.enabled
+            else None
+        )
         try:
             self._start(settings, props)
         except BaseException as exc:

@@ -75,11 +75,10 @@ def test_a_missing_history_or_binlog_is_snapshotted_only_when_asked() -> None:
 
 
 def test_the_task_plans_with_the_switches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cdc.mysql.task import MySqlSourceTask
+    from cdc.mysql import start_plan
 
-    task = MySqlSourceTask()
-    task.history = MemorySchemaHistory()
-    monkeypatch.setattr(task, "_binlog_available", lambda *a: False)
+    monkeypatch.setattr(start_plan, "binlog_available", lambda *a: False)
     settings = MySqlSettings.parse({**BASE, **_on(KEYS[2], ERRORS[1])})
     server: Any = None
-    assert task._plan(settings, BinlogOffset("binlog.000001", 4), None, server) == "snapshot"  # type: ignore[arg-type]
+    offset = BinlogOffset("binlog.000001", 4)
+    assert start_plan.start_plan(settings, offset, None, server, MemorySchemaHistory()) == "snapshot"  # type: ignore[arg-type]
