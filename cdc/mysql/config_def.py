@@ -339,7 +339,16 @@ def _define_snapshot(d: ConfigDef) -> None:
         **s,
     )
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
-    d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
+    d.define(
+        "snapshot.fetch.size",
+        INT,
+        None,
+        v.at_least(0),
+        LO,
+        "The most rows the snapshot reads from a table in one go (and emits as one batch); rows come from an "
+        "unbuffered cursor, so memory stays bounded whatever the size. Unset or 0: 2000.",
+        **s,
+    )
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
     d.define(
         "streaming.delay.ms",

@@ -326,15 +326,17 @@ class Snapshotter:
     def _batches(
         self, conn: Any, table: Any, select: str, plan: TablePlan | None, readers: ChunkReaders | None
     ) -> Iterator[list[Any]]:
-        """The table's rows, ``FETCH_ROWS`` at a time: from the parallel readers when there are, else from
-        one unbuffered SELECT on the snapshot's connection."""
+        """The table's rows, ``snapshot.fetch.size`` (else ``FETCH_ROWS``) at a time, each batch emitted as
+        it comes: from the parallel readers when there are, else from one unbuffered SELECT on the
+        snapshot's connection."""
+        fetch = self.settings.snapshot_fetch_size or FETCH_ROWS
         if readers is not None and plan is not None:
-            yield from readers.batches(table, plan, select, FETCH_ROWS)
+            yield from readers.batches(table, plan, select, fetch)
             return
         cur = conn.cursor()
         try:
             cur.execute(select)
-            while rows := cur.fetchmany(FETCH_ROWS):
+            while rows := cur.fetchmany(fetch):
                 yield rows
         finally:
             cur.close()
