@@ -221,8 +221,10 @@ def typo_errors(props: Mapping[str, str], known: Callable[[str], bool]) -> dict[
 
 DIFFERS: dict[str, str] = {
     "database.connectionTimezone": (
-        "accepted; cdc reads TIMESTAMP values in UTC, which gives the instants Debezium gives when this zone "
-        "is the server's"
+        "accepted; Debezium hands it to Connector/J, which reads the snapshot's TIMESTAMP text as "
+        "wall-clock time in this zone: the instants cdc reads (in UTC) when it is the server's zone or "
+        "SERVER (Debezium's default); another zone shifts Debezium's snapshot values (not its streamed "
+        "ones), never cdc's"
     ),
     "include.unknown.datatypes": (
         "accepted; Debezium 3.6's MySQL connector reads no such key and leaves a column of a type it cannot "
