@@ -84,10 +84,11 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
     events = [*STREAM_EVENTS, *(QUERY_EVENTS if settings.include_query else ())]
     # connect.keep.alive: Debezium asks for a heartbeat every 0.8 x the keep-alive interval and its client
     # takes a connection that brought nothing for the interval as lost. cdc asks for one at least every
-    # second either way (heartbeat.interval.ms and the signals are served between events).
+    # second either way (heartbeat.interval.ms and the signals are served between events), and at most
+    # every 100 ms: a config must not make the server send thousands a second.
     interval_s = settings.connect_keep_alive_interval_ms / 1000
-    keep_alive = {"read_timeout": interval_s} if settings.connect_keep_alive else {}
-    heartbeat_s = min(1.0, 0.8 * interval_s) if settings.connect_keep_alive else 1.0
+    heartbeat_s = max(0.1, min(1.0, 0.8 * interval_s)) if settings.connect_keep_alive else 1.0
+    keep_alive = {"read_timeout": max(interval_s, 2 * heartbeat_s)} if settings.connect_keep_alive else {}
 
     def open_reader(start: BinlogOffset) -> EventReader:
         return BinlogReader(

@@ -208,8 +208,8 @@ def _define_connection(d: ConfigDef) -> None:
         v.at_least(1),
         LO,
         "With connect.keep.alive: the server is asked for a binlog heartbeat every 0.8 x this interval "
-        "(at least every second) and a binlog connection that brings nothing for this long is taken as lost "
-        "and opened again, as Debezium's binlog client does.",
+        "(at least every second, at most every 100 ms) and a binlog connection that brings nothing for this "
+        "long (at least 200 ms) is taken as lost and opened again, as Debezium's binlog client does.",
         group=CONN,
     )
     d.define(
