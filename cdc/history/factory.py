@@ -21,7 +21,7 @@ from cdc.history.config import (
 from cdc.history.errors import SchemaHistoryError
 from cdc.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 
-__all__ = ["history_file", "history_from_config"]
+__all__ = ["history_class_error", "history_file", "history_from_config"]
 
 
 def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
@@ -39,6 +39,22 @@ def history_from_config(props: Mapping[str, Any]) -> SchemaHistory:
     if cls in MEMORY_HISTORY_CLASSES or cls.endswith("MemorySchemaHistory"):
         return MemorySchemaHistory(settings)
     raise SchemaHistoryError(f"Unsupported schema history implementation: {cls}")
+
+
+def history_class_error(props: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the key, the validate error) when the config names a schema history cdc does not implement (one of
+    Debezium's other stores: S3, Redis, JDBC, RocketMQ, Azure blob … or a class of the user's), else None;
+    the task would fail at start with :class:`SchemaHistoryError` otherwise."""
+    key = PREFIX if props.get(PREFIX) else LEGACY_PREFIX
+    cls = str(props.get(key) or KAFKA_HISTORY_CLASSES[0]).strip()
+    known = (*KAFKA_HISTORY_CLASSES, *FILE_HISTORY_CLASSES, *MEMORY_HISTORY_CLASSES)
+    if cls in known or cls.endswith(("KafkaSchemaHistory", "FileSchemaHistory", "MemorySchemaHistory")):
+        return None
+    return key, (
+        f"The '{key}' value '{cls}' is not supported by cdc: only Debezium's Kafka, file and memory schema "
+        f"histories are implemented ({KAFKA_HISTORY_CLASSES[0]}, {FILE_HISTORY_CLASSES[0]}, "
+        f"{MEMORY_HISTORY_CLASSES[0]})"
+    )
 
 
 def _is_file_history(cls: str) -> bool:

@@ -82,6 +82,13 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
     """Our :class:`BinlogReader` on the connector's server, as a replica with its ``database.server.id``;
     with ``include.query`` it asks for the statements of row events too (on MariaDB: ANNOTATE_ROWS)."""
     events = [*STREAM_EVENTS, *(QUERY_EVENTS if settings.include_query else ())]
+    # connect.keep.alive: Debezium asks for a heartbeat every 0.8 x the keep-alive interval and its client
+    # takes a connection that brought nothing for the interval as lost. cdc asks for one at least every
+    # second either way (heartbeat.interval.ms and the signals are served between events), and at most
+    # every 100 ms: a config must not make the server send thousands a second.
+    interval_s = settings.connect_keep_alive_interval_ms / 1000
+    heartbeat_s = max(0.1, min(1.0, 0.8 * interval_s)) if settings.connect_keep_alive else 1.0
+    keep_alive = {"read_timeout": max(interval_s, 2 * heartbeat_s)} if settings.connect_keep_alive else {}
 
     def open_reader(start: BinlogOffset) -> EventReader:
         return BinlogReader(
@@ -90,6 +97,7 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
                 "port": settings.database_port,
                 "user": settings.database_user,
                 "password": settings.password,
+                **keep_alive,
             },
             server_id=settings.database_server_id,
             # registered under a name of its own: validate tells this connector's connection from others'
@@ -102,7 +110,7 @@ def binlog_reader_factory(settings: MySqlSettings, mariadb: bool = False) -> Rea
             annotate_rows=settings.include_query and mariadb,
             net_timeouts=(settings.binlog_net_write_timeout, settings.binlog_net_read_timeout),
             nongraceful=settings.use_nongraceful_disconnect,
-            slave_heartbeat=1,
+            slave_heartbeat=heartbeat_s,
             is_mariadb=False,
             freeze_schema=True,
             enable_logging=False,

@@ -188,7 +188,9 @@ def _define_connection(d: ConfigDef) -> None:
         "",
         None,
         LO,
-        "Statements run on each new connection (;-separated).",
+        "Statements (;-separated) run on each new connection cdc opens to read or check the database "
+        "(the snapshots' readers, the Spark snapshot's executors, the checks); as Debezium, not on the "
+        "binlog connection.",
         group=CONN,
     )
     d.define("connect.timeout.ms", INT, 30000, v.at_least(1), LO, "Connection timeout.", group=CONN)
@@ -203,9 +205,27 @@ def _define_connection(d: ConfigDef) -> None:
         group=CONN,
     )
     d.define(
-        "connect.keep.alive", B, True, None, LO, "Reconnect the binlog client when it drops.", group=CONN
+        "connect.keep.alive",
+        B,
+        True,
+        None,
+        LO,
+        "Keep the binlog connection alive: a lost or silent connection is opened again (up to "
+        "errors.max.retries times in a row). false: the binlog client does not reconnect and a lost "
+        "connection fails the task.",
+        group=CONN,
     )
-    d.define("connect.keep.alive.interval.ms", L, 60000, None, LO, "Keep-alive check interval.", group=CONN)
+    d.define(
+        "connect.keep.alive.interval.ms",
+        L,
+        60000,
+        v.at_least(1),
+        LO,
+        "With connect.keep.alive: the server is asked for a binlog heartbeat every 0.8 x this interval "
+        "(at least every second, at most every 100 ms) and a binlog connection that brings nothing for this "
+        "long (at least 200 ms) is taken as lost and opened again, as Debezium's binlog client does.",
+        group=CONN,
+    )
     d.define(
         "topic.prefix",
         S,
@@ -333,7 +353,16 @@ def _define_snapshot(d: ConfigDef) -> None:
         **s,
     )
     d.define("snapshot.lock.timeout.ms", L, 10000, v.at_least(0), LO, "Lock wait timeout.", **s)
-    d.define("snapshot.fetch.size", INT, None, None, LO, "Rows fetched per round trip.", **s)
+    d.define(
+        "snapshot.fetch.size",
+        INT,
+        None,
+        v.at_least(0),
+        LO,
+        "The most rows the snapshot reads from a table in one go (and emits as one batch); rows come from an "
+        "unbuffered cursor, so memory stays bounded whatever the size. Unset or 0: 2000.",
+        **s,
+    )
     d.define("snapshot.delay.ms", L, 0, v.at_least(0), LO, "Delay before the snapshot starts.", **s)
     d.define(
         "streaming.delay.ms",

@@ -421,9 +421,10 @@ def define_signals(d: ConfigDef) -> None:
         "incremental.snapshot.allow.schema.changes",
         B,
         False,
-        v.predicate(lambda x: not x, "Schema changes during an incremental snapshot are not supported"),
+        None,
         LO,
-        "Only false is accepted: a table altered during its incremental snapshot must be snapshotted again.",
+        "Only false (Debezium's default) is accepted: a table altered during its incremental snapshot must "
+        "be snapshotted again.",
         **g,
     )
     d.define(

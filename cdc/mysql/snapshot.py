@@ -333,19 +333,21 @@ class Snapshotter:
         readers: ChunkReaders | None,
         estimate: int | None = None,
     ) -> Iterator[list[Any]]:
-        """The table's rows, ``FETCH_ROWS`` at a time: from the parallel readers when there are, else from
-        one SELECT on the snapshot's connection: unbuffered, or buffered (read whole, the statement done
-        at once) for a table InnoDB estimates at most ``min.row.count.to.stream.results`` rows (not 0), as
-        Debezium streams only the larger tables."""
+        """The table's rows, ``snapshot.fetch.size`` (else ``FETCH_ROWS``) at a time, each batch emitted as
+        it comes: from the parallel readers when there are, else from one SELECT on the snapshot's
+        connection: unbuffered, or buffered (read whole, the statement done at once) for a table InnoDB
+        estimates at most ``min.row.count.to.stream.results`` rows (not 0), as Debezium streams only the
+        larger tables."""
+        fetch = self.settings.snapshot_fetch_size or FETCH_ROWS
         if readers is not None and plan is not None:
-            yield from readers.batches(table, plan, select, FETCH_ROWS)
+            yield from readers.batches(table, plan, select, fetch)
             return
         small = self.settings.min_row_count_to_stream_results
         buffered = small > 0 and estimate is not None and estimate <= small
         cur = buffered_cursor(conn) if buffered else conn.cursor()
         try:
             cur.execute(select)
-            while rows := cur.fetchmany(FETCH_ROWS):
+            while rows := cur.fetchmany(fetch):
                 yield rows
         finally:
             cur.close()

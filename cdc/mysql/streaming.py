@@ -115,6 +115,7 @@ class Streamer:
         self.rows = RowChanges(ctx.events, metrics, settings.unavailable_value_placeholder)
         self.heartbeat_ms = settings.heartbeat_interval_ms
         self.max_retries = settings.errors_max_retries
+        self.keep_alive = settings.connect_keep_alive
         self.include_query = settings.include_query
         self.row_query: str | None = None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
@@ -216,6 +217,13 @@ class Streamer:
                     ) from exc
                 elif code not in _RETRIABLE_CODES and code < 2000:
                     raise
+                elif not self.keep_alive:
+                    raise ConnectError(
+                        f"The binlog connection was lost ({message}) at {self.file}:"
+                        f"{self.tx_start if self.in_tx else self.next_pos}; connect.keep.alive=false: the "
+                        "binlog client does not reconnect. Restart the task, or set connect.keep.alive=true "
+                        "to reconnect (up to errors.max.retries times in a row)"
+                    ) from exc
                 self.metrics.connected = False
                 self.metrics.disconnects += 1
                 log.warning(

@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 
 from cdc.api.errors import ConfigError
 from cdc.config import ConfigValue
+from cdc.history.factory import history_class_error
 from cdc.mysql.columns import column_rule_error
 from cdc.mysql.config import MYSQL_DEF, MySqlSettings
 from cdc.mysql.converters import converter_errors
@@ -23,6 +24,7 @@ from cdc.mysql.keys import (
     DIFFERS,
     DRIVER_PREFIXES,
     LIMITED,
+    NOTES,
     PATTERN_KEYS,
     REFUSED,
     closest_key,
@@ -61,6 +63,9 @@ def validate_mysql(props: Mapping[str, str]) -> list[ConfigValue]:
         by_name["notification.sink.topic.name"].add_error(
             "Notification topic name must be provided when kafka notification channel is enabled"
         )
+    history_error = history_class_error(props)
+    if history_error:
+        by_name[canonical_key(history_error[0])].add_error(history_error[1])
     store_error = _store_error(props, by_name)
     if store_error:
         key, message = store_error
@@ -209,6 +214,8 @@ def key_table(tested: Collection[str] = ()) -> str:
             note += f" Accepted: {accepted}; other values are refused ({limited[0].reason})."
         elif key.name in DIFFERS:
             note += " " + DIFFERS[key.name][0].upper() + DIFFERS[key.name][1:] + "."
+        elif key.name in NOTES:
+            note += " Differs: " + NOTES[key.name] + "."
         rows.append((f"`{key.name}`", status, note))
     for pattern, sample, note in (
         (

@@ -254,3 +254,34 @@ def test_extended_locking_blocks_writes_for_the_whole_read_and_minimal_only_for_
     for mode in ("minimal", "extended"):
         _snapshot(_config(mysql_db, **{"snapshot.locking.mode": mode}), on_batch=try_write(mode))
     assert outcome == {"minimal": "written", "extended": "blocked 1205"}
+
+
+def _count_into(sizes: list[int]) -> Any:
+    """An on_batch that notes how many of t's rows each emitted batch carries."""
+    return lambda batch: sizes.append(sum(r.topic.endswith(".t") for r in batch))
+
+
+@pytest.mark.honours("snapshot.fetch.size")
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_fetch_size_is_how_many_rows_the_snapshot_reads_and_emits_at_once(
+    mysql_db: MySqlDb, threads: str
+) -> None:
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        cur.execute("INSERT INTO t SELECT seq, seq FROM seq_1_to_250")
+    for fetch in ("100", None):
+        sizes: list[int] = []
+        more = {
+            "snapshot.max.threads": threads,
+            # only this database's DDL: another test's database dropped meanwhile would not matter
+            "schema.history.internal.store.only.captured.databases.ddl": "true",
+            **({"snapshot.fetch.size": fetch} if fetch else {}),
+        }
+        records = _snapshot(_config(mysql_db, **more), on_batch=_count_into(sizes))
+        assert sorted(r.value.get("after").get("id") for r in records) == list(range(1, 251))
+        data = [n for n in sizes if n]
+        # (the table's last row waits to be marked last_in_data_collection, and comes in a batch of its own)
+        if fetch:
+            assert max(data) == 100 and sum(data) == 250, sizes
+        else:
+            assert max(data) > 100, sizes  # the parallel readers' chunks (125 rows), or all 249 at once

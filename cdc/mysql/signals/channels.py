@@ -394,6 +394,8 @@ class KafkaChannel(SignalChannel):
         connector_client_overrides(settings.raw, (SIGNAL_CONSUMER_PREFIX,), worker or {})
         prefix = SIGNAL_CONSUMER_PREFIX
         own = {k[len(prefix) :]: v for k, v in settings.raw.items() if k.startswith(prefix)}
+        # librdkafka has no max.poll.records: it is how many records one read takes (Java's default 500)
+        self.max_records = _max_poll_records(own.pop("max.poll.records", "500"))
         config.update(to_librdkafka(own))
         self.consumer = Consumer(config)
         self.consumer.assign([TopicPartition(self.topic, 0)])
@@ -409,7 +411,7 @@ class KafkaChannel(SignalChannel):
     def read(self) -> list[SignalRecord]:
         self._commit()
         out: list[SignalRecord] = []
-        messages = self.consumer.consume(100, self.timeout)
+        messages = self.consumer.consume(self.max_records, self.timeout)
         for message in messages:
             offset = message.offset()
             if message.error() or offset is None:
@@ -449,6 +451,17 @@ class KafkaChannel(SignalChannel):
             self._commit()
         finally:
             self.consumer.close()
+
+
+def _max_poll_records(value: object) -> int:
+    """``signal.consumer.max.poll.records`` as a count of records (Java's consumer refuses < 1 as well)."""
+    try:
+        count = int(str(value).strip())
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise SignalError(f"Invalid value {value} for configuration signal.consumer.max.poll.records")
+    return min(count, 1_000_000)  # librdkafka's bound for one consume() call
 
 
 class ChannelPoller:

@@ -15,7 +15,7 @@ from typing import Any
 from cdc.api.records import SourceRecord
 from cdc.api.struct import Struct
 from cdc.history.model import TableId
-from cdc.mysql.incremental import IncrementalSnapshot
+from cdc.mysql.incremental import CLOSE_WINDOW, OPEN_WINDOW, IncrementalSnapshot
 from cdc.mysql.signals.actions import SignalActions
 from cdc.mysql.signals.channels import ChannelPoller
 from cdc.mysql.signals.record import SignalRecord
@@ -81,12 +81,17 @@ class SignalProcessor(StreamHooks):
 
 
 def _signal_of(record: SourceRecord) -> SignalRecord | None:
-    """A signal from an inserted row of the signal table: its first three columns are id, type, data."""
+    """A signal from an inserted row of the signal table: its first three columns are id, type, data. The
+    delete of a ``<chunk>-open`` watermark row closes that chunk's window
+    (``incremental.snapshot.watermarking.strategy=insert_delete``: no close row is inserted)."""
     value = record.value
-    if not isinstance(value, Struct) or value.get("op") != "c":
+    op = value.get("op") if isinstance(value, Struct) else None
+    row = value.get("after" if op == "c" else "before") if op in ("c", "d") else None
+    if not isinstance(row, Struct) or len(row.values) < 3:
         return None
-    after = value.get("after")
-    if not isinstance(after, Struct) or len(after.values) < 3:
-        return None
-    signal_id, kind, data = after.values[:3]
-    return SignalRecord(str(signal_id or ""), str(kind or ""), "" if data is None else str(data), "source")
+    signal_id, kind, data = (str(v or "") for v in row.values[:3])
+    if op == "d":
+        if kind != OPEN_WINDOW or not signal_id.endswith("-open"):
+            return None
+        signal_id, kind = signal_id[: -len("-open")] + "-close", CLOSE_WINDOW
+    return SignalRecord(signal_id, kind, data, "source")
