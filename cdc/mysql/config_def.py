@@ -27,10 +27,9 @@ from cdc.mysql.config_groups import (
     accept_groups,
     define_events,
     define_history,
-    define_openlineage,
     define_signals,
-    define_tuning,
 )
+from cdc.mysql.config_tuning import define_openlineage, define_tuning
 
 __all__ = ["MYSQL_DEF"]
 

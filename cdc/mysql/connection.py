@@ -20,7 +20,7 @@ from cdc.drivers import mysql_driver, mysqldb_connect, pymysql_conversions
 from cdc.greeting import GreetingError, explain
 from cdc.logs.context import in_context
 from cdc.mysql.config import MySqlSettings
-from cdc.mysql.config_groups import VALIDATION_WAIT_MAX_MS
+from cdc.mysql.config_tuning import VALIDATION_WAIT_MAX_MS
 from cdc.mysql.tls import TlsDowngradeError, is_tls_failure, tls_error_key
 
 __all__ = [

@@ -30,7 +30,7 @@ from cdc.ids import uuid7
 from cdc.logs import in_context
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.config import MySqlSettings
-from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
+from cdc.mysql.config_tuning import SHUTDOWN_WAIT_MAX_MS
 from cdc.mysql.connection import check_server, connect
 from cdc.mysql.context_headers import context_headers
 from cdc.mysql.events import SourcePosition

@@ -150,7 +150,7 @@ def test_timing_values_out_of_range_are_refused() -> None:
 
 
 def test_a_huge_executor_shutdown_timeout_is_capped() -> None:
-    from cdc.mysql.config_groups import SHUTDOWN_WAIT_MAX_MS
+    from cdc.mysql.config_tuning import SHUTDOWN_WAIT_MAX_MS
     from cdc.mysql.task import MariaDbSourceTask
 
     task = MariaDbSourceTask()
