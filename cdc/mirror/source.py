@@ -353,7 +353,8 @@ class OffsetSyncWriter:
         self._lock = threading.Lock()
         self.failed: KafkaError | None = None
 
-    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> None:
+    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> bool:
+        """Keep this record's offsets as the partition's next sync (True) or as its delayed one (False)."""
         key = (topic, partition)
         state = self._state.get(key)
         if state is None:
@@ -374,6 +375,7 @@ class OffsetSyncWriter:
                 self._pending[key] = (upstream, downstream)
             else:
                 self._delayed[key] = (upstream, downstream)
+        return sync
 
     def promote_delayed(self) -> None:
         with self._lock:
@@ -478,6 +480,7 @@ class MirrorSourceTask(SourceTask):
                 f"Could not write offset syncs to {self.syncs.topic}: {self.syncs.failed.str()}"
             )
         out: list[SourceRecord] = []
+        append = out.append
         partitions, remote_topic, provenance = self._partitions, self._remote_topic, self._provenance
         for msg in messages:
             err = msg.error()
@@ -488,9 +491,9 @@ class MirrorSourceTask(SourceTask):
                     raise ConnectError(f"Could not read from the source cluster ({msg.topic()}): {err.str()}")
                 log.warning("Failure during poll: %s", err)  # as Kafka's task: logged, polled again
                 continue
-            topic = cast(str, msg.topic())
-            partition = cast(int, msg.partition())
-            raw_headers = cast("list[tuple[str, bytes | None]] | None", msg.headers())
+            topic: str = msg.topic()  # type: ignore[assignment]  # a message without error has them
+            partition: int = msg.partition()  # type: ignore[assignment]
+            raw_headers: list[tuple[str, bytes | None]] | None = msg.headers()  # type: ignore[assignment]
             headers = (
                 Headers([Header(k, OPTIONAL_BYTES_SCHEMA, val) for k, val in raw_headers])
                 if raw_headers
@@ -505,7 +508,7 @@ class MirrorSourceTask(SourceTask):
                 else:
                     headers.add(PROVENANCE_HEADER, self._source_tag, OPTIONAL_BYTES_SCHEMA)
             ts_type, ts = msg.timestamp()
-            out.append(
+            append(
                 SourceRecord(
                     target_topic,
                     partition,
@@ -529,8 +532,8 @@ class MirrorSourceTask(SourceTask):
         offset = record.source_offset
         if partition is None or offset is None:
             return
-        syncs.maybe_queue(partition["topic"], partition["partition"], offset["offset"], metadata.offset())
-        syncs.fire_pending()
+        if syncs.maybe_queue(partition["topic"], partition["partition"], offset["offset"], metadata.offset()):
+            syncs.fire_pending()  # when this record made a sync (commit() writes the others')
 
     def commit(self) -> None:
         if self.syncs is not None:

@@ -63,7 +63,12 @@ def _record(i: int, base: int, noise: bytes) -> dict[str, object]:
         value = b""
     headers: list[tuple[str, bytes | None]] | None = None
     if i % 3 == 1:
-        headers = [("trace", f"t{i}".encode()), ("n", None), ("trace", b""), ("bin", bytes([i % 256, 0, 255]))]
+        headers = [
+            ("trace", f"t{i}".encode()),
+            ("n", None),
+            ("trace", b""),
+            ("bin", bytes([i % 256, 0, 255])),
+        ]
     elif i % 3 == 2:
         headers = [("one", b"\x00" * (i % 17))]
     return {
@@ -152,7 +157,8 @@ def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "exact-ends"})
     try:
         return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(PARTITIONS)
         }
     except Exception:  # the remote topic not created yet
         return {}
@@ -185,13 +191,16 @@ def test_every_record_copied_byte_for_byte(
     tag = uuid.uuid4().hex[:8]
     topic, source, target = f"mm2-exact-{tag}", f"s{tag}", f"t{tag}"
     remote = f"{source}.{topic}"
-    with _deleted(a, topic, f"mm2-offset-syncs.{target}.internal"), _deleted(
-        b,
-        remote,
-        f"{source}.checkpoints.internal",
-        f"mm2-offsets.{source}.internal",
-        f"mm2-configs.{source}.internal",
-        f"mm2-status.{source}.internal",
+    with (
+        _deleted(a, topic, f"mm2-offset-syncs.{target}.internal"),
+        _deleted(
+            b,
+            remote,
+            f"{source}.checkpoints.internal",
+            f"mm2-offsets.{source}.internal",
+            f"mm2-configs.{source}.internal",
+            f"mm2-status.{source}.internal",
+        ),
     ):
         admin = AdminClient({"bootstrap.servers": a})  # kept: the future dies with its client
         admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(60)
@@ -225,7 +234,7 @@ def test_every_record_copied_byte_for_byte(
                 raise AssertionError(f"{remote}[{p}] offset {first} differs from {topic}[{p}] offset {first}")
         print(
             f"\n{total} records ({sum(len(d) for d in got.values())} compared, {PARTITIONS} partitions): "
-            f"produced in {produced_s:.1f} s; mirrored by cdc mirror-maker in {mirrored_s:.1f} s from its start "
-            f"({total / mirrored_s:,.0f} records/s, {cpu:.1f} CPU-s); both sides read and compared in "
+            f"produced in {produced_s:.1f} s; mirrored by cdc mirror-maker in {mirrored_s:.1f} s from its "
+            f"start ({total / mirrored_s:,.0f} records/s, {cpu:.1f} CPU-s); both sides read and compared in "
             f"{compared_s:.1f} s"
         )
