@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -458,19 +459,19 @@ class WorkerSourceTask(WorkerTask):
             raise _StoppedWhileQueueFull()
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
-        """The delivery callback of a record whose task wants ``commit_record`` (``_tells_task``)."""
+        """The delivery callback of a record whose task wants ``commit_record`` (``_tells_task``): a
+        ``partial`` (made in C, a few times cheaper per record than a closure)."""
+        return partial(self._deliver_to_task, original)
 
-        def on_delivery(err: KafkaError | None, msg: Any) -> None:
-            if err is not None:
-                if self._delivery_error is None:
-                    self._delivery_error = err
-                return
-            try:
-                self.task.commit_record(original, msg)
-            except Exception:
-                log.exception("%s Exception thrown while calling task.commit_record()", self)
-
-        return on_delivery
+    def _deliver_to_task(self, original: SourceRecord, err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            if self._delivery_error is None:
+                self._delivery_error = err
+            return
+        try:
+            self.task.commit_record(original, msg)
+        except Exception:
+            log.exception("%s Exception thrown while calling task.commit_record()", self)
 
     def _on_delivery(self, err: KafkaError | None, msg: Any) -> None:
         if err is not None and self._delivery_error is None:

@@ -141,6 +141,7 @@ def _digests(bootstrap: str, topic: str, ends: dict[int, int]) -> dict[int, list
                 if msg.error() is not None:
                     continue
                 p, offset = msg.partition(), msg.offset()
+                assert p is not None and offset is not None
                 got = out[p]
                 assert offset == len(got), f"{topic}[{p}]: offset {offset} where {len(got)} was expected"
                 if offset < ends[p]:
