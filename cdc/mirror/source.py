@@ -18,20 +18,20 @@ next offset commit. Kafka throttles syncs to 10 in flight and drops the rest (it
 load); here every sync the rule asks for is written, at most one per ``offset.lag.max`` records per
 partition plus one per commit, which is what makes the checkpoint's translation bound hold.
 
-Cost, measured (2026-11-28, this 2-core machine under a load average of ~15 from other work, so the
+Cost, measured (2026-11-28, this 2-core machine under a load average of ~8-15 from other work, so the
 figures are rough): a worker process copying 200,000 records of 1 KB (6 partitions, lz4 both sides, one
-task) spends ~20-25 µs of CPU per record in total, ~11-14 µs of it in the source task's thread (poll, send,
-delivery callbacks; ``bench/mirror/source_profile.py`` measures both), the rest in librdkafka's threads
-(fetch, decompression, compression, produce: ~3 µs) and the process's start; peak RSS ~300-340 MB. The task
-thread's Python is what bounds records/s (more tasks in one process share one GIL: ``tasks.max=3`` was
-not faster in two runs here). Without Kafka (``bench/mirror/send_loop_bench.py``: ``poll``, the worker's ``_send`` and the
+task) spends ~16-25 µs of CPU per record in total (its start included), ~8-13 µs of it in the source task's
+thread (poll, send, delivery callbacks; ``bench/mirror/source_profile.py`` measures both), ~3 µs in
+librdkafka's threads (fetch, decompression, compression, produce); peak RSS ~210-340 MB. The task thread's
+Python is what bounds records/s (more tasks in one process share one GIL: ``tasks.max=3`` was not faster in
+two runs here). Without Kafka (``bench/mirror/send_loop_bench.py``: ``poll``, the worker's ``_send`` and the
 delivery callbacks over ready-made messages) it is ~9 µs per record, down from ~13 µs once the worker's
 send loop passes bytes through without the (identity) chain and the ByteArrayConverter calls, records one
-offset per run of a source partition rather than per record, and makes a ``partial`` per delivery instead of
-a closure. What is left, in order: building the ``SourceRecord`` (a frozen dataclass, ~2.5 µs) and its
-``Headers``; the delivery callback per record that Kafka's ``commitRecord`` contract implies (the downstream
-offset of every record feeds the offset-sync rule); ``produce``. A batch-level forward (a record batch
-copied without unpacking it) is not possible through librdkafka, whose producer takes messages, not
+offset per run of a source partition rather than per record, and makes a ``partial`` per delivery instead
+of a closure. What is left, in order: building the ``SourceRecord`` (a frozen dataclass, ~2.5 µs) and its
+``Headers``; the delivery callback per record that Kafka's ``commitRecord`` contract implies (the
+downstream offset of every record feeds the offset-sync rule); ``produce``. A batch-level forward (a record
+batch copied without unpacking it) is not possible through librdkafka, whose producer takes messages, not
 batches, so there is no decode/encode of the payload bytes to avoid beyond what is done here (keys, values
 and headers stay ``bytes`` throughout).
 """
