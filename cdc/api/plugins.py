@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from cdc.api.records import ConnectRecord, Headers, SchemaAndValue
 from cdc.api.schema import Schema
@@ -19,6 +19,10 @@ R = TypeVar("R", bound=ConnectRecord)
 
 class Converter(ABC):
     """Turns Connect data into bytes for Kafka and back."""
+
+    passes_bytes_through: ClassVar[bool] = False
+    """True when ``from_connect_data`` gives a ``bytes`` value (or None) back as it is under no schema or
+    a BYTES one (ByteArrayConverter): the source send loop then skips the call for such records."""
 
     def config(self) -> ConfigDef:
         from cdc.config.definition import ConfigDef

@@ -134,6 +134,8 @@ class StringConverter(_Both):
 class ByteArrayConverter(_Both):
     """``org.apache.kafka.connect.converters.ByteArrayConverter``: bytes through unchanged."""
 
+    passes_bytes_through: ClassVar[bool] = True
+
     def from_connect_data(
         self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
     ) -> bytes | None:

@@ -18,17 +18,22 @@ next offset commit. Kafka throttles syncs to 10 in flight and drops the rest (it
 load); here every sync the rule asks for is written, at most one per ``offset.lag.max`` records per
 partition plus one per commit, which is what makes the checkpoint's translation bound hold.
 
-Cost, measured (2026-11-28, this 2-core machine under a load average of ~15 from other work, so the
+Cost, measured (2026-11-28, this 2-core machine under a load average of ~8-15 from other work, so the
 figures are rough): a worker process copying 200,000 records of 1 KB (6 partitions, lz4 both sides, one
-task) spent 12-18 µs of CPU per record in total (3.1 s, 3.5 s and 2.5 s of CPU over three runs: ~60-80k
-records/s per core), peak RSS ~300-340 MB (librdkafka's fetch and produce queues). A cProfile of the same
-path (``task.poll`` + the worker's ``_send``, 100,000 records) splits the Python side roughly as: building
-the ``SourceRecord`` in ``poll`` 25 %, the worker's send loop with ByteArrayConverter's checks and
-``produce`` 35 %, the worker's per-record offset bookkeeping (``check_offset_map``, ``OffsetWriter``) 20 %,
-the offset-sync rule in ``commit_record`` 10 %. librdkafka fetches, decompresses, compresses and produces
-whole batches in its own threads. A batch-level forward (a record batch copied without unpacking it) is not
-possible through librdkafka, whose producer takes messages, not batches, so there is no decode/encode of the
-payload bytes to avoid beyond what is done here (keys, values and headers stay ``bytes`` throughout).
+task) spends ~16-25 µs of CPU per record in total (its start included), ~8-13 µs of it in the source task's
+thread (poll, send, delivery callbacks; ``bench/mirror/source_profile.py`` measures both), ~3 µs in
+librdkafka's threads (fetch, decompression, compression, produce); peak RSS ~210-340 MB. The task thread's
+Python is what bounds records/s (more tasks in one process share one GIL: ``tasks.max=3`` was not faster in
+two runs here). Without Kafka (``bench/mirror/send_loop_bench.py``: ``poll``, the worker's ``_send`` and the
+delivery callbacks over ready-made messages) it is ~9 µs per record, down from ~13 µs once the worker's
+send loop passes bytes through without the (identity) chain and the ByteArrayConverter calls, records one
+offset per run of a source partition rather than per record, and makes a ``partial`` per delivery instead
+of a closure. What is left, in order: building the ``SourceRecord`` (a frozen dataclass, ~2.5 µs) and its
+``Headers``; the delivery callback per record that Kafka's ``commitRecord`` contract implies (the
+downstream offset of every record feeds the offset-sync rule); ``produce``. A batch-level forward (a record
+batch copied without unpacking it) is not possible through librdkafka, whose producer takes messages, not
+batches, so there is no decode/encode of the payload bytes to avoid beyond what is done here (keys, values
+and headers stay ``bytes`` throughout).
 """
 
 from __future__ import annotations
@@ -353,7 +358,8 @@ class OffsetSyncWriter:
         self._lock = threading.Lock()
         self.failed: KafkaError | None = None
 
-    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> None:
+    def maybe_queue(self, topic: str, partition: int, upstream: int, downstream: int) -> bool:
+        """Keep this record's offsets as the partition's next sync (True) or as its delayed one (False)."""
         key = (topic, partition)
         state = self._state.get(key)
         if state is None:
@@ -374,6 +380,7 @@ class OffsetSyncWriter:
                 self._pending[key] = (upstream, downstream)
             else:
                 self._delayed[key] = (upstream, downstream)
+        return sync
 
     def promote_delayed(self) -> None:
         with self._lock:
@@ -478,6 +485,7 @@ class MirrorSourceTask(SourceTask):
                 f"Could not write offset syncs to {self.syncs.topic}: {self.syncs.failed.str()}"
             )
         out: list[SourceRecord] = []
+        append = out.append
         partitions, remote_topic, provenance = self._partitions, self._remote_topic, self._provenance
         for msg in messages:
             err = msg.error()
@@ -488,9 +496,9 @@ class MirrorSourceTask(SourceTask):
                     raise ConnectError(f"Could not read from the source cluster ({msg.topic()}): {err.str()}")
                 log.warning("Failure during poll: %s", err)  # as Kafka's task: logged, polled again
                 continue
-            topic = cast(str, msg.topic())
-            partition = cast(int, msg.partition())
-            raw_headers = cast("list[tuple[str, bytes | None]] | None", msg.headers())
+            topic: str = msg.topic()  # type: ignore[assignment]  # a message without error has them
+            partition: int = msg.partition()  # type: ignore[assignment]
+            raw_headers: list[tuple[str, bytes | None]] | None = msg.headers()  # type: ignore[assignment]
             headers = (
                 Headers([Header(k, OPTIONAL_BYTES_SCHEMA, val) for k, val in raw_headers])
                 if raw_headers
@@ -505,7 +513,7 @@ class MirrorSourceTask(SourceTask):
                 else:
                     headers.add(PROVENANCE_HEADER, self._source_tag, OPTIONAL_BYTES_SCHEMA)
             ts_type, ts = msg.timestamp()
-            out.append(
+            append(
                 SourceRecord(
                     target_topic,
                     partition,
@@ -529,8 +537,8 @@ class MirrorSourceTask(SourceTask):
         offset = record.source_offset
         if partition is None or offset is None:
             return
-        syncs.maybe_queue(partition["topic"], partition["partition"], offset["offset"], metadata.offset())
-        syncs.fire_pending()
+        if syncs.maybe_queue(partition["topic"], partition["partition"], offset["offset"], metadata.offset()):
+            syncs.fire_pending()  # when this record made a sync (commit() writes the others')
 
     def commit(self) -> None:
         if self.syncs is not None:

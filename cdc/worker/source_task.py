@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -38,6 +39,7 @@ from cdc.api.connector import SourceTask, SourceTaskContext, TransactionContext
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.api.plugins import Converter, HeaderConverter
 from cdc.api.records import SourceRecord
+from cdc.api.schema import Type
 from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
 from cdc.kafka.produce import produce
@@ -49,7 +51,7 @@ from cdc.worker.stores.base import TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
 from cdc.worker.tolerance import ErrorHandler, Stage
 
-__all__ = ["SourceTaskSettings", "WorkerSourceTask"]
+__all__ = ["IdentityChain", "SourceTaskSettings", "WorkerSourceTask"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,14 @@ class _StoppedWhileQueueFull(Exception):
 
 class Chain(Protocol):
     def apply(self, record: Any) -> Any: ...
+
+
+class IdentityChain:
+    """The chain of a connector with no ``transforms``: records as they are (the send loop's byte
+    pass-through needs to know there is nothing to apply)."""
+
+    def apply(self, record: Any) -> Any:
+        return record
 
 
 @dataclass
@@ -143,6 +153,15 @@ class WorkerSourceTask(WorkerTask):
         self.offset_reader = offset_reader
         self.offset_writer = offset_writer
         self.settings = settings
+        # a task that overrides commit_record is told of each delivery (a closure per record), others not
+        self._tells_task = type(task).commit_record is not SourceTask.commit_record
+        self._passthrough = (
+            isinstance(chain, IdentityChain)
+            and isinstance(key_converter, Converter)
+            and key_converter.passes_bytes_through
+            and isinstance(value_converter, Converter)
+            and value_converter.passes_bytes_through
+        )
         self.producer: Producer | None = None
         self._delivery_error: KafkaError | None = None
         self._client_errors = ClientErrors(self, "producer")  # error_cb: refused credentials fail the task
@@ -290,32 +309,73 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None
         chain, key_conv, value_conv = self.chain, self.key_converter, self.value_converter
+        # Bytes handed through as they are (no transform, converters that pass bytes unchanged, as MirrorMaker
+        # and other byte-copying sources run): a record whose key and value are bytes (or None) under no
+        # schema or a BYTES one skips the chain and the converters, whose answer would be the same objects.
+        passthrough = self._passthrough
         written = 0
-        for original in records:
-            if not original.topic:  # OFFSET_ONLY_TOPIC: nothing to produce, only the offset to commit
-                self._dropped(original)
-                continue
-            # Fast path: every stage at once. On any failure the record goes through the error handler
-            # stage by stage (transforms and converters are pure, so re-running them is safe).
-            try:
-                record = chain.apply(original)
-                if record is None:
-                    self._dropped(original)
+        # A record's offset is recorded once the producer took it; a run of records of one source partition
+        # map records only the last (the offset writer keeps only the latest per partition anyway, and
+        # Connect checks an offset when it serialises it, at commit: the run's last is the one committed).
+        run_partition: Any = None
+        run_offset: Any = None
+        try:
+            for original in records:
+                partition = original.source_partition
+                if partition is not run_partition:
+                    if run_partition is not None and run_offset is not None:
+                        self.offset_writer.offset(run_partition, run_offset)
+                    run_partition = partition
+                    run_offset = None
+                if not original.topic:  # OFFSET_ONLY_TOPIC: nothing to produce, only the offset to commit
+                    self.task.commit_record(original, None)
+                    if original.source_offset is not None:
+                        run_offset = original.source_offset
                     continue
-                topic = record.topic
-                key = key_conv.from_connect_data(topic, record.key_schema, record.key, record.headers)
-                value = value_conv.from_connect_data(topic, record.value_schema, record.value, record.headers)
-                headers = self._headers(record) if record.headers else None
-            except Exception:
-                converted = self._convert_slowly(original)
-                if converted is None:
-                    continue
-                record, key, value, headers = converted
-                topic = record.topic
-            if topic not in self._topics_seen:
-                self._first_use(topic)
-            self._produce(producer, record, topic, key, value, headers, original)
-            written += 1
+                key, value = original.key, original.value
+                # Every stage at once. On any failure the record goes through the error handler stage by stage
+                # (transforms and converters are pure, so re-running them is safe).
+                try:
+                    if (
+                        passthrough
+                        and (key is None or type(key) is bytes)
+                        and (value is None or type(value) is bytes)
+                        and (original.key_schema is None or original.key_schema.type is Type.BYTES)
+                        and (original.value_schema is None or original.value_schema.type is Type.BYTES)
+                    ):
+                        record = original
+                    else:
+                        record = chain.apply(original)
+                        if record is None:
+                            self.task.commit_record(original, None)
+                            if original.source_offset is not None:
+                                run_offset = original.source_offset
+                            continue
+                        key = key_conv.from_connect_data(
+                            record.topic, record.key_schema, record.key, record.headers
+                        )
+                        value = value_conv.from_connect_data(
+                            record.topic, record.value_schema, record.value, record.headers
+                        )
+                    topic = record.topic
+                    headers = self._headers(record) if record.headers else None
+                except Exception:
+                    converted = self._convert_slowly(original)
+                    if converted is None:
+                        if original.source_offset is not None:
+                            run_offset = original.source_offset
+                        continue
+                    record, key, value, headers = converted
+                    topic = record.topic
+                if topic not in self._topics_seen:
+                    self._first_use(topic)
+                self._produce(producer, record, topic, key, value, headers, original)
+                if original.source_offset is not None:
+                    run_offset = original.source_offset
+                written += 1
+        finally:
+            if run_partition is not None and run_offset is not None:
+                self.offset_writer.offset(run_partition, run_offset)
         self.records_sent += len(records)
         self.metrics.written(written)
 
@@ -324,7 +384,8 @@ class WorkerSourceTask(WorkerTask):
         return self._header_bytes.encode(record.topic, record.headers)
 
     def _dropped(self, original: SourceRecord) -> None:
-        self._offset(original)
+        """A record of ``_convert_slowly`` that the error handler dropped: only its offset counts (the
+        caller records it)."""
         self.task.commit_record(original, None)
 
     def _convert_slowly(self, original: SourceRecord) -> tuple[SourceRecord, Any, Any, Any] | None:
@@ -375,16 +436,30 @@ class WorkerSourceTask(WorkerTask):
         headers: Any,
         original: SourceRecord,
     ) -> None:
-        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": self._make_callback(original)}
-        if headers:
-            kwargs["headers"] = headers
-        if record.timestamp is not None:
-            kwargs["timestamp"] = record.timestamp
-        if record.kafka_partition is not None:
-            kwargs["partition"] = record.kafka_partition
-        # the queue is full (the brokers away): wait for room, but not past a stop
-        produce(producer, topic, while_full=self._while_queue_full, **kwargs)
-        self._offset(original)
+        """Hand one record to the producer (the caller records its offset once this returns)."""
+        on_delivery = self._make_callback(original) if self._tells_task else self._on_delivery
+        partition = record.kafka_partition
+        timestamp = record.timestamp
+        try:  # the common case in one call (-1: the partitioner's, 0: now); a full queue waits below
+            producer.produce(
+                topic,
+                value=value,
+                key=key,
+                partition=-1 if partition is None else partition,
+                on_delivery=on_delivery,
+                timestamp=0 if timestamp is None else timestamp,
+                headers=headers or None,
+            )
+        except BufferError:
+            kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
+            if headers:
+                kwargs["headers"] = headers
+            if timestamp is not None:
+                kwargs["timestamp"] = timestamp
+            if partition is not None:
+                kwargs["partition"] = partition
+            # wait for room, but not past a stop
+            produce(producer, topic, while_full=self._while_queue_full, **kwargs)
 
     def _while_queue_full(self) -> None:
         self._check_delivery()
@@ -392,28 +467,23 @@ class WorkerSourceTask(WorkerTask):
             raise _StoppedWhileQueueFull()
 
     def _make_callback(self, original: SourceRecord) -> Callable[[KafkaError | None, Any], None]:
-        if type(self.task).commit_record is SourceTask.commit_record:
-            return self._on_delivery  # nothing to tell the task: no closure per record
+        """The delivery callback of a record whose task wants ``commit_record`` (``_tells_task``): a
+        ``partial`` (made in C, a few times cheaper per record than a closure)."""
+        return partial(self._deliver_to_task, original)
 
-        def on_delivery(err: KafkaError | None, msg: Any) -> None:
-            if err is not None:
-                if self._delivery_error is None:
-                    self._delivery_error = err
-                return
-            try:
-                self.task.commit_record(original, msg)
-            except Exception:
-                log.exception("%s Exception thrown while calling task.commit_record()", self)
-
-        return on_delivery
+    def _deliver_to_task(self, original: SourceRecord, err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            if self._delivery_error is None:
+                self._delivery_error = err
+            return
+        try:
+            self.task.commit_record(original, msg)
+        except Exception:
+            log.exception("%s Exception thrown while calling task.commit_record()", self)
 
     def _on_delivery(self, err: KafkaError | None, msg: Any) -> None:
         if err is not None and self._delivery_error is None:
             self._delivery_error = err
-
-    def _offset(self, record: SourceRecord) -> None:
-        if record.source_partition is not None and record.source_offset is not None:
-            self.offset_writer.offset(record.source_partition, record.source_offset)
 
     def _check_delivery(self) -> None:
         self._client_errors.check()

@@ -58,7 +58,7 @@ from cdc.worker.settings import (
     WorkerSettings,
 )
 from cdc.worker.sink_task import DeadLetterQueueReporter, SinkTaskSettings, WorkerSinkTask
-from cdc.worker.source_task import SourceTaskSettings, WorkerSourceTask
+from cdc.worker.source_task import IdentityChain, SourceTaskSettings, WorkerSourceTask
 from cdc.worker.stores.base import OffsetBackingStore, TargetState, TaskId
 from cdc.worker.task import TaskStatusListener, WorkerTask
 from cdc.worker.tolerance import ErrorHandler
@@ -82,11 +82,6 @@ class ConnectorStatusListener(Protocol):
     def on_connector_failure(self, connector: str, trace: str) -> None: ...
     def on_connector_shutdown(self, connector: str) -> None: ...
     def request_task_reconfiguration(self, connector: str) -> None: ...
-
-
-class _IdentityChain:
-    def apply(self, record: Any) -> Any:
-        return record
 
 
 def connector_kind(connector_class: str | None) -> str:
@@ -383,7 +378,7 @@ class Worker:
 
     def _chain(self, connector_config: Mapping[str, str], parsed: ConnectorSettings) -> Any:
         if not parsed.transforms:
-            return _IdentityChain()
+            return IdentityChain()
         from cdc.transforms.chain import build_chain
 
         return build_chain(connector_config)
