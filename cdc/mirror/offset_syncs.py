@@ -8,7 +8,7 @@ of its older half is dropped (the newest half is never thinned). So:
 * a group offset at or after the oldest of the newest ``MAX_SYNCS // 2`` syncs of its partition translates
   to at most ``offset.lag.max`` records (and what one offset commit interval copies, whichever is smaller
   when the group is ahead of every sync) before its exact position: syncs are never further apart (see
-  :class:`cdc.mirror.source.OffsetSyncWriter`);
+  :class:`cdc.mirror.sync_writer.OffsetSyncWriter`);
 * an older one lags by at most the distance between the two retained syncs around it (which doubles with
   each thinning of that region);
 * a translated offset is never ahead: the sync used is the newest at or before the group's upstream offset
