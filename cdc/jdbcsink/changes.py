@@ -178,7 +178,7 @@ class ChangeReader:
     def _upsert(self, record: SinkRecord, table: TableId, row: Struct) -> Change:
         layout = self._layout(table, record, row)
         values = row.values
-        converted = []
+        converted: list[Any] = []
         append = converted.append
         for index, spec, convert, default in layout.steps:
             raw = values[index]
@@ -280,7 +280,7 @@ class ChangeReader:
                 indexes.append(f.index)
                 default = f.schema.default if defaults else None
                 steps.append((f.index, spec, None if spec.convert is same else spec.convert, default))
-        key_struct = record.key_schema if mode is PkMode.RECORD_KEY else row if mode is PkMode.RECORD_VALUE else None
+        key_struct = {PkMode.RECORD_KEY: record.key_schema, PkMode.RECORD_VALUE: row}.get(mode)
         key_indexes: tuple[int, ...] = ()
         if key_struct is not None and key_struct.type is Type.STRUCT:
             found = [key_struct.field(k.name) for k in key_specs]

@@ -70,7 +70,7 @@ def test_put_hands_a_full_batch_over_and_flush_waits_for_it(target: Target) -> N
         sink.flush()
         flushed_after = time.monotonic() - started
         assert put_took < 2.0, f"put waited {put_took:.1f} s for the database"
-        assert flushed_after >= 3.5, f"flush returned after {flushed_after:.1f} s, before the batch could commit"
+        assert flushed_after >= 3.5, f"flush returned after {flushed_after:.1f} s, before the commit could"
         assert _names(target) == [(1, "a"), (2, "b")]
     finally:
         release.cancel()
