@@ -31,6 +31,15 @@ class Struct(StructValue):
                 raise DataError("Struct values do not match the schema's field count")
             self.values = values
 
+    @classmethod
+    def trusted(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct of a STRUCT ``schema`` and exactly one value per field, which the caller guarantees
+        (a converter's compiled decoder): no checks, for the per-record hot paths."""
+        out = cls.__new__(cls)
+        out.schema = schema
+        out.values = values
+        return out
+
     def _lookup(self, name: str) -> Field:
         f = self.schema.field(name)
         if f is None:

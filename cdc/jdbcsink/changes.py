@@ -22,7 +22,11 @@ from cdc.api.struct import Struct
 from cdc.jdbc.tables import TableId
 from cdc.jdbcsink.plan import PkMode, SinkPlan
 from cdc.jdbcsink.sql import SinkSql
-from cdc.jdbcsink.types import ColumnSpec, column_spec
+from cdc.jdbcsink.types import ColumnSpec, column_spec, same
+
+#: One value column's recipe: its index in the row struct, its spec, the conversion (None when the value
+#: is written as it is) and the default a null takes (None: the null stays).
+Step = tuple[int, ColumnSpec, Any, Any]
 
 __all__ = ["Change", "ChangeReader", "Layout", "Op", "where"]
 
@@ -42,6 +46,11 @@ class Layout:
     values: tuple[ColumnSpec, ...]
     value_indexes: tuple[int, ...] = ()
     """Where each of ``values`` is in the row struct (the layout is cached per row schema)."""
+    steps: tuple[Step, ...] = ()
+    """How each of ``values`` is read from the row (see :data:`Step`): decided once per layout."""
+    key_indexes: tuple[int, ...] = ()
+    """Where each of ``keys`` is in the record key's struct (``record_key`` with a struct key) or the
+    row (``record_value``), when the key mode reads one."""
 
     @property
     def columns(self) -> tuple[ColumnSpec, ...]:
@@ -87,9 +96,21 @@ class ChangeReader:
         self.tz = plan.tz
         self._layouts: dict[tuple[Any, ...], Layout] = {}
         self._tables: dict[tuple[str, str, str, str], TableId] = {}
+        self._by_source = "${source." in plan.table_format
+        self._by_topic: dict[str, TableId] = {}
+        self._envelopes: dict[Schema, tuple[int, int, int, int | None]] = {}
 
     # -- table names ---------------------------------------------------------------------------------
     def table_for(self, record: SinkRecord, source: Struct | None) -> TableId:
+        if not self._by_source:
+            # the format names no ``${source.…}``: the topic alone decides, without reading the source
+            table = self._by_topic.get(record.topic)
+            if table is None:
+                table = self._by_topic[record.topic] = self._table_named(record, None)
+            return table
+        return self._table_named(record, source)
+
+    def _table_named(self, record: SinkRecord, source: Struct | None) -> TableId:
         src = source if isinstance(source, Struct) else None
         parts = ("db", "schema", "table")
         values = {p: _field(src, p) if src is not None else "" for p in parts}
@@ -129,18 +150,23 @@ class ChangeReader:
         return self._upsert(record, table, value)
 
     def _envelope(self, record: SinkRecord, envelope: Struct) -> Change | None:
-        op = _field(envelope, "op")
-        source = envelope.get("source") if envelope.schema.field("source") else None
-        table = self.table_for(record, source)
+        at = self._envelopes.get(envelope.schema)
+        if at is None:
+            at = self._envelopes[envelope.schema] = _envelope_indexes(envelope.schema)
+        i_op, i_before, i_after, i_source = at
+        values = envelope.values
+        op = values[i_op]
+        op = "" if op is None else str(op)
+        table = self.table_for(record, values[i_source] if i_source is not None else None)
         if op in ("c", "r", "u"):
-            after = envelope.get("after")
+            after = values[i_after]
             if not isinstance(after, Struct):
                 raise DataError(f"Change event with op={op} has no 'after' row at {where(record)}")
             return self._upsert(record, table, after)
         if op == "d":
             if not self.plan.delete_enabled:
                 return None
-            before = envelope.get("before")
+            before = values[i_before]
             layout = self._layout(table, record, before if isinstance(before, Struct) else None)
             return Change(record, Op.DELETE, layout, self._key(layout, record, before), ())
         if op == "t":
@@ -152,14 +178,19 @@ class ChangeReader:
     def _upsert(self, record: SinkRecord, table: TableId, row: Struct) -> Change:
         layout = self._layout(table, record, row)
         values = row.values
-        fields = row.schema.fields
-        converted = []
-        defaults = self.plan.replace_null_with_default
-        for spec, index in zip(layout.values, layout.value_indexes, strict=True):
+        converted: list[Any] = []
+        append = converted.append
+        for index, spec, convert, default in layout.steps:
             raw = values[index]
-            if raw is None and defaults and fields[index].schema.default is not None:
-                raw = fields[index].schema.default
-            converted.append(self._convert(spec, raw, record))
+            if raw is None:
+                raw = default
+                if raw is None:
+                    append(None)
+                    continue
+            if convert is None:
+                append(raw)
+            else:
+                append(self._convert(spec, raw, record))
         return Change(record, Op.UPSERT, layout, self._key(layout, record, row), tuple(converted))
 
     def _convert(self, spec: ColumnSpec, raw: Any, record: SinkRecord) -> Any:
@@ -238,13 +269,25 @@ class ChangeReader:
         key_names = {k.name for k in key_specs}
         value_specs: list[ColumnSpec] = []
         indexes: list[int] = []
+        steps: list[Step] = []
+        defaults = plan.replace_null_with_default
         if row is not None:
             for f in row.fields:
                 if f.name in key_names or not self._wanted(record.topic, f.name):
                     continue
-                value_specs.append(self._spec(f.name, f.schema, False))
+                spec = self._spec(f.name, f.schema, False)
+                value_specs.append(spec)
                 indexes.append(f.index)
-        return Layout(table, tuple(key_specs), tuple(value_specs), tuple(indexes))
+                default = f.schema.default if defaults else None
+                steps.append((f.index, spec, None if spec.convert is same else spec.convert, default))
+        key_struct = {PkMode.RECORD_KEY: record.key_schema, PkMode.RECORD_VALUE: row}.get(mode)
+        key_indexes: tuple[int, ...] = ()
+        if key_struct is not None and key_struct.type is Type.STRUCT:
+            found = [key_struct.field(k.name) for k in key_specs]
+            key_indexes = tuple(f.index for f in found if f is not None)
+            if len(key_indexes) != len(key_specs):
+                key_indexes = ()
+        return Layout(table, tuple(key_specs), tuple(value_specs), tuple(indexes), tuple(steps), key_indexes)
 
     def _wanted(self, topic: str, name: str) -> bool:
         include, exclude = self.plan.field_include, self.plan.field_exclude
@@ -261,10 +304,16 @@ class ChangeReader:
             return (record.topic, record.kafka_partition, record.kafka_offset)
         raw: list[Any]
         if mode is PkMode.RECORD_KEY:
-            if isinstance(record.key, Struct):
-                raw = [record.key.get(k.name) for k in layout.keys]
+            key = record.key
+            if isinstance(key, Struct):
+                if layout.key_indexes and key.schema is record.key_schema:
+                    raw = [key.values[i] for i in layout.key_indexes]
+                    if None in raw:  # Struct.get gives a field's default for a null
+                        raw = [key.get(k.name) for k in layout.keys]
+                else:
+                    raw = [key.get(k.name) for k in layout.keys]
             else:
-                raw = [record.key]
+                raw = [key]
         elif mode is PkMode.RECORD_VALUE:
             if not isinstance(row, Struct):
                 raise DataError(f"pk.mode record_value needs the row's values, and {where(record)} has none")
@@ -274,6 +323,9 @@ class ChangeReader:
             raw = [found.get(k.name) for k in layout.keys]
         out = []
         for spec, value in zip(layout.keys, raw, strict=True):
+            if spec.convert is same and value is not None:
+                out.append(value)
+                continue
             if value is None:
                 raise DataError(
                     f"Key column {spec.name} of table {layout.table.unquoted()} is null at {where(record)} "
@@ -281,6 +333,19 @@ class ChangeReader:
                 )
             out.append(self._convert(spec, value, record))
         return tuple(out)
+
+
+def _envelope_indexes(schema: Schema) -> tuple[int, int, int, int | None]:
+    """Where ``op``, ``before``, ``after`` and ``source`` are in an envelope schema (``source`` may be
+    absent; the others are there, or the schema is no envelope)."""
+
+    def index(name: str) -> int | None:
+        f = schema.field(name)
+        return None if f is None else f.index
+
+    i_op, i_before, i_after = index("op"), index("before"), index("after")
+    assert i_op is not None and i_before is not None and i_after is not None
+    return i_op, i_before, i_after, index("source")
 
 
 def _field(struct: Struct | None, name: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from cdc.api.errors import DataError
 from cdc.api.schema import Schema, Type
 
-__all__ = ["ColumnSpec", "column_spec", "compatible", "family_of_sql_type"]
+__all__ = ["ColumnSpec", "column_spec", "compatible", "family_of_sql_type", "same"]
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -62,7 +62,8 @@ def _int_param(schema: Schema, name: str) -> int | None:
         return None
 
 
-def _same(value: Any) -> Any:
+def same(value: Any) -> Any:
+    """The conversion of a value written as it is."""
     return value
 
 
@@ -158,7 +159,7 @@ class _Kind:
     pg: str
     mysql: str
     sqlite: str
-    convert: Converter = _same
+    convert: Converter = same
     pg_convert: Converter | None = None
     mysql_convert: Converter | None = None
     sqlite_convert: Converter | None = None

@@ -86,6 +86,10 @@ class BatchWriter:
         self._tables.clear()  # the DDL may or may not have happened: look again
         self._unique.clear()
 
+    def known_unique_keys(self, table: TableId) -> list[tuple[str, ...]] | None:
+        """The table's secondary unique keys when already looked up (no database access), else None."""
+        return self._unique.get(table)
+
     def unique_keys(self, table: TableId) -> list[tuple[str, ...]]:
         """The table's secondary unique keys (looked up once; none when the table does not exist yet: the
         sink creates tables with a primary key only)."""
