@@ -31,6 +31,7 @@ from cdc.mysql.config_groups import (
     define_signals,
     define_tuning,
 )
+from cdc.mysql.config_groups_more import define_more
 
 __all__ = ["MYSQL_DEF"]
 
@@ -83,6 +84,7 @@ def _def() -> ConfigDef:
     define_history(d)
     define_openlineage(d)
     define_tuning(d)
+    define_more(d)
     accept_groups(d)
     return d
 

@@ -54,13 +54,6 @@ class Refusal:
         return re.fullmatch(self.pattern, key) is not None
 
 
-_TABLE_PER_THREAD = (
-    "Debezium's table-per-thread parallel snapshot reads each table whole on one thread; cdc's "
-    "snapshot.max.threads cuts every table into bounded key-range chunks (Debezium 3.6's default "
-    "algorithm), which gives each topic the same rows without holding a whole table in memory: set "
-    "snapshot.max.threads alone"
-)
-
 REFUSED: tuple[Refusal, ...] = (
     # -- signal and incremental-snapshot keys cdc does not declare (docs/snapshots.md lists those it does)
     Refusal(r"signal\..+", "this signal setting is not implemented (docs/snapshots.md, 'Signals')"),
@@ -99,7 +92,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("",),
     ),
     Refusal(r"snapshot\.locking\.mode\.custom\.name", "custom locking modes are not implemented", ("",)),
-    Refusal(r"snapshot\.new\.tables", "removed from Debezium; not implemented", ("off",)),
     Refusal(
         r"database\.jdbc\.driver",
         "cdc does not use a JDBC driver",
@@ -117,8 +109,6 @@ REFUSED: tuple[Refusal, ...] = (
         ("0",),
     ),
     # -- new in Debezium 3.6's MySqlConnector
-    Refusal(r"legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
-    Refusal(r"internal\.legacy\.snapshot\.max\.threads", _TABLE_PER_THREAD, ("false",)),
     Refusal(
         r"memory\.management\.(schemas|tables)\.class",
         "a Java class of Debezium's in-memory table model; cdc keeps its own",
@@ -128,12 +118,6 @@ REFUSED: tuple[Refusal, ...] = (
         r"ddl\.parser\.type",
         "cdc parses DDL with its own parser (cdc/mysql/ddl), not Debezium's ANTLR grammars",
         ("default",),
-    ),
-    Refusal(
-        r"gtid\.ignore\.on\.recovery",
-        "a restart resumes from the offset's GTID set when it has one; to restart from a binlog position, "
-        "store an offset without GTIDs (docs/mysql.md, offsets)",
-        ("false",),
     ),
     Refusal(r"internal\..+", "an internal Debezium setting"),
 )
