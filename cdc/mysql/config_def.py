@@ -180,7 +180,8 @@ def _define_connection(d: ConfigDef) -> None:
         None,
         None,
         LO,
-        "Session time zone of the JDBC connection.",
+        "Connector/J's connection time zone. cdc reads TIMESTAMP values as the instants the server stores "
+        "(its sessions are in UTC), whatever the zone, in snapshots and streaming.",
         group=CONN,
         aliases=("database.connectionTimeZone", "database.serverTimezone"),
     )
