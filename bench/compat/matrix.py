@@ -53,6 +53,11 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("locking-extended", "snapshot.locking.mode", {"snapshot.locking.mode": "extended"}),
     Row("locking-none", "snapshot.locking.mode", {"snapshot.locking.mode": "none"}),
+    Row(
+        "connection-time-zone",
+        "database.connectionTimeZone (a zone other than the server's)",
+        {"database.connectionTimeZone": "America/New_York"},
+    ),
     # Rows dbz-keys-a adds with its features (issue #27): transaction metadata
     # (provide.transaction.metadata, topic.transaction) and notifications (notification.enabled.channels).
 )

@@ -186,6 +186,9 @@ class MySqlSettings:
     custom_sanitize_pattern: str = setting("custom.sanitize.pattern")
     min_row_count_to_stream_results: int = setting("min.row.count.to.stream.results")
     query_fetch_size: int = setting("query.fetch.size")
+    gtid_ignore_on_recovery: bool = setting("gtid.ignore.on.recovery")
+    legacy_snapshot_max_threads: bool = setting("legacy.snapshot.max.threads")
+    snapshot_new_tables: str = setting("snapshot.new.tables")  # read by nothing, as in Debezium 3.6
     log_position_check: bool = setting("internal.log.position.check.enable")
     advanced_metrics: bool = setting("internal.advanced.metrics.enable")
     scan_all_columns_force: bool = setting("internal.snapshot.scan.all.columns.force")

@@ -29,6 +29,7 @@ from cdc.mysql.config_groups import (
     define_history,
     define_signals,
 )
+from cdc.mysql.config_groups_more import define_more
 from cdc.mysql.config_tuning import define_openlineage, define_tuning
 
 __all__ = ["MYSQL_DEF"]
@@ -82,6 +83,7 @@ def _def() -> ConfigDef:
     define_history(d)
     define_openlineage(d)
     define_tuning(d)
+    define_more(d)
     accept_groups(d)
     return d
 
@@ -177,7 +179,8 @@ def _define_connection(d: ConfigDef) -> None:
         None,
         None,
         LO,
-        "Session time zone of the JDBC connection.",
+        "Connector/J's connection time zone. cdc reads TIMESTAMP values as the instants the server stores "
+        "(its sessions are in UTC), whatever the zone, in snapshots and streaming.",
         group=CONN,
         aliases=("database.connectionTimeZone", "database.serverTimezone"),
     )

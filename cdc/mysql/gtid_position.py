@@ -110,8 +110,7 @@ def _first_outside(cur: Any, file: str, target: dict[int, int]) -> tuple[str, in
     """The position in ``file`` of the first GTID event whose transaction ``target`` lacks."""
     offset = 0
     while True:
-        cur.execute(f"SHOW BINLOG EVENTS IN %s LIMIT {offset}, {_PAGE}", (file,))
-        rows = cur.fetchall()
+        rows = _binlog_events(cur, file, offset)
         for row in rows:
             if str(row[2]) == "Gtid":
                 match = _GTID.search(str(row[5]))
@@ -120,3 +119,16 @@ def _first_outside(cur: Any, file: str, target: dict[int, int]) -> tuple[str, in
         if len(rows) < _PAGE:
             return file, None
         offset += _PAGE
+
+
+def _binlog_events(cur: Any, file: str, offset: int) -> list[Any]:
+    """A page of ``SHOW BINLOG EVENTS``, its text read as latin-1: the Info column quotes statements
+    byte for byte (a binary literal is not UTF-8), and only the ASCII ``BEGIN GTID d-s-n`` is read here."""
+    conn = cur.connection
+    encoding = conn.encoding
+    conn.encoding = "latin1"
+    try:
+        cur.execute(f"SHOW BINLOG EVENTS IN %s LIMIT {offset}, {_PAGE}", (file,))
+        return list(cur.fetchall())
+    finally:
+        conn.encoding = encoding

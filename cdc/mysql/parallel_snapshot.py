@@ -13,6 +13,12 @@ threads but handed to the snapshot in plan order (table by table, key range by k
 order), so the records, their ``snapshot`` markers and their order are the single reader's: only the
 time changes. With ``snapshot.locking.mode=none`` there is no lock to open them under, and each reader
 sees the moment its transaction began (Debezium's readers do the same).
+
+``legacy.snapshot.max.threads`` (Debezium's table-per-thread algorithm): no chunks, each table is read
+whole by one reader, up to ``snapshot.max.threads`` tables at once (the one being written and the next
+ones in plan order). A reader streams its table through a queue of :data:`QUEUED_BATCHES` batches and
+waits while it is full, so at most ``threads * (QUEUED_BATCHES + 1)`` batches are held, whatever the
+tables' sizes; the records are written table after table, as with one reader.
 """
 
 from __future__ import annotations
@@ -22,15 +28,15 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from cdc.history.model import Table
-from cdc.snapshot.chunks import Chunk, TablePlan, range_predicate
+from cdc.snapshot.chunks import Chunk, TablePlan, plan_table, range_predicate
 from cdc.snapshot.sampling import plan_tables
 
-__all__ = ["CHUNK_ROWS", "ChunkReaders"]
+__all__ = ["CHUNK_ROWS", "QUEUED_BATCHES", "ChunkReaders"]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +44,20 @@ CHUNK_ROWS = 50_000
 """At most this many rows per chunk (the Spark engine's default chunk size): with the chunks read ahead,
 about ``(snapshot.max.threads + 1) * CHUNK_ROWS`` rows are held at once."""
 
+QUEUED_BATCHES = 2
+"""Batches a table-per-thread reader reads ahead of the snapshot (``legacy.snapshot.max.threads``)."""
+
 Row = tuple[Any, ...]
+_DONE = object()
+
+
+class _TableStream:
+    """One table read whole by one reader (legacy mode): its batches, then ``_DONE`` or the error."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[Any] = queue.Queue(QUEUED_BATCHES)
+        self.cancelled = threading.Event()
+        self.future: Future[None] | None = None
 
 
 def _quote(name: str) -> str:
@@ -48,11 +67,17 @@ def _quote(name: str) -> str:
 class ChunkReaders:
     """``threads`` reader connections in one consistent snapshot, and the threads that read chunks on them."""
 
-    def __init__(self, connections: Sequence[Any], stopping: threading.Event, multiplier: int = 1) -> None:
+    def __init__(
+        self, connections: Sequence[Any], stopping: threading.Event, multiplier: int = 1, legacy: bool = False
+    ) -> None:
         self.connections = list(connections)
         self.threads = len(self.connections)
         self.multiplier = multiplier
         self.stopping = stopping
+        self.legacy = legacy
+        self._order: list[str] = []  # legacy: the tables in plan order, and each one's SELECT
+        self._selects: dict[str, str] = {}
+        self._streams: dict[str, _TableStream] = {}
         self._free: queue.Queue[Any] = queue.Queue()
         for conn in self.connections:
             self._free.put(conn)
@@ -60,7 +85,12 @@ class ChunkReaders:
 
     @classmethod
     def open(
-        cls, connect: Callable[[], Any], threads: int, stopping: threading.Event, multiplier: int = 1
+        cls,
+        connect: Callable[[], Any],
+        threads: int,
+        stopping: threading.Event,
+        multiplier: int = 1,
+        legacy: bool = False,
     ) -> ChunkReaders:
         """Open the readers; call it while the snapshot's lock is held (see the module docstring)."""
         opened: list[Any] = []
@@ -77,16 +107,35 @@ class ChunkReaders:
                 with contextlib.suppress(Exception):
                     conn.close()
             raise
-        log.info("Snapshot reads with %d threads (snapshot.max.threads)", threads)
-        return cls(opened, stopping, multiplier)
+        log.info(
+            "Snapshot reads with %d threads (snapshot.max.threads%s)",
+            threads,
+            ", a table per thread" if legacy else "",
+        )
+        return cls(opened, stopping, multiplier, legacy)
 
-    def plan(self, conn: Any, tables: Sequence[Table], single: Collection[str]) -> dict[str, TablePlan]:
-        """Each table's chunks (``single``: tables read as one chunk), counted and cut on ``conn``."""
+    def plan(
+        self,
+        conn: Any,
+        tables: Sequence[Table],
+        single: Collection[str],
+        selects: Mapping[str, str] | None = None,
+    ) -> dict[str, TablePlan]:
+        """Each table's chunks (``single``: tables read as one chunk), counted and cut on ``conn``; in
+        legacy mode one chunk each, read by ``selects`` (table → its SELECT) in the order of ``tables``."""
+        if self.legacy:
+            self._order = [str(t.id) for t in tables]
+            self._selects = dict(selects or {})
+            return {str(t.id): plan_table(t.id, (), 0, []) for t in tables}
         plans = plan_tables(conn, tables, CHUNK_ROWS, self.threads * self.multiplier, tuple(single))
         return {str(p.table): p for p in plans}
 
     def batches(self, table: Table, plan: TablePlan, select: str, size: int) -> Iterator[list[Row]]:
-        """The table's rows in plan order, ``size`` at a time, read ``threads`` chunks ahead."""
+        """The table's rows in plan order, ``size`` at a time, read ``threads`` chunks ahead (legacy:
+        streamed by one reader, the next ``threads - 1`` tables read meanwhile)."""
+        if self.legacy:
+            yield from self._table_batches(str(table.id), select, size)
+            return
         pending: deque[Future[list[Row]]] = deque()
         chunks = iter(plan.chunks)
         try:
@@ -107,6 +156,68 @@ class ChunkReaders:
             for f in pending:  # a reader still running holds its connection: wait for it to give it back
                 with contextlib.suppress(Exception):
                     f.result()
+
+    def _table_batches(self, name: str, select: str, size: int) -> Iterator[list[Row]]:
+        if name not in self._streams:
+            self._start(name, select, size)
+        at = self._order.index(name) if name in self._order else len(self._order)
+        for ahead in self._order[at + 1 :]:
+            if len(self._streams) >= self.threads:
+                break
+            if ahead not in self._streams and ahead in self._selects:
+                self._start(ahead, self._selects[ahead], size)
+        stream = self._streams[name]
+        try:
+            while True:
+                try:
+                    item = stream.queue.get(timeout=0.5)
+                except queue.Empty:
+                    if self.stopping.is_set():
+                        raise InterruptedError("snapshot interrupted") from None
+                    continue
+                if item is _DONE:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            del self._streams[name]
+            stream.cancelled.set()
+
+    def _start(self, name: str, select: str, size: int) -> None:
+        stream = _TableStream()
+        self._streams[name] = stream
+        stream.future = self._pool.submit(self._stream, stream, select, size)
+
+    def _stream(self, stream: _TableStream, select: str, size: int) -> None:
+        """Read one table whole on a free reader connection into its stream's bounded queue."""
+
+        def put(item: Any) -> bool:
+            while not (stream.cancelled.is_set() or self.stopping.is_set()):
+                try:
+                    stream.queue.put(item, timeout=0.2)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        conn = self._free.get()
+        try:
+            if stream.cancelled.is_set() or self.stopping.is_set():
+                return  # given up while it waited for a connection: its SELECT is not started
+            cur = conn.cursor()
+            try:
+                cur.execute(select)
+                while rows := cur.fetchmany(size):
+                    if not put(list(rows)):
+                        return
+                put(_DONE)
+            finally:
+                cur.close()
+        except Exception as exc:  # handed to the snapshot, which fails with it
+            put(exc)
+        finally:
+            self._free.put(conn)
 
     def _read(self, table: Table, chunk: Chunk, select: str) -> list[Row]:
         conn = self._free.get()
@@ -132,6 +243,8 @@ class ChunkReaders:
             self._free.put(conn)
 
     def close(self) -> None:
+        for stream in self._streams.values():
+            stream.cancelled.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         for conn in self.connections:
             with contextlib.suppress(Exception):

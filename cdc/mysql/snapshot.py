@@ -322,7 +322,10 @@ class Snapshotter:
         if threads <= 1:
             return None
         multiplier = self.settings.snapshot_max_threads_multiplier
-        return ChunkReaders.open(lambda: self.connect(streaming=True), threads, self.stopping, multiplier)
+        legacy = self.settings.legacy_snapshot_max_threads
+        return ChunkReaders.open(
+            lambda: self.connect(streaming=True), threads, self.stopping, multiplier, legacy
+        )
 
     def _batches(
         self,
@@ -352,6 +355,10 @@ class Snapshotter:
         finally:
             cur.close()
 
+    def _select(self, table_id: TableId) -> str:
+        """The table's snapshot SELECT: its ``snapshot.select.statement.overrides`` one, else all rows."""
+        return self.settings.select_override(str(table_id)) or f"SELECT * FROM {table_id.sql()}"
+
     def _read_tables(
         self, conn: Any, tables: list[TableId], offset: BinlogOffset, readers: ChunkReaders | None = None
     ) -> tuple[int, SourceRecord | None]:
@@ -371,17 +378,15 @@ class Snapshotter:
         plans: dict[str, TablePlan] = {}
         if readers is not None:
             known = [t for t in (self.schema.table(i) for i in tables) if t is not None]
-            plans = readers.plan(conn, known, self.settings.override_tables)
+            selects = {str(t): self._select(t) for t in tables}
+            plans = readers.plan(conn, known, self.settings.override_tables, selects)
         for t_index, table_id in enumerate(tables):
             table = self.schema.table(table_id)
             if table is None:
                 log.warning("No schema for %s; skipping it in the snapshot", table_id)
                 continue
             ts = self.events.schema_for(table)
-            select = f"SELECT * FROM {table_id.sql()}"
-            override = self.settings.select_override(str(table_id))
-            if override:
-                select = override
+            select = self._select(table_id)
             log.info("Exporting data from table '%s' (%d of %d tables)", table_id, t_index + 1, len(tables))
             # Debezium names the tables read in a HashSet's order here, and the captured ones, sorted, below.
             reading = ",".join(hash_set_order([str(t) for t in tables]))

@@ -7,6 +7,7 @@ offset is on this server: split from :mod:`cdc.mysql.task`, which wires the pipe
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from cdc.history.store import SchemaHistory
@@ -17,7 +18,7 @@ from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.schema import SchemaState
 from cdc.mysql.snapshot_modes import ConfigurationBased, configuration_based_plan
 
-__all__ = ["binlog_available", "on_this_server", "start_plan"]
+__all__ = ["binlog_available", "on_this_server", "resume_offset", "start_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,21 @@ def start_plan(
     return "stream"
 
 
+def resume_offset(settings: MySqlSettings, offset: BinlogOffset, server: ServerInfo) -> BinlogOffset:
+    """Where streaming resumes: with ``gtid.ignore.on.recovery``, the offset's binlog file and position
+    with its GTID set dropped (Debezium resets it, and tracks GTIDs again from the first transaction it
+    reads); else, on MariaDB, the position the GTID set finds on this server."""
+    if settings.gtid_ignore_on_recovery:
+        if offset.gtids:
+            log.info(
+                "Ignoring the offset's GTID set on recovery (gtid.ignore.on.recovery); resuming from %s:%s",
+                offset.file,
+                offset.pos,
+            )
+        return dataclasses.replace(offset, gtids=None)
+    return on_this_server(settings, offset) if server.mariadb else offset
+
+
 def on_this_server(settings: MySqlSettings, offset: BinlogOffset) -> BinlogOffset:
     """The offset in this server's binlog coordinates, found by its GTID set after a failover."""
     conn = connect(settings)
@@ -88,10 +104,11 @@ def on_this_server(settings: MySqlSettings, offset: BinlogOffset) -> BinlogOffse
 
 def binlog_available(settings: MySqlSettings, offset: BinlogOffset, server: ServerInfo) -> bool:
     """Whether the offset can be resumed here: by its GTID set on MariaDB (another server's file names
-    say nothing after a failover), else by its binlog file."""
+    say nothing after a failover), else (or with ``gtid.ignore.on.recovery``, as Debezium) by its binlog
+    file."""
     conn = connect(settings)
     try:
-        if server.mariadb and offset.gtids:
+        if server.mariadb and offset.gtids and not settings.gtid_ignore_on_recovery:
             try:
                 resume_position(conn, offset)
                 return True

@@ -57,7 +57,7 @@ from cdc.mysql.signals import (
 )
 from cdc.mysql.snapshot import Snapshotter
 from cdc.mysql.start_log import configuration_line
-from cdc.mysql.start_plan import on_this_server, start_plan
+from cdc.mysql.start_plan import resume_offset, start_plan
 from cdc.mysql.streaming import Streamer
 from cdc.mysql.validation import require_valid
 
@@ -178,8 +178,8 @@ class MySqlSourceTask(SourceTask):
         stored = self.context.offset_storage_reader().offset({"server": settings.prefix})
         offset = BinlogOffset.from_dict(stored) if stored else None
         plan = start_plan(settings, offset, schema, server, self.history)
-        if plan == "stream" and offset is not None and server.mariadb:
-            offset = on_this_server(settings, offset)
+        if plan == "stream" and offset is not None:
+            offset = resume_offset(settings, offset, server)
         snapshotter = Snapshotter(ctx, snapshot_metrics)
         self.streamer = Streamer(ctx, streaming_metrics)
         resumed = stored if plan in ("stream", "recover_schema") else None  # a new snapshot starts clean

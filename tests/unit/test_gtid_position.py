@@ -29,8 +29,11 @@ REPLICA = {
 
 
 class Cursor:
-    def __init__(self, files: dict[str, Any], positions: dict[tuple[str, int], str]) -> None:
+    def __init__(
+        self, files: dict[str, Any], positions: dict[tuple[str, int], str], connection: Conn
+    ) -> None:
         self.files, self.positions, self.result = files, positions, []  # type: list[Any]
+        self.connection = connection
 
     def __enter__(self) -> Cursor:
         return self
@@ -48,6 +51,7 @@ class Cursor:
         elif sql == "SHOW BINARY LOGS":
             self.result = [(f, end) for f, (_, _, end) in self.files.items()]
         elif sql.startswith("SHOW BINLOG EVENTS"):
+            self.connection.events_read_as.append(self.connection.encoding)
             start = int(sql.split("LIMIT")[1].split(",")[0])
             self.result = self.files[args[0]][1][start:]
         elif sql == "SHOW MASTER STATUS":
@@ -64,9 +68,11 @@ class Cursor:
 class Conn:
     def __init__(self, files: dict[str, Any], positions: dict[tuple[str, int], str] | None = None) -> None:
         self.files, self.positions = files, positions or {}
+        self.encoding = "utf8"  # PyMySQL's: the text columns of the next results are decoded with it
+        self.events_read_as: list[str] = []
 
     def cursor(self) -> Cursor:
-        return Cursor(self.files, self.positions)
+        return Cursor(self.files, self.positions, self)
 
 
 def test_an_offset_of_this_server_is_kept() -> None:
@@ -76,7 +82,10 @@ def test_an_offset_of_this_server_is_kept() -> None:
 
 def test_another_servers_coordinates_move_to_the_first_transaction_outside_the_set() -> None:
     offset = BinlogOffset("binlog.000001", 116949, "0-1-41", event=12, row=2)
-    moved = resume_position(Conn(REPLICA), offset)
+    conn = Conn(REPLICA)
+    moved = resume_position(conn, offset)
+    # SHOW BINLOG EVENTS quotes statements byte for byte (not UTF-8 when they hold binary literals)
+    assert conn.events_read_as and set(conn.events_read_as) == {"latin1"} and conn.encoding == "utf8"
     assert (moved.file, moved.pos, moved.gtids, moved.event, moved.row) == (
         "binlog.000003",
         931,

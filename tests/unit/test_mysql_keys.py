@@ -313,7 +313,7 @@ def test_the_share_of_debezium_keys_honoured_with_a_test_is_reported() -> None:
     from tests.honours import honoured_keys, honoured_share
 
     honoured, total, _ = honoured_share(set(honoured_keys()))
-    assert total >= 140 and honoured >= 132, (honoured, total)  # 132 of 150 (88.0 %) on 28 Nov 2026
+    assert total >= 140 and honoured >= 137, (honoured, total)  # 137 of 150 (91.3 %) on 28 Nov 2026
 
 
 # Debezium 3.5's SchemaNameAdjuster.AVRO / AVRO_UNICODE on these names (run with its jars, 25 Nov 2026).
