@@ -110,6 +110,22 @@ def _start_connector(worker: ConnectRuntime, name: str, mysql_db: Any, prefix: s
         time.sleep(0.3)
 
 
+def _wait_for_offsets(worker: ConnectRuntime, name: str, timeout: float = 30) -> list[Any]:
+    """The connector's committed offsets (``GET /connectors/{name}/offsets``) once there are any ([] after
+    ``timeout``). With snapshot.mode=no_data the first one (the snapshot's, then the streaming start) is
+    the position the snapshot read: a change made after it is captured, while a task is RUNNING before
+    its snapshot has read that position."""
+    base = worker.url.rstrip("/")
+    deadline = time.monotonic() + timeout
+    offsets: list[Any] = []
+    while time.monotonic() < deadline:
+        offsets = requests.get(f"{base}/connectors/{name}/offsets", timeout=30).json().get("offsets", [])
+        if offsets:
+            break
+        time.sleep(0.2)
+    return offsets
+
+
 def _wait_for(kafka: Any, topic: str, count: int, timeout: float = 90) -> list[Any]:
     """At least ``count`` messages of ``topic`` (waiting for the topic to exist and fill)."""
     deadline = time.monotonic() + timeout
