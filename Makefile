@@ -42,7 +42,7 @@ status: ## whether MariaDB, Kafka, PostgreSQL and the schema registry run and an
 	@scripts/stack.sh status
 
 test: install spark up ## unit and integration tests against the local stack, the long Spark runs aside (CI)
-	@set +e; $(BIN)/pytest tests -m "not slow" $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(BIN)/pytest tests -m "not slow" --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: nothing failed"; rc=0; fi; exit $$rc
 
 test-all: install spark up ## every test, the `slow` ones (long Spark snapshot runs) included

@@ -24,7 +24,15 @@ import requests
 from bench import jars
 from bench.procstat import ProcSnapshot, TreeMonitor, snapshot, wait_until
 
-__all__ = ["WorkerProcess", "WorkerSpec", "cdc_worker", "connect_worker", "free_port", "worker_properties"]
+__all__ = [
+    "WorkerProcess",
+    "WorkerSpec",
+    "cdc_worker",
+    "connect_worker",
+    "free_port",
+    "worker_properties",
+    "write_properties",
+]
 
 
 def free_port() -> int:
@@ -61,8 +69,11 @@ def worker_properties(
     return props
 
 
-def _write_properties(path: Path, props: Mapping[str, str]) -> None:
+def write_properties(path: Path, props: Mapping[str, str]) -> Path:
+    """Write ``props`` as a ``.properties`` file (``key=value`` lines, as Kafka's own samples) for a
+    worker or a MirrorMaker, ours or Kafka's; returns ``path``."""
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
+    return path
 
 
 @dataclass
@@ -112,7 +123,7 @@ def connect_worker(
         props["plugin.path"] = str(plugin_path)
     group = props["group.id"]
     worker_file = workdir / f"{group}.properties"
-    _write_properties(worker_file, props)
+    write_properties(worker_file, props)
     log4j = workdir / f"{group}.log4j2.properties"
     log = workdir / f"{group}.log"
     _connect_log4j(log4j, log, log_levels)
@@ -138,7 +149,7 @@ def cdc_worker(workdir: Path, python: str, props: dict[str, str], *, cpus: str |
     """Our worker: ``cdc distributed worker.properties`` (``python -m cdc.cli``, the venv's interpreter)."""
     group = props["group.id"]
     worker_file = workdir / f"{group}.properties"
-    _write_properties(worker_file, props)
+    write_properties(worker_file, props)
     argv = [python, "-m", "cdc.cli", "distributed", str(worker_file)]
     if cpus:
         argv = ["taskset", "-c", cpus, *argv]

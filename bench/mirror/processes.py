@@ -15,9 +15,9 @@ from pathlib import Path
 
 from bench import jars
 from bench.procstat import TreeMonitor
-from bench.workers import _connect_log4j
+from bench.workers import _connect_log4j, write_properties
 
-__all__ = ["CdcMirrorMaker", "JavaMirrorMaker", "MirrorMakerProcess", "mm2_properties", "write_properties"]
+__all__ = ["CdcMirrorMaker", "JavaMirrorMaker", "MirrorMakerProcess", "mm2_properties"]
 
 
 def mm2_properties(
@@ -50,11 +50,6 @@ def mm2_properties(
     )
     props.update(extra or {})
     return props
-
-
-def write_properties(path: Path, props: Mapping[str, str]) -> Path:
-    path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()), encoding="utf-8")
-    return path
 
 
 class MirrorMakerProcess:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.errors import ConfigError
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, ConfigValue, Importance, Password
+from cdc.config import NO_DEFAULT, ConfigDef, ConfigValue, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
+from cdc.config.shorthands import INT, LO, LST, B, H, L, M, P, S
 
 __all__ = [
     "BULK",
@@ -62,15 +63,6 @@ GRANULARITIES = (
     "micros_iso_datetime_string",
 )
 
-S, INT, L, B, LST, P = (
-    ConfigType.STRING,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.BOOLEAN,
-    ConfigType.LIST,
-    ConfigType.PASSWORD,
-)
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 DB, MODE, CONN, EXTRA = "Database", "Mode", "Connector", "Beyond Confluent (opt-in)"
 
 

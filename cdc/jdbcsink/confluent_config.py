@@ -16,22 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.api.errors import ConfigError
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
+from cdc.config import NO_DEFAULT, ConfigDef, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
+from cdc.config.shorthands import INT, LO, LST, B, H, L, M, P, S
 from cdc.jdbcsink.plan import DEFAULT_KAFKA_PK_NAMES, InsertMode, PkMode, SinkPlan
 
 __all__ = ["CONFLUENT_SINK_DEF", "ConfluentSinkSettings", "enumerator", "time_zone"]
-
-S, INT, L, B, LST, P = (
-    ConfigType.STRING,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.BOOLEAN,
-    ConfigType.LIST,
-    ConfigType.PASSWORD,
-)
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 
 def enumerator(*values: str) -> v.Validator:

@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cdc.api.errors import ConfigError
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance, Password
+from cdc.config import NO_DEFAULT, ConfigDef, Password
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
+from cdc.config.shorthands import INT, LO, B, H, L, M, P, S
 from cdc.jdbcsink.confluent_config import time_zone
 from cdc.jdbcsink.plan import InsertMode, PkMode, SinkPlan
 
 __all__ = ["DEBEZIUM_SINK_DEF", "DebeziumSinkSettings"]
 
-S, INT, L, B, P = ConfigType.STRING, ConfigType.INT, ConfigType.LONG, ConfigType.BOOLEAN, ConfigType.PASSWORD
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 NA = "Not applicable to cdc (no connection pool, no Hibernate): accepted and ignored."
 
 

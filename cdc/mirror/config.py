@@ -29,6 +29,7 @@ from cdc.api.errors import ConfigError
 from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance
 from cdc.config import validators as v
 from cdc.config.settings import setting, settings_from
+from cdc.config.shorthands import CLS, INT, LO, LST, SH, B, H, L, M, S
 from cdc.kafka.clients import to_librdkafka
 from cdc.mirror.policy import (
     POLICY_NAMES,
@@ -50,16 +51,6 @@ __all__ = [
 
 SOURCE, CHECKPOINT, HEARTBEAT = "source", "checkpoint", "heartbeat"
 
-S, INT, SH, L, B, LST, CLS = (
-    ConfigType.STRING,
-    ConfigType.INT,
-    ConfigType.SHORT,
-    ConfigType.LONG,
-    ConfigType.BOOLEAN,
-    ConfigType.LIST,
-    ConfigType.CLASS,
-)
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 TOPICS_EXCLUDE_DEFAULT = r".*[\-\.]internal, .*\.replica, __.*"
 GROUPS_EXCLUDE_DEFAULT = "console-consumer-.*, connect-.*, __.*"

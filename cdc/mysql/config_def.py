@@ -9,21 +9,13 @@ from __future__ import annotations
 
 from cdc.config import NO_DEFAULT, ConfigDef
 from cdc.config import validators as v
+from cdc.config.shorthands import INT, LO, LST, B, H, L, M, P, S
 from cdc.mysql.config_groups import (
     CONN,
     FILT,
-    INT,
-    LO,
-    LST,
     SIGNALS,
     SNAP,
     TYPES,
-    B,
-    H,
-    L,
-    M,
-    P,
-    S,
     accept_groups,
     define_events,
     define_history,

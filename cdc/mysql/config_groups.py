@@ -9,22 +9,14 @@ from __future__ import annotations
 
 import re
 
-from cdc.config import ConfigDef, ConfigType, Importance
+from cdc.config import ConfigDef
 from cdc.config import validators as v
+from cdc.config.shorthands import INT, LO, LST, B, H, L, M, S
 from cdc.mysql.ddl.filter import DEBEZIUM_DDL_FILTER
 from cdc.mysql.keys import PATTERN_KEYS
 from cdc.mysql.metric_tags import validate_metric_tags
 from cdc.mysql.naming import STRATEGIES as TOPIC_NAMING_STRATEGIES
 
-S, INT, L, B, LST, P = (
-    ConfigType.STRING,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.BOOLEAN,
-    ConfigType.LIST,
-    ConfigType.PASSWORD,
-)
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 CONN, FILT, SNAP, TYPES, EVT, HIST, ADV = (
     "Connection",
     "Filters",

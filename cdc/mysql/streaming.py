@@ -259,8 +259,9 @@ class Streamer:
         try:
             for event in self._events(reader):
                 self._dispatch(event)
-                # after handling it, as Debezium's onEvent (rotate, heartbeat, annotate events have no time)
-                if not isinstance(event, (Rotate, Heartbeat, RowsQuery)) and event.timestamp:
+                # after handling it, as Debezium's onEvent (rotate, heartbeat, annotate events have a
+                # timestamp of 0: no time)
+                if event.timestamp:
                     self.last_event_ts_ms = event.timestamp * 1000
                 if self.stopping.is_set():
                     return

@@ -8,8 +8,9 @@ defaults and groups are Kafka Connect's, so ``/connector-plugins/{p}/config`` an
 
 from __future__ import annotations
 
-from cdc.config import NO_DEFAULT, ConfigDef, ConfigType, Importance
+from cdc.config import NO_DEFAULT, ConfigDef, ConfigType
 from cdc.config import validators as v
+from cdc.config.shorthands import CLS, INT, LO, LST, B, H, L, M, S
 from cdc.logs.format import DEFAULT_PATTERN, compile_pattern
 
 __all__ = [
@@ -27,16 +28,6 @@ __all__ = [
     "worker_subset",
 ]
 
-S, INT, L, B, LST, P, C = (
-    ConfigType.STRING,
-    ConfigType.INT,
-    ConfigType.LONG,
-    ConfigType.BOOLEAN,
-    ConfigType.LIST,
-    ConfigType.PASSWORD,
-    ConfigType.CLASS,
-)
-H, M, LO = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
@@ -50,11 +41,11 @@ def _worker_def() -> ConfigDef:
     d = ConfigDef()
     d.define("bootstrap.servers", LST, "localhost:9092", None, H, "Kafka brokers to connect to.")
     d.define("client.id", S, "", None, LO, "Prefix of the client ids of the worker's Kafka clients.")
-    d.define("key.converter", C, NO_DEFAULT, None, H, "Converter class for record keys.")
-    d.define("value.converter", C, NO_DEFAULT, None, H, "Converter class for record values.")
+    d.define("key.converter", CLS, NO_DEFAULT, None, H, "Converter class for record keys.")
+    d.define("value.converter", CLS, NO_DEFAULT, None, H, "Converter class for record values.")
     d.define(
         "header.converter",
-        C,
+        CLS,
         "org.apache.kafka.connect.storage.SimpleHeaderConverter",
         None,
         LO,
@@ -402,12 +393,12 @@ def _common_connector_def() -> ConfigDef:
         "Fail a connector that generates more tasks than tasks.max.",
         **g,
     )
-    d.define("key.converter", C, None, None, LO, "Converter class for keys (the worker's by default).", **g)
+    d.define("key.converter", CLS, None, None, LO, "Converter class for keys (the worker's by default).", **g)
     d.define(
-        "value.converter", C, None, None, LO, "Converter class for values (the worker's by default).", **g
+        "value.converter", CLS, None, None, LO, "Converter class for values (the worker's by default).", **g
     )
     d.define(
-        "header.converter", C, None, None, LO, "Converter class for headers (the worker's by default).", **g
+        "header.converter", CLS, None, None, LO, "Converter class for headers (the worker's by default).", **g
     )
     d.define(
         "config.action.reload",

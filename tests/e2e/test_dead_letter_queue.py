@@ -43,6 +43,9 @@ def _start(
         tmp_path / "local-file-sink.properties",
         {"file": str(sink), "topics": topic},
         {
+            # a name of the test's own: its consumer group (connect-<name>) is then new, not the one a
+            # previous test's worker, killed by the fixture, still holds until its 45 s session times out
+            "name": _name(topic),
             "errors.tolerance": "all",
             "errors.deadletterqueue.topic.name": dlq,
             "errors.deadletterqueue.topic.replication.factor": "1",
@@ -58,8 +61,13 @@ def _start(
     return worker, sink
 
 
-def _task_state(worker: WorkerProcess) -> tuple[str, str]:
-    status = worker.get("/connectors/local-file-sink/status").json()
+def _name(topic: str) -> str:
+    """The seed's connector name with the test's own suffix (its topics' prefix ends ``-<hex>.``)."""
+    return f"local-file-sink-{topic.rsplit('-', 1)[-1].split('.')[0]}"
+
+
+def _task_state(worker: WorkerProcess, topic: str) -> tuple[str, str]:
+    status = worker.get(f"/connectors/{_name(topic)}/status").json()
     tasks = status.get("tasks") or [{}]
     return str(tasks[0].get("state", "")), str(tasks[0].get("trace", ""))
 
@@ -78,11 +86,11 @@ def test_a_record_the_converter_cannot_read_goes_to_the_dead_letter_queue(
     assert headers["__connect.errors.topic"] == topic
     assert headers["__connect.errors.partition"] == "0" and headers["__connect.errors.offset"] == "1"
     assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
-    assert headers["__connect.errors.connector.name"] == "local-file-sink"
+    assert headers["__connect.errors.connector.name"] == _name(topic)
     assert headers["__connect.errors.exception.message"]
     metadata = kafka.admin.list_topics(topic=dlq, timeout=10).topics[dlq]
     assert len(metadata.partitions) == 1
-    assert _task_state(worker)[0] == "RUNNING"
+    assert _task_state(worker, topic)[0] == "RUNNING"
 
 
 def test_an_unreachable_dead_letter_queue_fails_the_task(
@@ -98,7 +106,7 @@ def test_an_unreachable_dead_letter_queue_fails_the_task(
     worker, sink = _start(tmp_path, kafka, topic, dlq, extra, workers)
 
     _state, trace = wait_for(
-        lambda: (s := _task_state(worker))[0] == "FAILED" and s, 60, "the task to fail", interval=0.5
+        lambda: (s := _task_state(worker, topic))[0] == "FAILED" and s, 60, "the task to fail", interval=0.5
     )
     assert "Could not produce message to dead letter queue" in trace and dlq in trace, trace
     assert kafka.read_to_end(dlq) == []

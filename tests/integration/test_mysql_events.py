@@ -110,6 +110,22 @@ def _start_connector(worker: ConnectRuntime, name: str, mysql_db: Any, prefix: s
         time.sleep(0.3)
 
 
+def _wait_for_offsets(worker: ConnectRuntime, name: str, timeout: float = 30, every: float = 0.5) -> Any:
+    """The connector's committed offsets (``GET /connectors/{name}/offsets``) once there are any ([] after
+    ``timeout``). With snapshot.mode=no_data the first one (the snapshot's, then the streaming start) is
+    the position the snapshot read: a change made after it is captured, while a task is RUNNING before
+    its snapshot has read that position."""
+    base = worker.url.rstrip("/")
+    deadline = time.monotonic() + timeout
+    offsets: list[Any] = []
+    while time.monotonic() < deadline:
+        offsets = requests.get(f"{base}/connectors/{name}/offsets", timeout=30).json().get("offsets", [])
+        if offsets:
+            break
+        time.sleep(every)
+    return offsets
+
+
 def _wait_for(kafka: Any, topic: str, count: int, timeout: float = 90) -> list[Any]:
     """At least ``count`` messages of ``topic`` (waiting for the topic to exist and fill)."""
     deadline = time.monotonic() + timeout
@@ -555,14 +571,7 @@ def test_schema_only_snapshot_commits_its_offset_without_a_heartbeat_topic(
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE TABLE quiet (id INT PRIMARY KEY, v INT)")
     _start_connector(worker, prefix, mysql_db, prefix, **{"snapshot.mode": "no_data"})
-    base = worker.url.rstrip("/")
-    deadline = time.monotonic() + 30
-    offsets: list[Any] = []
-    while time.monotonic() < deadline:
-        offsets = requests.get(f"{base}/connectors/{prefix}/offsets", timeout=30).json().get("offsets", [])
-        if offsets:
-            break
-        time.sleep(0.5)
+    offsets = _wait_for_offsets(worker, prefix)
     assert offsets and offsets[0]["partition"] == {"server": prefix}
     assert offsets[0]["offset"]["file"] and offsets[0]["offset"]["pos"] > 4
     assert "snapshot" not in offsets[0]["offset"]

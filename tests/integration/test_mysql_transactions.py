@@ -14,7 +14,7 @@ import pytest
 
 from cdc.api.offsets import java_hash_map_order
 from cdc.worker.runtime import ConnectRuntime
-from tests.integration.test_mysql_events import _json, _start_connector, _wait_for, worker
+from tests.integration.test_mysql_events import _json, _start_connector, _wait_for, _wait_for_offsets, worker
 
 pytestmark = pytest.mark.integration
 __all__ = ["worker"]
@@ -36,6 +36,7 @@ def test_transaction_topic_and_blocks(mysql_db: Any, kafka: Any, worker: Connect
     _start_connector(
         worker, "tx", mysql_db, prefix, **{"provide.transaction.metadata": "true", "snapshot.mode": "no_data"}
     )
+    assert _wait_for_offsets(worker, "tx"), "no streaming start position after 30 s"
     conn = pymysql.connect(
         host=mysql_db.host, port=mysql_db.port, user=mysql_db.user, password=mysql_db.password, database=db
     )
