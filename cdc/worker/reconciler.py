@@ -35,8 +35,13 @@ class Reconciler(HerderCore):
             log.exception("Herder failed its first reconciliation")
         self._started.set()
         log.info("Herder started")
+        # The first tick comes at once: its poll is what starts the group membership (the join), and until
+        # the worker has joined, a POST /connectors waits for it; a 1 s wait here was 1 s added to that.
+        first = True
         while not self._stopping.is_set():
-            self._wake.wait(1.0)
+            if not first:
+                self._wake.wait(1.0)
+            first = False
             self._wake.clear()
             if self._stopping.is_set():
                 break

@@ -212,3 +212,22 @@ def test_a_change_seen_between_joins_triggers_one_rebalance() -> None:
     assert coordinator.generation == 2
     assert owned(membership) == ({"fs-2"}, set())
     assert configured_work(store.snapshot()) == ConnectorsAndTasks.of(["fs-2"])
+
+
+def test_a_change_to_the_configured_work_wakes_the_membership_thread() -> None:
+    """The rejoin a new connector (or its task configs) calls for starts at once, not at the membership
+    thread's next tick: B10 (POST /connectors to task RUNNING) waited up to a tick twice for it."""
+    membership, store, _coordinator = make_membership()
+    membership._wakeup.clear()
+    store.put_connector_config("fs-6", {"connector.class": "x"})
+    assert membership._wakeup.is_set()
+    membership._turn()
+    membership._wakeup.clear()
+    store.put_task_configs("fs-6", [{"task.class": "x"}])
+    assert membership._wakeup.is_set()
+    membership._turn()
+    membership._wakeup.clear()
+    # Records that change no connector or task wake nobody.
+    store.put_target_state("fs-6", TargetState.PAUSED)
+    store.put_session_key(SessionKey(b"k" * 32, "HmacSHA256", 0))
+    assert not membership._wakeup.is_set()

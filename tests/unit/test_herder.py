@@ -280,3 +280,45 @@ def test_task_status_and_unknown_task(herder: ConnectHerder) -> None:
         herder.task_status(TaskId("c1", 7))
     with pytest.raises(NotFoundError, match="No status found for connector nope"):
         herder.connector_status("nope")
+
+
+class PollRecordingMembership(SoloMembership):
+    """A solo member that notes when the herder first polls it (a group member starts joining then)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.first_poll: float | None = None
+
+    def poll(self, timeout: float) -> bool:
+        if self.first_poll is None:
+            self.first_poll = time.monotonic()
+        return super().poll(timeout)
+
+
+def test_the_herder_polls_its_membership_as_soon_as_it_has_started() -> None:
+    """A distributed worker joins its group on the herder's first poll, and a POST /connectors waits for
+    the join: that poll must not wait for the herder's 1 s tick (it did, B10 measured 1.2 s to RUNNING)."""
+    from cdc.worker.config import STANDALONE_DEF
+
+    parsed = STANDALONE_DEF.parse({**WORKER_PROPS, "offset.storage.file.filename": "/nonexistent"})
+    settings = WorkerSettings.from_parsed(dict(WORKER_PROPS), parsed, "127.0.0.1:8083")
+    offsets = MemoryOffsetBackingStore()
+    membership = PollRecordingMembership("http://127.0.0.1:8083/")
+    h = ConnectHerder(
+        lambda hd: Worker(settings, offsets, hd, hd, hd.on_topic_seen),
+        MemoryConfigBackingStore(),
+        MemoryStatusBackingStore(),
+        offsets,
+        membership,
+    )
+    h.start()
+    try:
+        assert h.wait_started(10)
+        started = time.monotonic()
+        deadline = started + 5
+        while membership.first_poll is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert membership.first_poll is not None
+        assert membership.first_poll - started < 0.5, "the first poll waited for the herder's tick"
+    finally:
+        h.stop()

@@ -263,8 +263,15 @@ class GroupMembership:
 
     def config_updated(self) -> None:
         """A config record changed a connector or its tasks (the herder's config listener calls this, on the
-        thread that applied the record): note the offset at which the configured work changed."""
-        self._note_config()
+        thread that applied the record): note the offset at which the configured work changed, and wake the
+        membership thread so that the rejoin it calls for starts now rather than at its next tick (a
+        connector created over REST would otherwise wait up to ``_TICK`` twice: for itself, for its tasks)."""
+        with self._lock:
+            before = self._work_changed_at
+            self._note_config()
+            changed = self._work_changed_at > before
+        if changed:
+            self._wakeup.set()
 
     def rebalance_expected(self) -> None:
         """Another worker gave up work (UNASSIGNED in the status topic): heartbeat every
