@@ -32,6 +32,7 @@ import subprocess
 from pathlib import Path
 
 __all__ = [
+    "APICURIO_VERSION",
     "CONNECT_VERSION",
     "DEBEZIUM_JDBC_VERSION",
     "DEBEZIUM_VERSION",
@@ -39,6 +40,7 @@ __all__ = [
     "MARIADB_CONNECT_VERSION",
     "MARIADB_VERSION",
     "MIRROR_VERSION",
+    "apicurio_converter_plugin_path",
     "connect_libs",
     "connect_version_for",
     "debezium_jdbc_sink_plugin_path",
@@ -205,6 +207,24 @@ def debezium_jdbc_sink_plugin_path(cache: Path) -> Path:
         "debezium-jdbc-pom.xml",
         "org.apache.kafka,com.fasterxml.jackson.core",
     )
+
+
+APICURIO_VERSION = "2.6.13.Final"
+"""Apicurio Registry's Kafka Connect converter: the line of the registry scripts/registry.sh runs."""
+
+
+def apicurio_converter_plugin_path(cache: Path) -> Path:
+    """A ``plugin.path`` root holding Apicurio's ``AvroConverter`` (``peers/apicurio-converter-pom.xml``
+    says why not Confluent's), fetched on first use."""
+    root = _peers_dir(cache) / f"apicurio-converter-{APICURIO_VERSION}"
+    _fetch(
+        cache,
+        "apicurio-converter-pom.xml",
+        root / "apicurio-converter",
+        [f"-Dapicurio.version={APICURIO_VERSION}", "-DexcludeGroupIds=org.apache.kafka"],
+        _peers_dir(cache) / f"apicurio-converter-{APICURIO_VERSION}.maven.log",
+    )
+    return root
 
 
 def java_version() -> str:
