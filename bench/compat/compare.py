@@ -89,7 +89,11 @@ IGNORED = (
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
+    "how many heartbeats each worker writes (one per heartbeat.interval.ms when due: timing): each side's "
+    "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once",
 )
+HEARTBEAT_TOPIC = "__debezium-heartbeat"
+"""Where :func:`bench.compat.run.capture` files a side's ``__debezium-heartbeat.<prefix>`` records."""
 
 _WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
 _INDEX = re.compile(r"\[\d+\]")
@@ -729,7 +733,9 @@ def compare(
     if "data" in areas:
         by_a = {dbz.normalise_text(t): records for t, records in dbz.data.items()}
         by_b = {ours.normalise_text(t): records for t, records in ours.data.items()}
-        for by in (by_a, by_b):
+        for by, side in ((by_a, dbz), (by_b, ours)):
+            if HEARTBEAT_TOPIC in by:
+                by[HEARTBEAT_TOPIC] = _distinct_heartbeats(by[HEARTBEAT_TOPIC], side)
             if SIGNAL_TOPIC in by:
                 by[SIGNAL_TOPIC] = [_signal_record(r) for r in by[SIGNAL_TOPIC]]
             if dbz.parallel_snapshot or ours.parallel_snapshot:
@@ -749,6 +755,17 @@ def compare(
     if "offsets" in areas:
         diffs.extend(_compare_offsets(dbz, ours))
     return diffs
+
+
+def _distinct_heartbeats(records: list[Record], side: Captured) -> list[Record]:
+    """Each distinct heartbeat once (ts_ms aside), in the order first written."""
+    seen: dict[str, Record] = {}
+    for rec in records:
+        value = _Normaliser.envelope(_exact_loads(side.normalise_bytes(rec.value)))
+        key = (side.normalise_bytes(rec.key) or b"").decode("utf-8", "replace")
+        headers = [(k, side.normalise_bytes(v)) for k, v in rec.headers]
+        seen.setdefault(f"{key}|{json.dumps(value, sort_keys=True, default=str)}|{headers}", rec)
+    return list(seen.values())
 
 
 def _run_ids(side: Captured) -> set[bytes | None]:

@@ -40,6 +40,7 @@ ROWS: tuple[Row, ...] = (
     Row("binary-base64", "binary.handling.mode", {"binary.handling.mode": "base64"}),
     Row("binary-hex", "binary.handling.mode", {"binary.handling.mode": "hex"}),
     Row("bigint-precise", "bigint.unsigned.handling.mode", {"bigint.unsigned.handling.mode": "precise"}),
+    Row("heartbeats", "heartbeat.interval.ms", {"heartbeat.interval.ms": "1000"}),
     Row("include-query", "include.query", {"include.query": "true"}),
     Row(
         "column-rules",

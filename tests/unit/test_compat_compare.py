@@ -282,3 +282,24 @@ def test_incremental_snapshot_offsets_are_compared_without_their_binlog_coordina
     unflagged = {k: v for k, v in at_own_watermark.items() if k != "snapshot"}
     ours.offsets[2] = _offset("cdc_x", unflagged)
     assert _kinds(dbz, ours) == {("offsets <offsets> <not among debezium's offsets>", "cdc#2")}
+
+
+def _heartbeat(prefix: str, ts: int, server: str | None = None) -> cmp.Record:
+    key = {
+        "schema": {"name": "io.debezium.connector.common.ServerNameKey"},
+        "payload": {"serverName": prefix},
+    }
+    value = {"schema": {"name": "io.debezium.connector.common.Heartbeat"}, "payload": {"ts_ms": ts}}
+    if server is not None:
+        value["payload"]["server"] = server
+    return cmp.Record(json.dumps(key).encode(), json.dumps(value).encode())
+
+
+def test_heartbeats_are_compared_once_each_however_many_each_worker_wrote() -> None:
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    dbz.data[cmp.HEARTBEAT_TOPIC] = [_heartbeat("dbz_1", t) for t in range(5)]
+    ours.data[cmp.HEARTBEAT_TOPIC] = [_heartbeat("cdc_1", t) for t in range(2)]
+    assert [d for d in cmp.compare(dbz, ours, ("data",)) if d.topic == cmp.HEARTBEAT_TOPIC] == []
+    ours.data[cmp.HEARTBEAT_TOPIC].append(_heartbeat("cdc_1", 9, server="x"))  # a heartbeat of another shape
+    found = [d for d in cmp.compare(dbz, ours, ("data",)) if d.topic == cmp.HEARTBEAT_TOPIC]
+    assert found, "a heartbeat Debezium never writes was not reported"
