@@ -84,14 +84,15 @@ class Decoder:
 
     def __init__(self, url: str = REGISTRY_URL) -> None:
         self.url = url.rstrip("/")
-        self._schemas: dict[int, tuple[Any, Any]] = {}
+        self._schemas: dict[int, tuple[bytes, Any]] = {}
 
-    def _schema(self, schema_id: int) -> tuple[Any, Any]:
+    def _schema(self, schema_id: int) -> tuple[bytes, Any]:
+        """The registered schema as JSON text (written into every record as is) and parsed for fastavro."""
         if schema_id not in self._schemas:
             got = requests.get(f"{self.url}/schemas/ids/{schema_id}", timeout=10)
             got.raise_for_status()
             text = json.loads(got.text)["schema"]
-            raw = json.loads(text)
+            raw = json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")
             self._schemas[schema_id] = (raw, fastavro.parse_schema(json.loads(text)))
         return self._schemas[schema_id]
 
@@ -101,4 +102,5 @@ class Decoder:
         (schema_id,) = struct.unpack(">I", data[1:5])
         raw, parsed = self._schema(schema_id)
         value = fastavro.schemaless_reader(io.BytesIO(data[5:]), parsed)
-        return json.dumps({"schema": raw, "payload": _plain(value)}, ensure_ascii=False).encode("utf-8")
+        payload = json.dumps(_plain(value), ensure_ascii=False).encode("utf-8")
+        return b'{"schema": ' + raw + b', "payload": ' + payload + b"}"

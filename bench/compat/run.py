@@ -176,6 +176,9 @@ def read_topic(
             while time.monotonic() < deadline:
                 msg = consumer.poll(1.0)
                 if msg is not None and msg.error() is None:
+                    deadline = (
+                        time.monotonic() + timeout
+                    )  # a stall, not a slow read (Avro decoding), times out
                     key, value = msg.key(), msg.value()
                     if decode is not None:
                         key, value = decode(key), decode(value)

@@ -73,9 +73,9 @@ def test_the_decoder_writes_a_confluent_avro_record_as_jsonconverter_shape(
     decoder = avro.Decoder("http://registry.invalid/apis/ccompat/v7")
     asked: list[int] = []
 
-    def fetch(schema_id: int) -> tuple[object, object]:
+    def fetch(schema_id: int) -> tuple[bytes, object]:
         asked.append(schema_id)
-        return schema, fastavro.parse_schema(schema)
+        return json.dumps(schema).encode(), fastavro.parse_schema(schema)
 
     monkeypatch.setattr(decoder, "_schema", fetch)
     got = decoder(b"\x00" + struct.pack(">I", 42) + out.getvalue())
