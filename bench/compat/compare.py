@@ -46,12 +46,14 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "HEARTBEAT_TOPIC",
     "IGNORED",
     "Captured",
     "Difference",
     "Record",
     "checkable",
     "compare",
+    "heartbeat_offsets_from_log",
     "load_intentional",
     "own_ddl",
     "record_offsets_from_log",
@@ -90,7 +92,9 @@ IGNORED = (
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
     "how many heartbeats each worker writes (one per heartbeat.interval.ms when due: timing): each side's "
-    "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once",
+    "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once; the binlog "
+    "position a committed heartbeat offset names (the position when the heartbeat was due): its field set "
+    "must be one Debezium's heartbeats carried",
 )
 HEARTBEAT_TOPIC = "__debezium-heartbeat"
 """Where :func:`bench.compat.run.capture` files a side's ``__debezium-heartbeat.<prefix>`` records."""
@@ -132,6 +136,8 @@ class Captured:
     """The worker's first commit after the snapshot was a later offset (another client's DDL streamed
     before its flush): no completed offset of its to compare."""
     record_offsets: list[dict[str, str]] | None = None
+    heartbeat_offsets: list[dict[str, str]] = field(default_factory=list)
+    """The offsets Debezium's heartbeat records carried (from the same log)."""
     """Every record's source offset in order, values as text (Debezium's, read from its worker's log)."""
     parallel_snapshot: bool = False
     """The initial snapshot read a table's chunks in parallel (cdc's Spark engine): its records of a table
@@ -464,7 +470,7 @@ def _describe(rec: Record, side: Captured) -> str:
 # ends at the ``}}`` before ``ConnectRecord``.
 _TRACE = re.compile(
     r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, "
-    r"sourceOffset=\{(.*?)\}\} ConnectRecord"
+    r"sourceOffset=\{(.*?)\}\} ConnectRecord(?:\{topic='([^']*)')?"
 )
 _MAP_ENTRY = re.compile(r", (?=[A-Za-z_][A-Za-z0-9_.$-]*=)")  # keys may name a table (db.t)
 
@@ -481,6 +487,15 @@ def record_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
     ``{server=<prefix>}`` only."""
     return [
         _java_map(m.group(2)) for m in _TRACE.finditer(log) if _java_map(m.group(1)).get("server") == prefix
+    ]
+
+
+def heartbeat_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
+    """The source offsets of the heartbeat records among those :func:`record_offsets_from_log` reads."""
+    return [
+        _java_map(m.group(2))
+        for m in _TRACE.finditer(log)
+        if _java_map(m.group(1)).get("server") == prefix and (m.group(3) or "").startswith(HEARTBEAT_TOPIC)
     ]
 
 
@@ -553,6 +568,8 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     # each side's incremental snapshot runs at its own pace: a record another client's DDL made after one
     # side's ended and before the other's did carries the incremental keys on one side only
     bare = {_bare(o) for o in carried[completed + 1 :]}
+    # a heartbeat names the binlog position when it is due, another client's transaction before it or not
+    beat_shapes = {_shape(o) for o in dbz.heartbeat_offsets}
     dbz_signals = _signal_gtids(dbz)
     at_signal: dict[int, set[str]] = {}
     for o in carried[completed + 1 :]:
@@ -585,6 +602,7 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                     or _streaming_value(value) in streaming
                     or (not incremental and _bare(value) in bare)
                     or (tag == "cdc" and not incremental and _outside(value, carried[completed + 1 :]))
+                    or (tag == "cdc" and "event" not in value and _shape(value) in beat_shapes)
                 )
                 shown = _short(value, 400)
             if not found:

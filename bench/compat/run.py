@@ -238,6 +238,7 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
     if side.trace_records and side.spec is not None and side.name == "debezium":
         log = side.spec.log.read_text(encoding="utf-8", errors="replace")
         got.record_offsets = cmp.record_offsets_from_log(log, side.prefix)
+        got.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, side.prefix)
     return got
 
 

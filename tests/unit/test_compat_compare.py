@@ -81,14 +81,14 @@ def _offset(prefix: str, value: dict[str, Any]) -> cmp.Record:
     return cmp.Record(json.dumps(["compat", {"server": prefix}]).encode(), json.dumps(value).encode())
 
 
-def _trace_line(prefix: str, value: dict[str, Any]) -> str:
+def _trace_line(prefix: str, value: dict[str, Any], topic: str | None = None) -> str:
     """A record as Kafka Connect's TransformationChain logs it at TRACE (the start of the line, as seen)."""
     offset = ", ".join(f"{k}={v}" for k, v in value.items())
     return (
         "[2026-11-25 16:50:58,077] TRACE Applying transformation "
         "org.apache.kafka.connect.transforms.Filter to "
         f"SourceRecord{{sourcePartition={{server={prefix}}}, sourceOffset={{{offset}}}}} "
-        f"ConnectRecord{{topic='{prefix}', kafkaPartition=0, key=Struct{{databaseName=}}, "
+        f"ConnectRecord{{topic='{topic or prefix}', kafkaPartition=0, key=Struct{{databaseName=}}, "
         "(org.apache.kafka.connect.runtime.TransformationChain)"
     )
 
@@ -303,3 +303,21 @@ def test_heartbeats_are_compared_once_each_however_many_each_worker_wrote() -> N
     ours.data[cmp.HEARTBEAT_TOPIC].append(_heartbeat("cdc_1", 9, server="x"))  # a heartbeat of another shape
     found = [d for d in cmp.compare(dbz, ours, ("data",)) if d.topic == cmp.HEARTBEAT_TOPIC]
     assert found, "a heartbeat Debezium never writes was not reported"
+
+
+def test_a_heartbeats_offset_is_checked_by_its_fields_not_by_its_position() -> None:
+    """A heartbeat names the binlog position when it was due (timing): cdc's committed heartbeat offset
+    must have the fields Debezium's heartbeats carried; without such heartbeats it is reported."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    beat = {"ts_sec": 9, "file": "binlog.000001", "pos": 800, "gtids": "0-1-501", "server_id": 1}
+    ours.offsets.insert(len(ours.offsets) - 1, _offset("cdc_1", beat))
+
+    def unfound() -> list[cmp.Difference]:
+        return [d for d in cmp.compare(dbz, ours, ("offsets",)) if d.path == "<not among debezium's offsets>"]
+
+    assert unfound()
+    log = _trace_line("dbz_1", {**beat, "pos": 600}, topic=f"{cmp.HEARTBEAT_TOPIC}.dbz_1")
+    log += "\n" + _trace_line("dbz_1", _STREAMING[0])  # a change record's offset is no heartbeat's
+    dbz.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, "dbz_1")
+    assert len(dbz.heartbeat_offsets) == 1
+    assert not unfound()
