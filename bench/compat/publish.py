@@ -32,7 +32,7 @@ def render(table: list[str], reports: dict[str, str], repo: Path, minutes: float
     out = [
         BEGIN,
         "",
-        f"`make compat` ({when}, commit {_commit(repo)}; {len(reports)} rows in {minutes:.0f} minutes):",
+        f"`make compat` ({when}, commit {_commit(repo)}; {len(table) - 2} rows in {minutes:.0f} minutes):",
         "",
         *table,
     ]
