@@ -289,9 +289,10 @@ def _heartbeat(prefix: str, ts: int, server: str | None = None) -> cmp.Record:
         "schema": {"name": "io.debezium.connector.common.ServerNameKey"},
         "payload": {"serverName": prefix},
     }
-    value = {"schema": {"name": "io.debezium.connector.common.Heartbeat"}, "payload": {"ts_ms": ts}}
+    payload: dict[str, Any] = {"ts_ms": ts}
     if server is not None:
-        value["payload"]["server"] = server
+        payload["server"] = server
+    value = {"schema": {"name": "io.debezium.connector.common.Heartbeat"}, "payload": payload}
     return cmp.Record(json.dumps(key).encode(), json.dumps(value).encode())
 
 
