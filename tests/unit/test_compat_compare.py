@@ -322,3 +322,53 @@ def test_a_heartbeats_offset_is_checked_by_its_fields_not_by_its_position() -> N
     dbz.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, "dbz_1")
     assert len(dbz.heartbeat_offsets) == 1
     assert not unfound()
+
+
+def _signal(gtid: str) -> cmp.Record:
+    value = {"payload": {"op": "c", "after": {"id": "w"}, "source": {"gtid": gtid}}}
+    return cmp.Record(b'{"id": "w"}', json.dumps(value).encode())
+
+
+def test_an_incremental_offset_named_by_the_other_sides_watermark_is_checked_as_incremental() -> None:
+    """An offset's gtids name the transaction before it: the signal record it points to is the side's own
+    only when the other side wrote nothing in between (timing). A window row's offset Debezium's records
+    carried elsewhere, positions aside, is found; one no record carried is still reported."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    for side, db in ((dbz, "db_1"), (ours, "db_2")):
+        side.names["sig_t"] = "<signal>"
+        side.data[f"{db}.sig_t"] = [_signal("0-1-600")]
+    window = {"event": "2", "row": "1", "server_id": "1", "snapshot": "INCREMENTAL"}
+    assert dbz.record_offsets is not None
+    dbz.record_offsets += [
+        {
+            "file": "binlog.000001",
+            "pos": "800",
+            "gtids": "0-1-600",
+            **window,
+            "incremental_snapshot_primary_key": "k746",
+        },
+        {
+            "file": "binlog.000001",
+            "pos": "850",
+            "gtids": "0-1-700",
+            **window,
+            "incremental_snapshot_primary_key": "k748",
+        },
+    ]
+
+    def unfound(key: str) -> list[cmp.Difference]:
+        mine = {
+            "file": "binlog.000001",
+            "pos": 820,
+            "gtids": "0-1-600",
+            **window,
+            "incremental_snapshot_primary_key": key,
+        }
+        altered = copy.deepcopy(ours)
+        altered.offsets.insert(len(altered.offsets) - 1, _offset("cdc_1", mine))
+        return [
+            d for d in cmp.compare(dbz, altered, ("offsets",)) if d.path == "<not among debezium's offsets>"
+        ]
+
+    assert not unfound("k748")
+    assert unfound("k750")
