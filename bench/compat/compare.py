@@ -85,7 +85,9 @@ IGNORED = (
     "ends makes such a record): compared without those keys",
     "in each side's own signal table's topic (<signal>): the binlog coordinates and, in watermark rows, the "
     "UUID of the id and the window's timestamp; in offsets written during the incremental snapshot: the "
-    "binlog coordinates (each side writes its own watermarks)",
+    "binlog coordinates (each side writes its own watermarks); an offset among the side's own signal table "
+    "transactions (the last watermarks carry no incremental keys): without its binlog coordinates, as one "
+    "Debezium's signal records carried",
     "with --engine spark: the order of a table's initial-snapshot records (cdc's Spark engine reads a "
     "table's chunks in parallel): they are compared in key order",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
@@ -575,10 +577,14 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     for o in carried[completed + 1 :]:
         if o.get("gtids") in dbz_signals:
             at_signal.setdefault(dbz_signals[o["gtids"]], set()).add(_unplaced(o))
+    at_any_signal = set().union(*at_signal.values()) if at_signal else set()
     diffs: list[Difference] = []
     for side, tag in ((dbz, "dbz"), (ours, "cdc")):
         done = side.completed.value_json() if side.completed is not None else None
         signals = _signal_gtids(side)
+        # the side's own watermark transactions: from its first signal record to one past its last
+        seqs = [s for s in (_gtid_seq({"gtids": g}) for g in signals) if s is not None]
+        watermarks = (min(seqs), max(seqs) + 1) if seqs else None
         for i, rec in enumerate(side.offsets):
             value = rec.value_json()
             if not isinstance(value, dict):
@@ -612,6 +618,11 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                     or (not incremental and _bare(value) in bare)
                     or (tag == "cdc" and not incremental and _outside(value, carried[completed + 1 :]))
                     or (tag == "cdc" and "event" not in value and _shape(value) in beat_shapes)
+                    or (
+                        tag == "cdc"
+                        and _own_watermark(value, watermarks)
+                        and _unplaced(value) in at_any_signal
+                    )
                 )
                 shown = _short(value, 400)
             if not found:
@@ -677,6 +688,14 @@ def _gtid_seq(offset: Mapping[str, Any]) -> int | None:
     """A single-domain MariaDB GTID set's sequence number (``0-1-42`` → 42), else None."""
     parts = str(offset.get("gtids") or "").split("-")
     return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
+
+
+def _own_watermark(offset: Mapping[str, Any], watermarks: tuple[int, int] | None) -> bool:
+    """Whether ``offset`` lies among the side's own signal table transactions (its GTID range): the last
+    watermarks, written after the incremental snapshot's end, carry no incremental keys on either side, and
+    their binlog places are each side's own."""
+    seq = _gtid_seq(offset)
+    return seq is not None and watermarks is not None and watermarks[0] <= seq <= watermarks[1]
 
 
 def _outside(offset: Mapping[str, Any], carried: list[dict[str, str]]) -> bool:

@@ -372,3 +372,27 @@ def test_an_incremental_offset_named_by_the_other_sides_watermark_is_checked_as_
 
     assert not unfound("k748")
     assert unfound("k750")
+
+
+def test_an_offset_among_the_sides_own_watermarks_is_compared_without_its_place() -> None:
+    """The last watermarks (after the incremental snapshot's end) carry no incremental keys, at each side's
+    own binlog place: such an offset is found when Debezium's signal records carried it, place aside."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    for side, db in ((dbz, "db_1"), (ours, "db_2")):
+        side.names["sig_t"] = "<signal>"
+        side.data[f"{db}.sig_t"] = [_signal("0-1-600"), _signal("0-1-604")]
+    assert dbz.record_offsets is not None
+    for gtids in ("0-1-600", "0-1-700"):  # a signal record's, a later record's
+        place = {"file": "binlog.000001", "pos": "990", "gtids": gtids}
+        dbz.record_offsets.append({**place, "event": "2", "row": "1", "server_id": "1"})
+
+    def unfound(gtids: str) -> list[cmp.Difference]:
+        mine = {"file": "binlog.000001", "pos": 777, "gtids": gtids, "event": 2, "row": 1, "server_id": 1}
+        altered = copy.deepcopy(ours)
+        altered.offsets.insert(len(altered.offsets) - 1, _offset("cdc_1", mine))
+        return [
+            d for d in cmp.compare(dbz, altered, ("offsets",)) if d.path == "<not among debezium's offsets>"
+        ]
+
+    assert not unfound("0-1-602")  # among its own watermarks' transactions
+    assert unfound("0-1-550")  # elsewhere: its place is compared
