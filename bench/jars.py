@@ -32,6 +32,7 @@ import subprocess
 from pathlib import Path
 
 __all__ = [
+    "APICURIO_VERSION",
     "CONNECT_VERSION",
     "DEBEZIUM_JDBC_VERSION",
     "DEBEZIUM_VERSION",
@@ -39,6 +40,7 @@ __all__ = [
     "MARIADB_CONNECT_VERSION",
     "MARIADB_VERSION",
     "MIRROR_VERSION",
+    "apicurio_converter_plugin_path",
     "connect_libs",
     "connect_version_for",
     "debezium_jdbc_sink_plugin_path",

@@ -112,15 +112,17 @@ def connect_worker(
     props: dict[str, str],
     *,
     plugin_path: Path | None = None,
+    more_plugins: tuple[Path, ...] = (),
     cpus: str | None = None,
     log_levels: Mapping[str, str] | None = None,
 ) -> WorkerSpec:
     """Apache Kafka Connect's distributed worker, started as ``bin/connect-distributed.sh`` starts it
-    (``log_levels``: logger name → level, beside the root logger's INFO)."""
+    (``log_levels``: logger name → level, beside the root logger's INFO; ``more_plugins``: further
+    ``plugin.path`` roots, a converter's)."""
     libs = jars.connect_libs(cache, jars.connect_version_for(plugin_path))
     props = dict(props)
     if plugin_path is not None:
-        props["plugin.path"] = str(plugin_path)
+        props["plugin.path"] = ",".join(str(p) for p in (plugin_path, *more_plugins))
     group = props["group.id"]
     worker_file = workdir / f"{group}.properties"
     write_properties(worker_file, props)

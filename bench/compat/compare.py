@@ -46,12 +46,14 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "HEARTBEAT_TOPIC",
     "IGNORED",
     "Captured",
     "Difference",
     "Record",
     "checkable",
     "compare",
+    "heartbeat_offsets_from_log",
     "load_intentional",
     "own_ddl",
     "record_offsets_from_log",
@@ -83,13 +85,21 @@ IGNORED = (
     "ends makes such a record): compared without those keys",
     "in each side's own signal table's topic (<signal>): the binlog coordinates and, in watermark rows, the "
     "UUID of the id and the window's timestamp; in offsets written during the incremental snapshot: the "
-    "binlog coordinates (each side writes its own watermarks)",
+    "binlog coordinates (each side writes its own watermarks); an offset among the side's own signal table "
+    "transactions (the last watermarks carry no incremental keys): without its binlog coordinates, as one "
+    "Debezium's signal records carried",
     "with --engine spark: the order of a table's initial-snapshot records (cdc's Spark engine reads a "
     "table's chunks in parallel): they are compared in key order",
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
+    "how many heartbeats each worker writes (one per heartbeat.interval.ms when due: timing): each side's "
+    "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once; the binlog "
+    "position a committed heartbeat offset names (the position when the heartbeat was due): its field set "
+    "must be one Debezium's heartbeats carried",
 )
+HEARTBEAT_TOPIC = "__debezium-heartbeat"
+"""Where :func:`bench.compat.run.capture` files a side's ``__debezium-heartbeat.<prefix>`` records."""
 
 _WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
 _INDEX = re.compile(r"\[\d+\]")
@@ -128,6 +138,8 @@ class Captured:
     """The worker's first commit after the snapshot was a later offset (another client's DDL streamed
     before its flush): no completed offset of its to compare."""
     record_offsets: list[dict[str, str]] | None = None
+    heartbeat_offsets: list[dict[str, str]] = field(default_factory=list)
+    """The offsets Debezium's heartbeat records carried (from the same log)."""
     """Every record's source offset in order, values as text (Debezium's, read from its worker's log)."""
     parallel_snapshot: bool = False
     """The initial snapshot read a table's chunks in parallel (cdc's Spark engine): its records of a table
@@ -460,7 +472,7 @@ def _describe(rec: Record, side: Captured) -> str:
 # ends at the ``}}`` before ``ConnectRecord``.
 _TRACE = re.compile(
     r"Applying transformation \S+ to SourceRecord\{sourcePartition=\{([^{}]*)\}, "
-    r"sourceOffset=\{(.*?)\}\} ConnectRecord"
+    r"sourceOffset=\{(.*?)\}\} ConnectRecord(?:\{topic='([^']*)')?"
 )
 _MAP_ENTRY = re.compile(r", (?=[A-Za-z_][A-Za-z0-9_.$-]*=)")  # keys may name a table (db.t)
 
@@ -477,6 +489,15 @@ def record_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
     ``{server=<prefix>}`` only."""
     return [
         _java_map(m.group(2)) for m in _TRACE.finditer(log) if _java_map(m.group(1)).get("server") == prefix
+    ]
+
+
+def heartbeat_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
+    """The source offsets of the heartbeat records among those :func:`record_offsets_from_log` reads."""
+    return [
+        _java_map(m.group(2))
+        for m in _TRACE.finditer(log)
+        if _java_map(m.group(1)).get("server") == prefix and (m.group(3) or "").startswith(HEARTBEAT_TOPIC)
     ]
 
 
@@ -549,15 +570,21 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     # each side's incremental snapshot runs at its own pace: a record another client's DDL made after one
     # side's ended and before the other's did carries the incremental keys on one side only
     bare = {_bare(o) for o in carried[completed + 1 :]}
+    # a heartbeat names the binlog position when it is due, another client's transaction before it or not
+    beat_shapes = {_shape(o) for o in dbz.heartbeat_offsets}
     dbz_signals = _signal_gtids(dbz)
     at_signal: dict[int, set[str]] = {}
     for o in carried[completed + 1 :]:
         if o.get("gtids") in dbz_signals:
             at_signal.setdefault(dbz_signals[o["gtids"]], set()).add(_unplaced(o))
+    at_any_signal = set().union(*at_signal.values()) if at_signal else set()
     diffs: list[Difference] = []
     for side, tag in ((dbz, "dbz"), (ours, "cdc")):
         done = side.completed.value_json() if side.completed is not None else None
         signals = _signal_gtids(side)
+        # the side's own watermark transactions: from its first signal record to one past its last
+        seqs = [s for s in (_gtid_seq({"gtids": g}) for g in signals) if s is not None]
+        watermarks = (min(seqs), max(seqs) + 1) if seqs else None
         for i, rec in enumerate(side.offsets):
             value = rec.value_json()
             if not isinstance(value, dict):
@@ -568,8 +595,17 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                 k = signals[value["gtids"]]
                 # a signal record none of Debezium's logged offsets names by its GTID (on a busy server a
                 # quarter of them in some runs) cannot be checked
+                # An offset's gtids are the set before its transaction, so this names the record of the
+                # transaction before it, which is the side's own only when the other side wrote none in
+                # between (each side's watermarks interleave at their own pace): an incremental snapshot's
+                # offset that is not there is checked as every other one of the incremental snapshot is.
                 found, shown = (
-                    k not in at_signal or _unplaced(value) in at_signal[k],
+                    k not in at_signal
+                    or _unplaced(value) in at_signal[k]
+                    or (
+                        any(key.startswith("incremental_snapshot") for key in value)
+                        and _streaming_value(value) in streaming
+                    ),
                     f"signal record #{k}: {_unplaced(value)}",
                 )
             else:
@@ -581,6 +617,12 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                     or _streaming_value(value) in streaming
                     or (not incremental and _bare(value) in bare)
                     or (tag == "cdc" and not incremental and _outside(value, carried[completed + 1 :]))
+                    or (tag == "cdc" and "event" not in value and _shape(value) in beat_shapes)
+                    or (
+                        tag == "cdc"
+                        and _own_watermark(value, watermarks)
+                        and _unplaced(value) in at_any_signal
+                    )
                 )
                 shown = _short(value, 400)
             if not found:
@@ -646,6 +688,14 @@ def _gtid_seq(offset: Mapping[str, Any]) -> int | None:
     """A single-domain MariaDB GTID set's sequence number (``0-1-42`` → 42), else None."""
     parts = str(offset.get("gtids") or "").split("-")
     return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
+
+
+def _own_watermark(offset: Mapping[str, Any], watermarks: tuple[int, int] | None) -> bool:
+    """Whether ``offset`` lies among the side's own signal table transactions (its GTID range): the last
+    watermarks, written after the incremental snapshot's end, carry no incremental keys on either side, and
+    their binlog places are each side's own."""
+    seq = _gtid_seq(offset)
+    return seq is not None and watermarks is not None and watermarks[0] <= seq <= watermarks[1]
 
 
 def _outside(offset: Mapping[str, Any], carried: list[dict[str, str]]) -> bool:
@@ -729,7 +779,9 @@ def compare(
     if "data" in areas:
         by_a = {dbz.normalise_text(t): records for t, records in dbz.data.items()}
         by_b = {ours.normalise_text(t): records for t, records in ours.data.items()}
-        for by in (by_a, by_b):
+        for by, side in ((by_a, dbz), (by_b, ours)):
+            if HEARTBEAT_TOPIC in by:
+                by[HEARTBEAT_TOPIC] = _distinct_heartbeats(by[HEARTBEAT_TOPIC], side)
             if SIGNAL_TOPIC in by:
                 by[SIGNAL_TOPIC] = [_signal_record(r) for r in by[SIGNAL_TOPIC]]
             if dbz.parallel_snapshot or ours.parallel_snapshot:
@@ -749,6 +801,17 @@ def compare(
     if "offsets" in areas:
         diffs.extend(_compare_offsets(dbz, ours))
     return diffs
+
+
+def _distinct_heartbeats(records: list[Record], side: Captured) -> list[Record]:
+    """Each distinct heartbeat once (ts_ms aside), in the order first written."""
+    seen: dict[str, Record] = {}
+    for rec in records:
+        value = _Normaliser.envelope(_exact_loads(side.normalise_bytes(rec.value)))
+        key = (side.normalise_bytes(rec.key) or b"").decode("utf-8", "replace")
+        headers = [(k, side.normalise_bytes(v)) for k, v in rec.headers]
+        seen.setdefault(f"{key}|{json.dumps(value, sort_keys=True, default=str)}|{headers}", rec)
+    return list(seen.values())
 
 
 def _run_ids(side: Captured) -> set[bytes | None]:

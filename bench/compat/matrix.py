@@ -4,12 +4,14 @@ keys from it (the same keys on both sides), every row a whole run of :func:`benc
 A row's keys may name the run's database as ``{db}``. ``python -m bench.compat --row NAME`` runs one row
 (``base`` by default), ``--matrix`` all of them; each row writes ``<workdir>/<row>/report.md`` and the matrix
 a summary, ``<workdir>/matrix.md``: per row its differences, the unexplained ones, and the exit status.
+``--publish`` writes that summary (and the base row's report) into docs/debezium-compatibility.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,9 @@ class Row:
     name: str
     family: str
     keys: dict[str, str] = field(default_factory=dict)
+    converter: str = "json"
+    """The workers' key and value converter: ``json`` (JsonConverter, schemas on) or ``avro`` (Avro in
+    Confluent's wire format with the registry, :mod:`bench.compat.avro`)."""
 
     def config(self, db: str) -> dict[str, str]:
         return {k.format(db=db): v.format(db=db) for k, v in self.keys.items()}
@@ -28,12 +33,14 @@ class Row:
 
 ROWS: tuple[Row, ...] = (
     Row("base", "Debezium's defaults (what a user must set only)"),
+    Row("avro", "Avro with the schema registry (key and value converters)", converter="avro"),
     Row("decimal-string", "decimal.handling.mode", {"decimal.handling.mode": "string"}),
     Row("decimal-double", "decimal.handling.mode", {"decimal.handling.mode": "double"}),
     Row("time-connect", "time.precision.mode", {"time.precision.mode": "connect"}),
     Row("binary-base64", "binary.handling.mode", {"binary.handling.mode": "base64"}),
     Row("binary-hex", "binary.handling.mode", {"binary.handling.mode": "hex"}),
     Row("bigint-precise", "bigint.unsigned.handling.mode", {"bigint.unsigned.handling.mode": "precise"}),
+    Row("heartbeats", "heartbeat.interval.ms", {"heartbeat.interval.ms": "1000"}),
     Row("include-query", "include.query", {"include.query": "true"}),
     Row(
         "column-rules",
@@ -77,6 +84,8 @@ def run_matrix(args: argparse.Namespace, names: list[str]) -> int:
 
     base = Path(args.workdir) if args.workdir else Path(args.cache).expanduser() / "compat" / unique("matrix")
     lines = ["| row | family | differences | status |", "|---|---|---|---|"]
+    reports: dict[str, str] = {}
+    started = time.monotonic()
     worst = 0
     for name in names:
         r = row(name)
@@ -88,10 +97,16 @@ def run_matrix(args: argparse.Namespace, names: list[str]) -> int:
             rc, summary = 3, f"did not run: {type(exc).__name__}: {exc}"[:300]
         else:
             report = Path(row_args.workdir) / "report.md"
-            summary = report.read_text().strip().splitlines()[-1] if report.exists() else "?"
+            reports[r.name] = report.read_text(encoding="utf-8") if report.exists() else "?"
+            summary = reports[r.name].strip().splitlines()[-1]
         worst = max(worst, rc)
         status = {0: "ok", 1: "UNEXPLAINED", 2: "SELF-TEST FAILED"}.get(rc, "FAILED")
         lines.append(f"| {r.name} | {r.family} | {summary} | {status} |")
         print("\n".join(lines), flush=True)
     (base / "matrix.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if args.publish:
+        from bench.compat.publish import publish
+        from bench.compat.run import DOC
+
+        publish(DOC, lines, reports, (time.monotonic() - started) / 60)
     return worst

@@ -33,8 +33,8 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from bench import jars
+from bench.compat import avro, workload
 from bench.compat import compare as cmp
-from bench.compat import workload
 from bench.compat.matrix import ROWS, Row, run_matrix
 from bench.compat.matrix import row as matrix_row
 from bench.stack import Stack, unique
@@ -74,6 +74,8 @@ class Side:
     trace_records: bool = False  # log every record's source offset (Kafka Connect: TRACE, a pass-through)
     snapshot_commits: int = 0  # offsets committed when the snapshot's completed offset was
     completed_superseded: bool = False  # the first offset committed after the snapshot was a later one
+    converter: str = "json"  # the row's key and value converter (bench.compat.matrix.Row.converter)
+    decode: Callable[[bytes | None], bytes | None] | None = None  # Avro -> JsonConverter's shape
 
     @property
     def history_topic(self) -> str:
@@ -130,26 +132,32 @@ def engine_config(engine: str, workdir: Path) -> dict[str, str]:
 
 
 def worker_spec(side: Side, stack: Stack, workdir: Path, cache: Path, python: str) -> WorkerSpec:
+    if side.converter == "avro":
+        converters = avro.converter_props(side.name)
+    else:
+        converters = {"key.converter.schemas.enable": "true", "value.converter.schemas.enable": "true"}
     props = worker_properties(
         stack.bootstrap,
         side.group,
         free_port(),
-        {
-            "key.converter.schemas.enable": "true",
-            "value.converter.schemas.enable": "true",
-            "offset.flush.interval.ms": "1000",
-            "offset.storage.topic": side.offsets_topic,
-        },
+        {**converters, "offset.flush.interval.ms": "1000", "offset.storage.topic": side.offsets_topic},
     )
     if side.name == "debezium":
         plugin = jars.debezium_plugin_path(cache, "debezium-connector-mariadb")
+        more = (jars.apicurio_converter_plugin_path(cache),) if side.converter == "avro" else ()
         levels = {TRACE_LOGGER: "TRACE"} if side.trace_records else None
-        return connect_worker(workdir, cache, props, plugin_path=plugin, log_levels=levels)
+        return connect_worker(workdir, cache, props, plugin_path=plugin, more_plugins=more, log_levels=levels)
     return cdc_worker(workdir, python, props)
 
 
-def read_topic(bootstrap: str, topic: str, timeout: float = 30.0) -> list[cmp.Record]:
-    """Every record of ``topic`` up to its end now (all partitions, in partition then offset order)."""
+def read_topic(
+    bootstrap: str,
+    topic: str,
+    timeout: float = 30.0,
+    decode: Callable[[bytes | None], bytes | None] | None = None,
+) -> list[cmp.Record]:
+    """Every record of ``topic`` up to its end now (all partitions, in partition then offset order); keys
+    and values through ``decode`` if given (the avro row's, :class:`bench.compat.avro.Decoder`)."""
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": unique("compat-read"), "enable.auto.commit": False}
     )
@@ -168,7 +176,13 @@ def read_topic(bootstrap: str, topic: str, timeout: float = 30.0) -> list[cmp.Re
             while time.monotonic() < deadline:
                 msg = consumer.poll(1.0)
                 if msg is not None and msg.error() is None:
-                    out.append(cmp.Record(msg.key(), msg.value(), list(msg.headers() or [])))
+                    deadline = (
+                        time.monotonic() + timeout
+                    )  # a stall, not a slow read (Avro decoding), times out
+                    key, value = msg.key(), msg.value()
+                    if decode is not None:
+                        key, value = decode(key), decode(value)
+                    out.append(cmp.Record(key, value, list(msg.headers() or [])))
                     if msg.offset() >= high - 1:
                         break
                 # A transaction's commit marker (cdc's exactly-once Spark chunks) ends a partition with an
@@ -212,16 +226,19 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
         completed_superseded=side.completed_superseded,
     )
     for topic in stack.topics_with_prefix(side.prefix + "."):
-        got.data[topic.removeprefix(side.prefix + ".")] = read_topic(stack.bootstrap, topic)
-    heartbeat = read_topic(stack.bootstrap, f"__debezium-heartbeat.{side.prefix}")
+        got.data[topic.removeprefix(side.prefix + ".")] = read_topic(
+            stack.bootstrap, topic, decode=side.decode
+        )
+    heartbeat = read_topic(stack.bootstrap, f"__debezium-heartbeat.{side.prefix}", decode=side.decode)
     if heartbeat:
         got.data["__debezium-heartbeat"] = heartbeat
-    got.schema_changes = read_topic(stack.bootstrap, side.prefix)
+    got.schema_changes = read_topic(stack.bootstrap, side.prefix, decode=side.decode)
     got.history = read_topic(stack.bootstrap, side.history_topic)
     got.offsets = committed_offsets(stack, side)
     if side.trace_records and side.spec is not None and side.name == "debezium":
         log = side.spec.log.read_text(encoding="utf-8", errors="replace")
         got.record_offsets = cmp.record_offsets_from_log(log, side.prefix)
+        got.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, side.prefix)
     return got
 
 
@@ -246,7 +263,7 @@ def _incremental_reads(stack: Stack, side: Side, db: str) -> dict[str, int]:
 
 def _payloads(stack: Stack, side: Side, suffix: str) -> list[Any]:
     out = []
-    for rec in read_topic(stack.bootstrap, f"{side.prefix}.{suffix}"):
+    for rec in read_topic(stack.bootstrap, f"{side.prefix}.{suffix}", decode=side.decode):
         value = rec.value_json()
         if isinstance(value, dict):
             out.append(value.get("payload", value))
@@ -273,7 +290,7 @@ def wait_for(what: str, test: Callable[[], bool], sides: list[Side], timeout: fl
 
 def snapshot_done(stack: Stack, side: Side) -> bool:
     for topic in stack.topics_with_prefix(side.prefix + "."):
-        for rec in read_topic(stack.bootstrap, topic):
+        for rec in read_topic(stack.bootstrap, topic, decode=side.decode):
             value = rec.value_json()
             source = (value or {}).get("payload", {}).get("source") if isinstance(value, dict) else None
             if isinstance(source, dict) and source.get("snapshot") == "last":
@@ -374,6 +391,10 @@ def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
             extra_config=engine_config(args.engine, workdir),
         ),
     ]
+    if row.converter == "avro":
+        decoder = avro.Decoder()
+        for side in sides:
+            side.converter, side.decode = "avro", decoder
     for side in sides:  # each its own signal table; the other side's is not captured
         own = workload.SIGNAL_TABLES[side.name]
         foreign = next(t for n, t in workload.SIGNAL_TABLES.items() if n != side.name)
@@ -524,9 +545,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--row", action="append", help="a row of the matrix (bench/compat/matrix.py); base")
     parser.add_argument("--matrix", action="store_true", help="every row of the matrix, one run each")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the rows' summary and the base row's report into docs/debezium-compatibility.md",
+    )
     args = parser.parse_args(argv)
-    if args.matrix or (args.row and len(args.row) > 1):
-        return run_matrix(args, [r.name for r in ROWS] if args.matrix else args.row)
+    if args.matrix or args.publish or (args.row and len(args.row) > 1):
+        return run_matrix(args, [r.name for r in ROWS] if args.matrix else args.row or ["base"])
     if args.row:
         return run_compat(args, matrix_row(args.row[0]))
     if args.handover:

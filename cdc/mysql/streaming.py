@@ -118,6 +118,7 @@ class Streamer:
         self.keep_alive = settings.connect_keep_alive
         self.include_query = settings.include_query
         self.row_query: str | None = None
+        self.signal_quoted = _quoted_signal_table(settings.signal_data_collection) if ctx.mariadb else None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.ddl = DdlChanges(ctx.schema, ctx.events, ctx.filters, ctx.schema_events, self.event_failure_mode)
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
@@ -285,7 +286,11 @@ class Streamer:
     def _on_rows_query(self, event: RowsQuery) -> None:
         # One of the transaction's events, as Debezium counts it (the server sends it only with
         # include.query: Debezium's offsets then say event=3 for the first rows event, seen side by side)
-        self.row_query = event.query
+        # Debezium's MariaDB connector does not take an ANNOTATE_ROWS query that names its signal table
+        # (`db`.`table`, as its watermark INSERTs and cdc's spell it): the rows keep the transaction's query
+        # before it, null if none (MariaDbStreamingChangeEventSource.handleRecordingQuery).
+        if self.signal_quoted is None or self.signal_quoted not in event.query.lower():
+            self.row_query = event.query
         if self.in_tx:
             self.events_done += 1
 
@@ -530,6 +535,15 @@ class Streamer:
             self.heartbeat_action.run()
             record = self.schema_events.heartbeat(self._tx_store(self.checkpoint().to_dict()))
             self.emit(self.hooks.decorate([record]))
+
+
+def _quoted_signal_table(collection: str | None) -> str | None:
+    """The first ``signal.data.collection`` as Debezium's ``TableId.toQuotedString('`')`` spells it,
+    lower-cased: ``db.table`` -> ```db`.`table```."""
+    first = (collection or "").split(",")[0].strip()
+    if not first:
+        return None
+    return ".".join(f"`{part.strip('`')}`" for part in first.split(".")).lower()
 
 
 def _start_of(event: Rows | Query, fallback: int) -> int:

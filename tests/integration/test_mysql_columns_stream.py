@@ -116,3 +116,55 @@ def test_rules_and_converters_apply_to_snapshot_and_stream(mysql_db: Any, kafka:
         assert schema["bio"].parameters == {"truncateLength": "8"}
         assert (schema["score"].parameters or {})["__debezium.source.column.type"] == "DECIMAL"
         assert (schema["score"].parameters or {})["__debezium.source.column.length"] == "6"
+
+
+@pytest.mark.honours("include.query", "signal.data.collection")
+def test_include_query_leaves_out_what_names_the_signal_table(mysql_db: Any, kafka: Any) -> None:
+    """Debezium's MariaDB connector does not take an ANNOTATE_ROWS query naming its signal table as
+    `db`.`table` (its incremental snapshot's watermark INSERTs, cdc's too): such rows keep the query before
+    them in their transaction, null when there is none. Seen side by side (``make compat`` row
+    include-query): Debezium's watermark rows carry ``source.query`` null."""
+    db = mysql_db.name
+    with mysql_db.connect() as conn, conn.cursor() as cur:
+        cur.execute(DDL)
+        cur.execute("CREATE TABLE sig (id VARCHAR(64) PRIMARY KEY, type VARCHAR(32), data TEXT)")
+    prefix = f"sigq{random.randint(0, 10**6)}"
+    config = mysql_connector(
+        mysql_db,
+        prefix,
+        kafka.bootstrap_servers,
+        **{
+            "schema.history.internal": "io.debezium.relational.history.MemorySchemaHistory",
+            "include.query": "true",
+            "signal.data.collection": f"{db}.sig",
+        },
+    )
+    task = MySqlSourceTask()
+    task.initialize(NoOffsetsContext())
+    task.start(config)
+    people = "INSERT INTO people (id) VALUES (1)"
+    quoted = f"INSERT INTO `{db}`.`sig` VALUES ('%s', 'log', '{{\"message\": \"m\"}}')"
+    records: list[Any] = []
+    try:
+        deadline = time.monotonic() + 60
+        written = False
+        while time.monotonic() < deadline and len(records) < 4:
+            records += [r for r in task.poll() or [] if r.topic.startswith(f"{prefix}.{db}.") and r.value]
+            if not written:
+                with mysql_db.connect() as conn, conn.cursor() as cur:
+                    cur.execute("BEGIN")
+                    cur.execute(people)
+                    cur.execute(quoted % "in-tx")
+                    cur.execute("COMMIT")
+                    cur.execute(quoted % "alone")
+                    cur.execute("INSERT INTO sig VALUES ('unquoted', 'log', '{\"message\": \"m\"}')")
+                written = True
+    finally:
+        task.stop()
+    got = [(r.topic.rsplit(".", 1)[1], r.value.get("source").get("query")) for r in records]
+    assert got == [
+        ("people", people),
+        ("sig", people),  # the transaction's query before it
+        ("sig", None),
+        ("sig", "INSERT INTO sig VALUES ('unquoted', 'log', '{\"message\": \"m\"}')"),
+    ], got

@@ -64,6 +64,9 @@ def test_heartbeat_action_query_moves_the_offset_of_an_idle_capture(mysql_db: An
     finally:
         task.stop()
     assert len(heartbeats) >= 8
+    # Debezium's heartbeats carry no __debezium.context.* headers (its change records do)
+    assert [list(r.headers) for r in heartbeats] == [[]] * len(heartbeats)
+    assert data and all(any(h.key == "__debezium.context.runId" for h in r.headers) for r in data)
     with mysql_db.connect() as conn, conn.cursor() as cur:
         cur.execute("SELECT beats FROM hb WHERE id = 1")
         assert cur.fetchone()[0] >= 7  # the action ran with the heartbeats

@@ -81,14 +81,14 @@ def _offset(prefix: str, value: dict[str, Any]) -> cmp.Record:
     return cmp.Record(json.dumps(["compat", {"server": prefix}]).encode(), json.dumps(value).encode())
 
 
-def _trace_line(prefix: str, value: dict[str, Any]) -> str:
+def _trace_line(prefix: str, value: dict[str, Any], topic: str | None = None) -> str:
     """A record as Kafka Connect's TransformationChain logs it at TRACE (the start of the line, as seen)."""
     offset = ", ".join(f"{k}={v}" for k, v in value.items())
     return (
         "[2026-11-25 16:50:58,077] TRACE Applying transformation "
         "org.apache.kafka.connect.transforms.Filter to "
         f"SourceRecord{{sourcePartition={{server={prefix}}}, sourceOffset={{{offset}}}}} "
-        f"ConnectRecord{{topic='{prefix}', kafkaPartition=0, key=Struct{{databaseName=}}, "
+        f"ConnectRecord{{topic='{topic or prefix}', kafkaPartition=0, key=Struct{{databaseName=}}, "
         "(org.apache.kafka.connect.runtime.TransformationChain)"
     )
 
@@ -282,3 +282,117 @@ def test_incremental_snapshot_offsets_are_compared_without_their_binlog_coordina
     unflagged = {k: v for k, v in at_own_watermark.items() if k != "snapshot"}
     ours.offsets[2] = _offset("cdc_x", unflagged)
     assert _kinds(dbz, ours) == {("offsets <offsets> <not among debezium's offsets>", "cdc#2")}
+
+
+def _heartbeat(prefix: str, ts: int, server: str | None = None) -> cmp.Record:
+    key = {
+        "schema": {"name": "io.debezium.connector.common.ServerNameKey"},
+        "payload": {"serverName": prefix},
+    }
+    payload: dict[str, Any] = {"ts_ms": ts}
+    if server is not None:
+        payload["server"] = server
+    value = {"schema": {"name": "io.debezium.connector.common.Heartbeat"}, "payload": payload}
+    return cmp.Record(json.dumps(key).encode(), json.dumps(value).encode())
+
+
+def test_heartbeats_are_compared_once_each_however_many_each_worker_wrote() -> None:
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    dbz.data[cmp.HEARTBEAT_TOPIC] = [_heartbeat("dbz_1", t) for t in range(5)]
+    ours.data[cmp.HEARTBEAT_TOPIC] = [_heartbeat("cdc_1", t) for t in range(2)]
+    assert [d for d in cmp.compare(dbz, ours, ("data",)) if d.topic == cmp.HEARTBEAT_TOPIC] == []
+    ours.data[cmp.HEARTBEAT_TOPIC].append(_heartbeat("cdc_1", 9, server="x"))  # a heartbeat of another shape
+    found = [d for d in cmp.compare(dbz, ours, ("data",)) if d.topic == cmp.HEARTBEAT_TOPIC]
+    assert found, "a heartbeat Debezium never writes was not reported"
+
+
+def test_a_heartbeats_offset_is_checked_by_its_fields_not_by_its_position() -> None:
+    """A heartbeat names the binlog position when it was due (timing): cdc's committed heartbeat offset
+    must have the fields Debezium's heartbeats carried; without such heartbeats it is reported."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    beat = {"ts_sec": 9, "file": "binlog.000001", "pos": 800, "gtids": "0-1-501", "server_id": 1}
+    ours.offsets.insert(len(ours.offsets) - 1, _offset("cdc_1", beat))
+
+    def unfound() -> list[cmp.Difference]:
+        return [d for d in cmp.compare(dbz, ours, ("offsets",)) if d.path == "<not among debezium's offsets>"]
+
+    assert unfound()
+    log = _trace_line("dbz_1", {**beat, "pos": 600}, topic=f"{cmp.HEARTBEAT_TOPIC}.dbz_1")
+    log += "\n" + _trace_line("dbz_1", _STREAMING[0])  # a change record's offset is no heartbeat's
+    dbz.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, "dbz_1")
+    assert len(dbz.heartbeat_offsets) == 1
+    assert not unfound()
+
+
+def _signal(gtid: str) -> cmp.Record:
+    value = {"payload": {"op": "c", "after": {"id": "w"}, "source": {"gtid": gtid}}}
+    return cmp.Record(b'{"id": "w"}', json.dumps(value).encode())
+
+
+def test_an_incremental_offset_named_by_the_other_sides_watermark_is_checked_as_incremental() -> None:
+    """An offset's gtids name the transaction before it: the signal record it points to is the side's own
+    only when the other side wrote nothing in between (timing). A window row's offset Debezium's records
+    carried elsewhere, positions aside, is found; one no record carried is still reported."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    for side, db in ((dbz, "db_1"), (ours, "db_2")):
+        side.names["sig_t"] = "<signal>"
+        side.data[f"{db}.sig_t"] = [_signal("0-1-600")]
+    window = {"event": "2", "row": "1", "server_id": "1", "snapshot": "INCREMENTAL"}
+    assert dbz.record_offsets is not None
+    dbz.record_offsets += [
+        {
+            "file": "binlog.000001",
+            "pos": "800",
+            "gtids": "0-1-600",
+            **window,
+            "incremental_snapshot_primary_key": "k746",
+        },
+        {
+            "file": "binlog.000001",
+            "pos": "850",
+            "gtids": "0-1-700",
+            **window,
+            "incremental_snapshot_primary_key": "k748",
+        },
+    ]
+
+    def unfound(key: str) -> list[cmp.Difference]:
+        mine = {
+            "file": "binlog.000001",
+            "pos": 820,
+            "gtids": "0-1-600",
+            **window,
+            "incremental_snapshot_primary_key": key,
+        }
+        altered = copy.deepcopy(ours)
+        altered.offsets.insert(len(altered.offsets) - 1, _offset("cdc_1", mine))
+        return [
+            d for d in cmp.compare(dbz, altered, ("offsets",)) if d.path == "<not among debezium's offsets>"
+        ]
+
+    assert not unfound("k748")
+    assert unfound("k750")
+
+
+def test_an_offset_among_the_sides_own_watermarks_is_compared_without_its_place() -> None:
+    """The last watermarks (after the incremental snapshot's end) carry no incremental keys, at each side's
+    own binlog place: such an offset is found when Debezium's signal records carried it, place aside."""
+    dbz, ours = _side("debezium", "dbz_1", "db_1"), _side("cdc", "cdc_1", "db_2")
+    for side, db in ((dbz, "db_1"), (ours, "db_2")):
+        side.names["sig_t"] = "<signal>"
+        side.data[f"{db}.sig_t"] = [_signal("0-1-600"), _signal("0-1-604")]
+    assert dbz.record_offsets is not None
+    for gtids in ("0-1-600", "0-1-700"):  # a signal record's, a later record's
+        place = {"file": "binlog.000001", "pos": "990", "gtids": gtids}
+        dbz.record_offsets.append({**place, "event": "2", "row": "1", "server_id": "1"})
+
+    def unfound(gtids: str) -> list[cmp.Difference]:
+        mine = {"file": "binlog.000001", "pos": 777, "gtids": gtids, "event": 2, "row": 1, "server_id": 1}
+        altered = copy.deepcopy(ours)
+        altered.offsets.insert(len(altered.offsets) - 1, _offset("cdc_1", mine))
+        return [
+            d for d in cmp.compare(dbz, altered, ("offsets",)) if d.path == "<not among debezium's offsets>"
+        ]
+
+    assert not unfound("0-1-602")  # among its own watermarks' transactions
+    assert unfound("0-1-550")  # elsewhere: its place is compared
