@@ -4,7 +4,8 @@ recovery and legacy snapshot settings, each with its meaning in cdc."""
 from __future__ import annotations
 
 from cdc.config import ConfigDef
-from cdc.mysql.config_groups import ADV, LO, SNAP, B, S
+from cdc.config.shorthands import LO, B, S
+from cdc.mysql.config_groups import ADV, SNAP
 
 __all__ = ["define_more"]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from cdc.config import ConfigDef
 from cdc.config import validators as v
 from cdc.config.sanitize import DEBEZIUM_SANITIZE_PATTERN, SANITIZE_KEY, pattern_error
-from cdc.mysql.config_groups import ADV, INT, LO, LST, B, L, M, S
+from cdc.config.shorthands import INT, LO, LST, B, L, M, S
+from cdc.mysql.config_groups import ADV
 
 OPENLINEAGE = "OpenLineage"
 
