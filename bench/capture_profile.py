@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cdc import gc_settings
 from cdc.api.connector import OffsetStorageReader, SourceTaskContext
 from cdc.api.offsets import partition_key
 from cdc.converters.json_converter import JsonConverter
@@ -96,6 +97,7 @@ def main() -> None:
 
         threading.setprofile(start_profile)  # threads started from now on profile themselves
 
+    gc_settings.tune()  # the collector's settings of a worker process (`cdc distributed` calls it)
     task = MySqlSourceTask()
     task.initialize(_Context(offset))
     main_prof = cProfile.Profile() if args.profile else None

@@ -115,9 +115,17 @@ def parse_offset_key(key: bytes) -> tuple[str, dict[str, Any]]:
     return parsed[0], parsed[1] or {}
 
 
+_STR_ONLY = frozenset({str})
+_PRIMITIVE_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def check_offset_map(what: str, value: Mapping[str, Any] | None) -> None:
     """Partitions and offsets may hold only string keys and primitive values (Connect's rule)."""
     if value is None:
+        return
+    # The worker checks every record's offset: the common case (exact str keys, exact primitive values) is
+    # decided by two C-level passes over the map's types; anything else goes through the loop below.
+    if _STR_ONLY.issuperset(map(type, value)) and _PRIMITIVE_TYPES.issuperset(map(type, value.values())):
         return
     for k, v in value.items():
         if not isinstance(k, str):

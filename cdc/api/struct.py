@@ -9,6 +9,9 @@ from cdc.api.schema import Field, Schema, StructValue, Type, validate_value
 
 __all__ = ["Struct"]
 
+# Every change event builds several structs: a module constant, not an Enum attribute look-up per struct.
+_STRUCT = Type.STRUCT
+
 
 class Struct(StructValue):
     """A record of values, one per field of its struct schema.
@@ -21,7 +24,7 @@ class Struct(StructValue):
     __slots__ = ("schema", "values")
 
     def __init__(self, schema: Schema, values: list[Any] | None = None) -> None:
-        if schema.type is not Type.STRUCT:
+        if schema.type is not _STRUCT:
             raise DataError("Not a struct schema: " + repr(schema))
         self.schema = schema
         if values is None:

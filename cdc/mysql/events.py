@@ -306,28 +306,30 @@ class EventFactory:
         database: str = "",
     ) -> Struct:
         """The ``source`` block; ``database`` names the database of an event without a table (DDL)."""
-        return Struct(
-            self.source_schema,
-            [
-                __version__,
-                self.connector,
-                self.settings.prefix,
-                ts_ms,
-                snapshot,
-                table_id.database if table_id else database,
-                None,
-                ts_ms * 1000,
-                ts_ms * 1_000_000,
-                table_id.table if table_id else None,
-                pos.server_id,
-                pos.gtid,
-                pos.file,
-                pos.pos,
-                pos.row,
-                pos.thread,
-                pos.query,
-            ],
-        )
+        return Struct(self.source_schema, self._source_values(pos, table_id, ts_ms, snapshot, database))
+
+    def _source_values(
+        self, pos: SourcePosition, table_id: TableId | None, ts_ms: int, snapshot: str | None, database: str
+    ) -> list[Any]:
+        return [
+            __version__,
+            self.connector,
+            self.settings.prefix,
+            ts_ms,
+            snapshot,
+            table_id.database if table_id else database,
+            None,
+            ts_ms * 1000,
+            ts_ms * 1_000_000,
+            table_id.table if table_id else None,
+            pos.server_id,
+            pos.gtid,
+            pos.file,
+            pos.pos,
+            pos.row,
+            pos.thread,
+            pos.query,
+        ]
 
     def snapshot_sources(self, pos: SourcePosition, table_id: TableId) -> Callable[[int, str], Struct]:
         """``source(ts_ms, marker)`` for a snapshot's reads of one table: one block per fetch and marker.
@@ -351,7 +353,7 @@ class EventFactory:
         """``source(row)`` for the rows of one binlog rows event: the block's values are built once per event,
         a row copies them with its own ``row`` (the row's index in the event)."""
         schema = self.source_schema
-        template = self.source(pos, table_id, ts_ms, None).values
+        template = self._source_values(pos, table_id, ts_ms, None, "")  # the values only: no struct per event
         row_field = self._row_field
 
         def source(row: int) -> Struct:
@@ -438,7 +440,7 @@ class EventFactory:
         else:
             old_key, new_key = ts.key(before_row), ts.key(after_row)
         before, after = ts.value(before_row), ts.value(after_row)
-        if old_key == new_key:
+        if old_key is new_key or old_key == new_key:  # `is` first: Struct.__eq__ walks schema and values
             return [
                 self._record(ts, new_key, self._envelope(ts, before, after, source, "u", transaction), offset)
             ]

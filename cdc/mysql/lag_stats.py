@@ -34,6 +34,10 @@ class LagStatistics:
         self.max: int | None = None
         self._zeros = 0
         self._buckets: dict[int, int] = {}
+        # lags repeat (a busy source's events are milliseconds apart): the last lag's bucket is kept so
+        # that most events skip the logarithm
+        self._last_lag = 0
+        self._last_index = 0
         self._lock = threading.Lock()  # the streaming thread records, the metrics endpoint reads
 
     def record(self, lag_ms: int, count: int = 1) -> None:
@@ -50,7 +54,11 @@ class LagStatistics:
             if lag_ms <= 0:
                 self._zeros += count
             else:
-                index = math.ceil(math.log(lag_ms) / _LOG_GAMMA)
+                if lag_ms == self._last_lag:
+                    index = self._last_index
+                else:
+                    index = math.ceil(math.log(lag_ms) / _LOG_GAMMA)
+                    self._last_lag, self._last_index = lag_ms, index
                 self._buckets[index] = self._buckets.get(index, 0) + count
 
     @property

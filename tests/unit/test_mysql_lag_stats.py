@@ -32,3 +32,20 @@ def test_counted_events_and_disabled_quantiles() -> None:
     assert off.attributes()["MilliSecondsBehindSourceP50"] is None
     assert off.attributes()["MilliSecondsBehindSourceAverageValue"] == 100
     assert LagStatistics().attributes()["MilliSecondsBehindSourceMinValue"] is None
+
+
+def test_repeated_lags_land_in_the_same_buckets() -> None:
+    # runs of equal lags (the usual case under load) reuse the last bucket: the statistics must be the same
+    # as for the same lags in an order without runs
+    rng = random.Random(7)
+    lags = [int(rng.lognormvariate(3, 1)) for _ in range(500)]
+    values = [v for v in lags for _ in range(rng.randint(1, 9))]
+    in_runs, shuffled = LagStatistics(), LagStatistics()
+    for v in values:
+        in_runs.record(v)
+    rng.shuffle(values)
+    for v in values:
+        shuffled.record(v)
+    for q in (0.1, 0.5, 0.9, 0.95, 0.99):
+        assert in_runs.quantile(q) == shuffled.quantile(q)
+    assert (in_runs.min, in_runs.max, in_runs.average) == (shuffled.min, shuffled.max, shuffled.average)
