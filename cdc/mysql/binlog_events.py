@@ -80,6 +80,12 @@ class _Header:
         self.log_pos = log_pos
         self.event_size = event_size
 
+    def start(self, fallback: int) -> int:
+        """Where the event starts, as Debezium's ``source.pos`` names it: its end less its size (the event
+        before it may be a Table_map or Annotate_rows event the reader does not hand over)."""
+        end, size = self.log_pos, self.event_size
+        return end - size if end and size else fallback
+
 
 class Gtid(_Header):
     """A GTID event; ``standalone``: MariaDB's FL_STANDALONE, a DDL follows without a transaction."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
 
-__all__ = ["BUILTIN_DATABASES", "Filters"]
+__all__ = ["BUILTIN_DATABASES", "Filters", "quoted_table_id"]
 
 BUILTIN_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
 
@@ -71,3 +71,13 @@ class Filters:
         if self.col_include:
             return _matches(self.col_include, text)
         return not _matches(self.col_exclude, text)
+
+
+def quoted_table_id(collection: str | None) -> str | None:
+    """The first of a comma-separated list of ``db.table`` names as Debezium's
+    ``TableId.toQuotedString('`')`` spells it, lower-cased (``db.table`` -> ```db`.`table```); None when
+    empty. The streamer compares MariaDB's ANNOTATE_ROWS queries with the signal table's spelt this way."""
+    first = (collection or "").split(",")[0].strip()
+    if not first:
+        return None
+    return ".".join(f"`{part.strip('`')}`" for part in first.split(".")).lower()

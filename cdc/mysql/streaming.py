@@ -56,6 +56,7 @@ from cdc.mysql.binlog_source import (
 from cdc.mysql.capture import CaptureContext
 from cdc.mysql.ddl_changes import DdlChanges
 from cdc.mysql.events import SourcePosition
+from cdc.mysql.filters import quoted_table_id
 from cdc.mysql.gtid_filter import GtidSourceFilter
 from cdc.mysql.gtids import CompletedGtids
 from cdc.mysql.heartbeats import HeartbeatAction
@@ -118,7 +119,7 @@ class Streamer:
         self.keep_alive = settings.connect_keep_alive
         self.include_query = settings.include_query
         self.row_query: str | None = None
-        self.signal_quoted = _quoted_signal_table(settings.signal_data_collection) if ctx.mariadb else None
+        self.signal_quoted = quoted_table_id(settings.signal_data_collection) if ctx.mariadb else None
         self.event_failure_mode = settings.event_processing_failure_handling_mode.lower()
         self.ddl = DdlChanges(ctx.schema, ctx.events, ctx.filters, ctx.schema_events, self.event_failure_mode)
         self.inconsistent_mode = settings.inconsistent_schema_handling_mode.lower()
@@ -368,7 +369,7 @@ class Streamer:
         if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
             return
         database = event.schema
-        if self.statements.on_query(query, database or None, self.file, _start_of(event, self.event_start)):
+        if self.statements.on_query(query, database or None, self.file, event.start(self.event_start)):
             return  # DML logged as a statement: warned about, not captured
         self._ddl(event, query, database or None)
 
@@ -390,7 +391,7 @@ class Streamer:
 
     def _ddl(self, event: Query, query: str, database: str | None) -> None:
         gtid, gtids_before = self.tx_gtid, self.completed_gtids
-        start = _start_of(event, self.event_start)
+        start = event.start(self.event_start)
         # A DDL with a GTID is recorded (history, schema change and truncate records' offsets) at the
         # position before it, as Debezium does: its GTID event counted as the one event done and the GTID set
         # without it; a restart there applies the DDL again, which the parser tolerates (it is idempotent).
@@ -474,7 +475,7 @@ class Streamer:
         self.metrics.erroneous_events += 1
         key = str(table_id)
         self.metrics.partial_row_images[key] = self.metrics.partial_row_images.get(key, 0) + 1
-        start = _start_of(event, self.event_start)
+        start = event.start(self.event_start)
         error = partial_error(check, key, self.file, start, names, self.event_failure_mode)
         if self.event_failure_mode == "fail":
             raise error
@@ -494,7 +495,7 @@ class Streamer:
         )
         pos = SourcePosition(
             self.file,
-            _start_of(event, self.event_start),
+            event.start(self.event_start),
             self.server_id,
             self.ts_sec,
             self.tx_gtid,
@@ -535,22 +536,6 @@ class Streamer:
             self.heartbeat_action.run()
             record = self.schema_events.heartbeat(self._tx_store(self.checkpoint().to_dict()))
             self.emit(self.hooks.decorate([record]))
-
-
-def _quoted_signal_table(collection: str | None) -> str | None:
-    """The first ``signal.data.collection`` as Debezium's ``TableId.toQuotedString('`')`` spells it,
-    lower-cased: ``db.table`` -> ```db`.`table```."""
-    first = (collection or "").split(",")[0].strip()
-    if not first:
-        return None
-    return ".".join(f"`{part.strip('`')}`" for part in first.split(".")).lower()
-
-
-def _start_of(event: Rows | Query, fallback: int) -> int:
-    """Where a rows or query event starts, as Debezium's ``source.pos`` names it: its end less its size.
-    (The event before it may be a Table_map or Annotate_rows event the reader does not hand over.)"""
-    end, size = event.log_pos, event.event_size
-    return end - size if end and size else fallback
 
 
 _E = TypeVar("_E", bound=BinlogEvent)
