@@ -13,12 +13,14 @@ artifacts, and ``mvn dependency:copy-dependencies`` copies them with their depen
 * ``peers/<artifact>-<v>/<artifact>/``: a Debezium connector and its dependencies (Kafka's own jars left
   out, as a plugin directory must), given to Connect as ``plugin.path=peers/<artifact>-<v>``.
 
-Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0: 4.3.1's
-runs) and Debezium 3.6.1.Final (``debezium-connector-mysql``), the newest Maven Central serves. Its newest
-``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`), which runs in Kafka Connect 4.3.1
-(:data:`MARIADB_CONNECT_VERSION`); its JDBC sink 3.6.0.Final (no 3.6.1 there). connect-mirror 4.4.0 is not on
-Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``), and dedicated mode builds Connect's ``Worker``
-and ``DistributedHerder`` itself, so MM2 runs on the connect-runtime of its own version rather than a mix.
+Versions: Kafka Connect 4.4.0, the broker's (its ``connect-file`` plugin is not published for 4.4.0, and
+4.3.1's does not load in 4.4.0: workers running FileStream connectors are Connect 4.3.1,
+:data:`FILESTREAM_CONNECT_VERSION`) and Debezium 3.6.1.Final (``debezium-connector-mysql``), the newest
+Maven Central serves. Its newest ``debezium-connector-mariadb`` is 3.5.0.Final (:data:`MARIADB_VERSION`),
+which runs in Kafka Connect 4.3.1 (:data:`MARIADB_CONNECT_VERSION`); its JDBC sink 3.6.0.Final (no 3.6.1
+there). connect-mirror 4.4.0 is not on Maven Central either (4.3.1 is its newest; ``MIRROR_VERSION``), and
+dedicated mode builds Connect's ``Worker`` and ``DistributedHerder`` itself, so MM2 runs on the
+connect-runtime of its own version rather than a mix.
 ``io.confluent:kafka-connect-jdbc`` is not on Maven Central (only on Confluent's own repository, which we
 cannot reach).
 """
@@ -36,6 +38,7 @@ __all__ = [
     "CONNECT_VERSION",
     "DEBEZIUM_JDBC_VERSION",
     "DEBEZIUM_VERSION",
+    "FILESTREAM_CONNECT_VERSION",
     "JVM_OPTS",
     "MARIADB_CONNECT_VERSION",
     "MARIADB_VERSION",
@@ -146,6 +149,12 @@ def connect_libs(cache: Path, version: str | None = None) -> Path:
         _peers_dir(cache) / f"connect-{version}.maven.log",
     )
     return libs
+
+
+FILESTREAM_CONNECT_VERSION = "4.3.1"
+"""The Kafka Connect a worker running Kafka's FileStream connectors runs: ``connect-file`` 4.4.0 is not on
+Maven Central, and 4.3.1's fails in Connect 4.4.0 (``NoClassDefFoundError: org/apache/kafka/common/utils/
+AppInfoParser``, seen 28 Nov 2026), so such a worker is Connect 4.3.1 with its own connect-file."""
 
 
 def connect_version_for(plugin_path: Path | None) -> str:

@@ -115,11 +115,12 @@ def connect_worker(
     more_plugins: tuple[Path, ...] = (),
     cpus: str | None = None,
     log_levels: Mapping[str, str] | None = None,
+    connect_version: str | None = None,
 ) -> WorkerSpec:
     """Apache Kafka Connect's distributed worker, started as ``bin/connect-distributed.sh`` starts it
     (``log_levels``: logger name → level, beside the root logger's INFO; ``more_plugins``: further
-    ``plugin.path`` roots, a converter's)."""
-    libs = jars.connect_libs(cache, jars.connect_version_for(plugin_path))
+    ``plugin.path`` roots, a converter's; ``connect_version``: default, the one the plugin runs in)."""
+    libs = jars.connect_libs(cache, connect_version or jars.connect_version_for(plugin_path))
     props = dict(props)
     if plugin_path is not None:
         props["plugin.path"] = ",".join(str(p) for p in (plugin_path, *more_plugins))

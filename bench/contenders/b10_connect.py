@@ -15,7 +15,13 @@ class ConnectWorker(WorkerStartupContender):
     order = 20
 
     def setup(self) -> None:
-        jars.connect_libs(self.ctx.cache)
+        jars.connect_libs(self.ctx.cache, jars.FILESTREAM_CONNECT_VERSION)
 
     def spec(self, props: dict[str, str]) -> WorkerSpec:
-        return connect_worker(self.ctx.workdir, self.ctx.cache, props, cpus=self.ctx.options.get("cpus"))
+        return connect_worker(
+            self.ctx.workdir,
+            self.ctx.cache,
+            props,
+            cpus=self.ctx.options.get("cpus"),
+            connect_version=jars.FILESTREAM_CONNECT_VERSION,
+        )

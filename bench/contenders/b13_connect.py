@@ -20,7 +20,13 @@ class ConnectGroup(GroupContender):
     runs_jdbc: ClassVar[bool] = False
 
     def setup(self) -> None:
-        jars.connect_libs(self.ctx.cache)
+        jars.connect_libs(self.ctx.cache, jars.FILESTREAM_CONNECT_VERSION)
 
     def spec(self, props: dict[str, str], workdir: Path) -> WorkerSpec:
-        return connect_worker(workdir, self.ctx.cache, props, cpus=self.ctx.options.get("cpus"))
+        return connect_worker(
+            workdir,
+            self.ctx.cache,
+            props,
+            cpus=self.ctx.options.get("cpus"),
+            connect_version=jars.FILESTREAM_CONNECT_VERSION,
+        )
