@@ -56,7 +56,8 @@ def broker(tmp_path: Path) -> Any:
 
 
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("delivery", ["at-least-once", "exactly-once"])
+# at-least-once is the longer variant of the same outage (make test-all); exactly-once stays in make test
+@pytest.mark.parametrize("delivery", [pytest.param("at-least-once", marks=pytest.mark.slow), "exactly-once"])
 def test_broker_stopped_and_restarted_while_changes_flow(
     tmp_path: Path, broker: PrivateKafka, mysql_db: Any, delivery: str
 ) -> None:

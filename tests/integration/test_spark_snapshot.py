@@ -357,6 +357,7 @@ def test_killed_run_resumes_without_rereading_done_chunks(tmp_path: Path, kafka:
     assert "offsets file" in where
 
 
+@pytest.mark.slow  # 45 s; make test keeps the Spark snapshot's resume from its state file without the kill
 def test_cdc_snapshot_killed_with_sigkill_resumes_from_done_chunks(
     tmp_path: Path, kafka: Any, mysql_db: Any
 ) -> None:

@@ -23,7 +23,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from cdc.kafka.failures import describe_topic_configs
 
-pytestmark = pytest.mark.timeout(600)
+# the stack scripts' multi-broker and second-cluster modes (about 50 s of JVM start-ups): make test-all, so
+# that make test stays under 30 minutes; the mirror tests use the second cluster when it is up
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 
