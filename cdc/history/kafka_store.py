@@ -135,6 +135,11 @@ class KafkaSchemaHistory(SchemaHistory):
         try:
             futures[self.topic].result(timeout=self.settings.create_timeout_ms / 1000.0)
             log.info("Created schema history topic %s (1 partition, RF %d)", self.topic, rf)
+        except TimeoutError as e:  # the future's own wait (concurrent.futures.TimeoutError is this one)
+            raise SchemaHistoryError(
+                f"Cannot create the schema history topic {self.topic}: not confirmed within "
+                f"schema.history.internal.kafka.create.timeout.ms ({self.settings.create_timeout_ms} ms)"
+            ) from e
         except KafkaException as e:
             if e.args and getattr(e.args[0], "code", lambda: None)() == KafkaError.TOPIC_ALREADY_EXISTS:
                 return

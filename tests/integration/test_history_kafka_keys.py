@@ -97,6 +97,12 @@ def _topic_ending_in_a_commit_marker(kafka: Any) -> str:
     producer.begin_transaction()
     producer.produce(history.topic, record.to_text())
     producer.commit_transaction(30)
+    # the commit returns once the coordinator has decided; the marker reaches the partition a moment later
+    # (on an idle broker, after this function would return: the recovery then ended at the record)
+    deadline = time.monotonic() + 30
+    while history._watermarks()[1] < 2:
+        assert time.monotonic() < deadline, "the commit marker never reached the history topic"
+        time.sleep(0.05)
     return history.topic
 
 
