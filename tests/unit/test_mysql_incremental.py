@@ -180,6 +180,28 @@ def test_context_round_trips_through_debezium_keys() -> None:
     assert back.store({"file": "f"}) == {"file": "f"}  # done: no snapshot keys any more
 
 
+def test_an_offset_before_a_chunks_rows_are_sent_never_names_the_chunks_end() -> None:
+    """The chunk is read (its end key set) before its window's rows are sent: the window watermarks'
+    offsets, committed in between, must not name that end, or a restart then skips the chunk's rows. As
+    Debezium's, they name the last row sent: none yet (null) for a table's first chunk, found by ``make
+    compat``'s offset after every record; a resumed snapshot's resume point after a restart, until the rows
+    of its first chunk are sent, even once that chunk was read."""
+    context = IncrementalContext()
+    context.add([DataCollection(TableId("db", "a"), "", "")], "sig-1")
+    context.maximum_key = [JavaLong(900)]
+    context.chunk_end = [JavaLong(2)]  # the first chunk was read: rows 1 and 2, not sent yet
+    assert context.store({"file": "f", "pos": 4})["incremental_snapshot_primary_key"] is None
+    sent = context.store_row(context.store({"file": "f", "pos": 5}), [JavaLong(2)])
+    context.chunk_end = [JavaLong(4)]  # the second chunk read: its window names the first chunk's last row
+    window = context.store({"file": "f", "pos": 6})
+    assert window["incremental_snapshot_primary_key"] == sent["incremental_snapshot_primary_key"]
+    back = IncrementalContext.from_offset(window)  # a restart resumes after row 2, reads rows 3-4
+    back.chunk_end = [JavaLong(4)]
+    assert back.store({})["incremental_snapshot_primary_key"] == sent["incremental_snapshot_primary_key"]
+    back.revert_chunk()  # a chunk whose window was disturbed is read again from the resume point
+    assert back.chunk_end == [2]
+
+
 def test_key_order_bounds_over_several_columns() -> None:
     sql, params = greater_than(["a", "b", "c"], [1, "x", JavaLong(3)])
     assert sql == "((`a` > %s) OR (`a` = %s AND `b` > %s) OR (`a` = %s AND `b` = %s AND `c` > %s))"

@@ -57,6 +57,9 @@ class IncrementalContext:
         self.chunk_end: list[Any] | None = None
         """Where the next chunk starts (exclusive): the last key read; None before the first chunk."""
         self.last_sent: list[Any] | None = None
+        self.resumed_from: list[Any] | None = None
+        """The last row sent before a restart (read back from the offset), until the resumed snapshot sends
+        its first row or moves to another table; None when the snapshot did not resume."""
         self._maximum_key: list[Any] | None = None
         self._maximum_hex: str | None = None
         self.correlation_id: str | None = None
@@ -95,7 +98,7 @@ class IncrementalContext:
     def next_collection(self) -> None:
         if self.collections:
             self.collections.popleft()
-        self.chunk_end = self.last_sent = self.maximum_key = None
+        self.chunk_end = self.last_sent = self.resumed_from = self.maximum_key = None
         self.spark_start = None
         self._json = None
         if not self.collections:
@@ -110,7 +113,7 @@ class IncrementalContext:
 
     def clear(self) -> None:
         self.collections.clear()
-        self.chunk_end = self.last_sent = self.maximum_key = None
+        self.chunk_end = self.last_sent = self.resumed_from = self.maximum_key = None
         self.correlation_id = self.chunk_id = None
         self.window_open = False
         self.spark_start = None
@@ -125,7 +128,7 @@ class IncrementalContext:
         return self.chunk_id is not None and signal_id.startswith(self.chunk_id)
 
     def revert_chunk(self) -> None:
-        self.chunk_end = self.last_sent
+        self.chunk_end = self.last_sent if self.last_sent is not None else self.resumed_from
         self.window_open = False
 
     def _spark_json(self) -> str:
@@ -141,8 +144,12 @@ class IncrementalContext:
         if self.spark_start is not None:
             offset[SPARK_KEY] = self._spark_json()
 
-        # Before a resumed snapshot sends its first row, the resume point stands for the last row sent.
-        sent = self.last_sent if self.last_sent is not None else self.chunk_end
+        # Before a resumed snapshot sends its first row, the resume point stands for the last row sent
+        # (Debezium writes null there, so a second restart reads the table again). Never the current chunk's
+        # end: the chunk is read before its window's rows are sent, and an offset committed in between that
+        # named its end would make a restart skip the chunk (Debezium writes null before a table's first
+        # row is sent).
+        sent = self.last_sent if self.last_sent is not None else self.resumed_from
         offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
         offset[MAXIMUM_KEY] = self._maximum_hex
         offset[COLLECTIONS_KEY] = self.collections_json()
@@ -181,6 +188,7 @@ class IncrementalContext:
         primary = offset.get(PRIMARY_KEY)
         # Resume after the last row that was sent (Debezium: chunkEndPosition = lastEventKeySent).
         context.chunk_end = decode_object_array(str(primary)) if primary else None
+        context.resumed_from = context.chunk_end
         maximum = offset.get(MAXIMUM_KEY)
         context.maximum_key = decode_object_array(str(maximum)) if maximum else None
         collections = offset.get(COLLECTIONS_KEY)
