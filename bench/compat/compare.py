@@ -93,6 +93,12 @@ IGNORED = (
     "binlog file/pos/gtid of snapshot records, of history records and offsets written during the snapshot "
     "and of the snapshot's completed offset (each connector reads the binlog position when its own snapshot "
     "starts)",
+    "the offset after every record (each worker's log of its polled records), topic by topic: the "
+    "initial snapshot's as a multiset of field sets with the snapshot value (each side's own binlog position;"
+    " parallel chunks with --engine spark), the others in order by value, ts_sec aside, and without binlog "
+    "coordinates in <signal> and during the incremental snapshot (each side's own watermarks); not the "
+    "schema change topic's (other clients' DDL reaches each side over its own range) nor heartbeats' "
+    "(timing)",
     "how many heartbeats each worker writes (one per heartbeat.interval.ms when due: timing): each side's "
     "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once; the binlog "
     "position a committed heartbeat offset names (the position when the heartbeat was due): its field set "
@@ -141,6 +147,9 @@ class Captured:
     heartbeat_offsets: list[dict[str, str]] = field(default_factory=list)
     """The offsets Debezium's heartbeat records carried (from the same log)."""
     """Every record's source offset in order, values as text (Debezium's, read from its worker's log)."""
+    traced: list[tuple[str, dict[str, str]]] | None = None
+    """Every polled record's topic and source offset, in order, from the worker's log
+    (:mod:`bench.compat.record_offsets`); ``None``: not logged."""
     parallel_snapshot: bool = False
     """The initial snapshot read a table's chunks in parallel (cdc's Spark engine): its records of a table
     are compared in key order."""
@@ -800,6 +809,10 @@ def compare(
         diffs.extend(_compare_lists("history", "<history>", history_a, history_b, dbz, ours))
     if "offsets" in areas:
         diffs.extend(_compare_offsets(dbz, ours))
+        if dbz.traced is not None and ours.traced is not None:
+            from bench.compat.record_offsets import compare_traced
+
+            diffs.extend(compare_traced(dbz, ours, dbz.traced, ours.traced))
     return diffs
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from bench import jars
-from bench.compat import avro, workload
+from bench.compat import avro, record_offsets, workload
 from bench.compat import compare as cmp
 from bench.compat.matrix import ROWS, Row, run_matrix
 from bench.compat.matrix import row as matrix_row
@@ -235,10 +235,14 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
     got.schema_changes = read_topic(stack.bootstrap, side.prefix, decode=side.decode)
     got.history = read_topic(stack.bootstrap, side.history_topic)
     got.offsets = committed_offsets(stack, side)
-    if side.trace_records and side.spec is not None and side.name == "debezium":
+    if side.trace_records and side.spec is not None:
         log = side.spec.log.read_text(encoding="utf-8", errors="replace")
-        got.record_offsets = cmp.record_offsets_from_log(log, side.prefix)
-        got.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, side.prefix)
+        if side.name == "debezium":
+            got.record_offsets = cmp.record_offsets_from_log(log, side.prefix)
+            got.heartbeat_offsets = cmp.heartbeat_offsets_from_log(log, side.prefix)
+            got.traced = record_offsets.connect_traced(log, side.prefix)
+        else:
+            got.traced = record_offsets.cdc_traced(log, side.prefix)
     return got
 
 
@@ -379,7 +383,9 @@ def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
     tag = unique("x").split("-", 1)[1].replace("-", "_")
     db, other, bystander = f"compat_{tag}", f"compat_{tag}_o", f"compat_{tag}_b"
     names = {db: "<db>", other: "<other>", bystander: "<bystander>"}
-    server_id = int(tag[-4:], 16) % 500
+    # A binlog client's server id must be unique on the server: rows the matrix runs side by side get one
+    # per job slot (--slot); a lone run a random one.
+    server_id = 480 + args.slot if getattr(args, "slot", None) is not None else int(tag[-4:], 16) % 480
     sides = [
         Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + server_id, trace_records=True),
         Side(
@@ -420,6 +426,8 @@ def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
             list(pool.map(lambda s: s.worker.wait_ready(), sides))  # type: ignore[union-attr]
         for side in sides:
             assert side.worker is not None
+            if side.trace_records and side.name == "cdc":  # the log of every record, as Connect's at TRACE
+                side.worker.request("PUT", f"/admin/loggers/{TRACE_LOGGER}", {"level": "TRACE"})
             side.worker.create_connector(CONNECTOR, connector_config(side, stack, [db, other]))
         wait_for("both snapshots", lambda: all(snapshot_done(stack, s) for s in sides), sides, 300)
         # Each worker commits the snapshot's completed offset at its next flush (nothing follows it until
@@ -545,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--row", action="append", help="a row of the matrix (bench/compat/matrix.py); base")
     parser.add_argument("--matrix", action="store_true", help="every row of the matrix, one run each")
+    parser.add_argument("--jobs", type=int, default=1, help="the matrix's rows run this many at a time")
+    parser.add_argument("--slot", type=int, help=argparse.SUPPRESS)  # set by --jobs for each row's process
     parser.add_argument(
         "--publish",
         action="store_true",

@@ -21,6 +21,7 @@ The exactly-once variant (:class:`cdc.worker.exactly_once.ExactlyOnceWorkerSourc
 hooks: ``uses_committer`` (no committer thread: offsets ride in the transactions), ``_begin_batch``
 (open a transaction), ``_batch_dispatched`` (commit it at the transaction boundary), ``_final_commit``
 and ``commit_offsets``.
+
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from cdc.converters.header_bytes import HeaderBytes
 from cdc.kafka.failures import ClientErrors
 from cdc.kafka.produce import produce
 from cdc.logs import in_context
+from cdc.worker import record_trace
 from cdc.worker.internal_topics import refusal as internal_refusal
 from cdc.worker.metrics import SourceTaskMetrics
 from cdc.worker.offsets import OffsetWriter, StoreOffsetReader
@@ -314,6 +316,8 @@ class WorkerSourceTask(WorkerTask):
         # schema or a BYTES one skips the chain and the converters, whose answer would be the same objects.
         passthrough = self._passthrough
         written = 0
+        if record_trace.enabled():
+            record_trace.log_records(records)
         # A record's offset is recorded once the producer took it; a run of records of one source partition
         # map records only the last (the offset writer keeps only the latest per partition anyway, and
         # Connect checks an offset when it serialises it, at commit: the run's last is the one committed).
