@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -165,31 +166,26 @@ def compare_sides(
 def _self_test(
     dbz: cmp.Captured, ours: cmp.Captured, table: dict[tuple[Any, ...], dict[str, str]], topic: str
 ) -> str | None:
-    """A copy of cdc's records without its last event of a key, and one with a streamed value altered: the
-    comparison must report each."""
-    import copy
-
+    """cdc's events without its last one (the final-state check must report it), and one streamed update
+    both sides carry with a value altered (the field-by-field check of that place must report it). Only
+    the checks concerned run again: comparing every shared pair takes minutes on a loaded machine."""
     records = ours.data.get(topic, [])
     evs = perkey.events(records, KEY)
     if not evs:
         return "cdc wrote no event of the table"
-    dropped = copy.deepcopy(ours)
-    dropped.data[topic] = [r for i, r in enumerate(records) if i != evs[-1].index]
-    if not compare_sides(dbz, dropped, table, topic)[0]:
+    if not perkey.final_state("cdc", evs[:-1], table):
         return "dropping cdc's last event was not reported"
-    _, before, _, _ = compare_sides(dbz, ours, table, topic)
-    altered = copy.deepcopy(ours)
-    shared = {(e.place, e.key) for e in perkey.events(dbz.data.get(topic, []), KEY) if e.place}
+    dbz_evs = perkey.events(dbz.data.get(topic, []), KEY)
+    shared: dict[Any, perkey.Event] = {(e.place, e.key): e for e in dbz_evs if e.place}
     target = next((e for e in evs if e.place and (e.place, e.key) in shared and e.op == "u"), None)
     if target is None:
         return "no update both sides streamed to alter"
     value = records[target.index].value_json()
     value["payload"]["after"]["s"] = "altered"
-    altered.data[topic][target.index] = cmp.Record(
-        records[target.index].key, json.dumps(value).encode(), records[target.index].headers
-    )
-    _, now, _, _ = compare_sides(dbz, altered, table, topic)
-    if not any(d.path == "value.payload.after.s" for d in now if d not in before):
+    altered = cmp.Record(records[target.index].key, json.dumps(value).encode(), records[target.index].headers)
+    pair = [shared[(target.place, target.key)]], [replace(target, record=altered)]
+    now, _, _ = perkey.same_places(f"<db>.{TABLE}", *pair, dbz, ours, {})
+    if not any(d.path == "value.payload.after.s" and d.cdc == "altered" for d in now):
         return "an altered streamed value was not reported"
     return None
 
