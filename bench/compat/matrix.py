@@ -29,6 +29,9 @@ class Row:
     converter: str = "json"
     """The workers' key and value converter: ``json`` (JsonConverter, schemas on) or ``avro`` (Avro in
     Confluent's wire format with the registry, :mod:`bench.compat.avro`)."""
+    per_key: bool = False
+    """A run of its own (:mod:`bench.compat.snapshot_writes`): rows written during the snapshots, compared per
+    key (:mod:`bench.compat.perkey`) instead of record by record."""
 
     def config(self, db: str) -> dict[str, str]:
         return {k.format(db=db): v.format(db=db) for k, v in self.keys.items()}
@@ -67,6 +70,11 @@ ROWS: tuple[Row, ...] = (
         "connection-time-zone",
         "database.connectionTimeZone (a zone other than the server's)",
         {"database.connectionTimeZone": "America/New_York"},
+    ),
+    Row(
+        "snapshot-writes",
+        "rows written during the initial and an incremental snapshot (compared per key)",
+        per_key=True,
     ),
     # Rows dbz-keys-a adds with its features (issue #27): transaction metadata
     # (provide.transaction.metadata, topic.transaction) and notifications (notification.enabled.channels).

@@ -376,6 +376,10 @@ def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
     """One run (one row of the matrix: ``base`` unless given): 0, 1 (unexplained differences), 2 (the
     self-test failed)."""
     row = row or ROWS[0]
+    if row.per_key:
+        from bench.compat.snapshot_writes import run_snapshot_writes
+
+        return run_snapshot_writes(args, row)
     stack = Stack(REPO)
     cache = Path(args.cache).expanduser()
     workdir = Path(args.workdir or (cache / "compat" / unique("run")))

@@ -27,7 +27,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 def _run(tmp_path: Path, *args: str) -> None:
     rc = main(["--workdir", str(tmp_path), *args])
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "self-test: the altered value was found; the altered offsets were found" in report
+    assert (
+        "self-test: the altered value was found; the altered offsets were found" in report
+        or "self-test: a dropped event, an altered value found" in report  # snapshot-writes (per key)
+    )
     assert rc == 0, report
 
 
