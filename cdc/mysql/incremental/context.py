@@ -30,6 +30,9 @@ from cdc.mysql.offsets import DEBEZIUM_OFFSET_ORDER
 __all__ = ["COLLECTIONS_KEY", "SPARK_KEY", "DataCollection", "IncrementalContext", "flag_row"]
 
 PRIMARY_KEY = "incremental_snapshot_primary_key"
+NULL_ARRAY = "aced000570"
+"""A Java-serialized null (``ObjectOutputStream.writeObject(null)``): what Debezium's offsets hold for a key
+not known yet (no row sent)."""
 MAXIMUM_KEY = "incremental_snapshot_maximum_key"
 COLLECTIONS_KEY = "incremental_snapshot_collections"
 CORRELATION_KEY = "incremental_snapshot_correlation_id"
@@ -150,8 +153,8 @@ class IncrementalContext:
         # named its end would make a restart skip the chunk (Debezium writes null before a table's first
         # row is sent).
         sent = self.last_sent if self.last_sent is not None else self.resumed_from
-        offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else None
-        offset[MAXIMUM_KEY] = self._maximum_hex
+        offset[PRIMARY_KEY] = encode_object_array(sent) if sent is not None else NULL_ARRAY
+        offset[MAXIMUM_KEY] = self._maximum_hex or NULL_ARRAY
         offset[COLLECTIONS_KEY] = self.collections_json()
         offset[CORRELATION_KEY] = self.correlation_id
         return DEBEZIUM_OFFSET_ORDER.apply(offset)
