@@ -197,7 +197,7 @@ def run_snapshot_writes(args: argparse.Namespace, row: Row) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     tag = unique("x").split("-", 1)[1].replace("-", "_")
     db = f"compat_{tag}"
-    server_id = int(tag[-4:], 16) % 500
+    server_id = 480 + args.slot if getattr(args, "slot", None) is not None else int(tag[-4:], 16) % 480
     sides = [
         Side("debezium", f"dbz_{tag}", f"compat-dbz-{tag}", 5400 + server_id),
         Side("cdc", f"cdc_{tag}", f"compat-cdc-{tag}", 6000 + server_id),

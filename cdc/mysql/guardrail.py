@@ -18,6 +18,7 @@ from cdc.api.errors import ConnectError
 from cdc.history.model import TableId
 from cdc.mysql.config import MySqlSettings
 from cdc.mysql.filters import BUILTIN_DATABASES, Filters
+from cdc.mysql.table_list import list_databases, tables_in
 
 __all__ = ["check_guardrail", "guardrail_message"]
 
@@ -39,13 +40,8 @@ def _all_tables(conn: Any) -> list[TableId]:
     """Every base table of every database (Debezium's ``getAllTableIds``)."""
     cur = conn.cursor()
     try:
-        cur.execute("SHOW DATABASES")
-        databases = [str(r[0]) for r in cur.fetchall()]
-        tables: list[TableId] = []
-        for db in databases:
-            cur.execute(f"SHOW FULL TABLES IN `{db.replace('`', '``')}` WHERE Table_Type = 'BASE TABLE'")
-            tables.extend(TableId(db, str(r[0])) for r in cur.fetchall())
-        return tables
+        # a database dropped since SHOW DATABASES is skipped, as in Debezium (cdc.mysql.table_list)
+        return [t for db in list_databases(cur) for t in tables_in(cur, db) or []]
     finally:
         cur.close()
 

@@ -32,6 +32,7 @@ from cdc.mysql.notifications import hash_set_order
 from cdc.mysql.offsets import BinlogOffset
 from cdc.mysql.parallel_snapshot import ChunkReaders
 from cdc.mysql.snapshot_order import order_by_row_count
+from cdc.mysql.table_list import list_databases, tables_in
 from cdc.snapshot.chunks import TablePlan
 
 __all__ = ["ConnectionFactory", "SnapshotResult", "Snapshotter"]
@@ -225,20 +226,24 @@ class Snapshotter:
     def _discover(self, cur: Any) -> tuple[list[str], list[TableId]]:
         """The databases whose schema the snapshot records and their tables: the captured databases', or,
         under Debezium's default (neither ``store.only.captured.databases.ddl`` nor ``…tables.ddl``), every
-        database's but the built-in ones (Debezium's ``eligibleForSchemaDataCollectionFilter``)."""
-        cur.execute("SHOW DATABASES")
+        database's but the built-in ones (Debezium's ``eligibleForSchemaDataCollectionFilter``). A database
+        dropped by another client after the listing is skipped with a warning, as Debezium skips it
+        (:mod:`cdc.mysql.table_list`)."""
         every = not (self.schema.only_captured_dbs or self.schema.only_captured_tables)
         databases = [
-            str(r[0])
-            for r in cur.fetchall()
-            if self.filters.database(str(r[0]))
-            or (every and not (self.filters.ignore_builtin and str(r[0]).lower() in BUILTIN_DATABASES))
+            db
+            for db in list_databases(cur)
+            if self.filters.database(db)
+            or (every and not (self.filters.ignore_builtin and db.lower() in BUILTIN_DATABASES))
         ]
+        readable: list[str] = []
         tables: list[TableId] = []
         for db in databases:
-            cur.execute(f"SHOW FULL TABLES IN `{db.replace('`', '``')}` WHERE Table_Type = 'BASE TABLE'")
-            tables.extend(TableId(db, str(r[0])) for r in cur.fetchall())
-        return databases, tables
+            found = tables_in(cur, db)
+            if found is not None:
+                readable.append(db)
+                tables.extend(found)
+        return readable, tables
 
     def _position(self, cur: Any) -> BinlogOffset:
         cur.execute("SHOW MASTER STATUS")
