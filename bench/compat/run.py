@@ -485,10 +485,9 @@ def run_compat(args: argparse.Namespace, row: Row | None = None) -> int:
             **({"record offsets logged": len(c.record_offsets)} if c.record_offsets is not None else {}),
             **(
                 {
-                    "transaction records outside the common range": cmp.common_transactions(
-                        c.data[cmp.TRANSACTION_TOPIC],
-                        got["cdc" if side == "debezium" else "debezium"].data.get(cmp.TRANSACTION_TOPIC, []),
-                    )[1]
+                    "transaction records not compared": cmp.transactions_left_out(
+                        c, got["debezium"], got["cdc"]
+                    )
                 }
                 if cmp.TRANSACTION_TOPIC in c.data
                 else {}
