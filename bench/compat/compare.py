@@ -110,7 +110,7 @@ IGNORED = (
     "position to its own stop): counted, not compared; the "
     "transactions of the other side's signal table (each side captures only its own: empty on one side, "
     "the watermark row on the other): left out; those of the side's own signal table: compared in their own "
-    "order with their id (each side's own GTID) blanked",
+    "order with their id (each side's own GTID) and ts_ms (when each side wrote its own watermark) blanked",
     "the transaction block's id in each side's own signal table's records, and transaction_id and "
     "transaction_data_collection_order_* in offsets written during the incremental snapshot or at a record "
     "of the side's own signal table (the GTIDs and table of each side's own watermark transactions)",
@@ -858,6 +858,7 @@ def _transaction_parts(records: list[Record], side: Captured) -> tuple[list[Reco
         if tx in own:
             value = rec.value_json()
             value["payload"]["id"] = "<own watermark transaction>"
+            value["payload"]["ts_ms"] = "<own watermark time>"  # each side writes its own at its own pace
             key = rec.key_json()
             if isinstance(key, dict) and isinstance(key.get("payload"), dict):
                 key["payload"]["id"] = "<own watermark transaction>"
