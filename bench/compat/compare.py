@@ -48,16 +48,21 @@ from typing import Any
 __all__ = [
     "HEARTBEAT_TOPIC",
     "IGNORED",
+    "NOTIFICATION_TOPIC",
+    "TRANSACTION_TOPIC",
     "Captured",
     "Difference",
     "Record",
     "checkable",
+    "common_transactions",
     "compare",
     "heartbeat_offsets_from_log",
     "load_intentional",
     "own_ddl",
     "record_offsets_from_log",
     "render",
+    "touched_transactions",
+    "transactions_left_out",
     "unexplained",
 ]
 
@@ -103,9 +108,30 @@ IGNORED = (
     "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once; the binlog "
     "position a committed heartbeat offset names (the position when the heartbeat was due): its field set "
     "must be one Debezium's heartbeats carried",
+    # rows transaction-metadata and notifications (issue #27)
+    "in the transaction topic (provide.transaction.metadata): the BEGIN/END of transactions without a change "
+    "of a captured table on either side (a BEGIN/END is written for every transaction of the server: the "
+    "shared server's other clients write hundreds of thousands in a run) and the records before the first "
+    "and after the last transaction id both sides wrote (each side streams from its own snapshot's binlog "
+    "position to its own stop): counted, not compared; the "
+    "transactions of the other side's signal table (each side captures only its own: empty on one side, "
+    "the watermark row on the other): left out; those of the side's own signal table: compared in their own "
+    "order with their id (each side's own GTID) and ts_ms (when each side wrote its own watermark) blanked",
+    "the transaction block's id in each side's own signal table's records, and transaction_id and "
+    "transaction_data_collection_order_* in offsets written during the incremental snapshot or at a record "
+    "of the side's own signal table (the GTIDs and table of each side's own watermark transactions)",
+    "in notifications (notification.sink.topic.name): the id of an Initial Snapshot notification (a "
+    "random UUID per notification, in key and value) and every notification's timestamp (wall clock); the "
+    "order of additional_data's entries (a HashMap whose bucket-sharing keys Java orders per JVM) is not "
+    "compared, its entries are",
 )
 HEARTBEAT_TOPIC = "__debezium-heartbeat"
 """Where :func:`bench.compat.run.capture` files a side's ``__debezium-heartbeat.<prefix>`` records."""
+NOTIFICATION_TOPIC = "__notifications"
+"""Where :func:`bench.compat.run.capture` files a side's notifications (``notification.sink.topic.name``)."""
+TRANSACTION_TOPIC = "transaction"
+"""The transaction topic ``<prefix>.transaction`` (``provide.transaction.metadata``), without the prefix."""
+_TRANSACTION_FIELDS = {"status", "id", "event_count", "data_collections", "ts_ms"}
 
 _WALL_CLOCK = ("ts_ms", "ts_us", "ts_ns")
 _INDEX = re.compile(r"\[\d+\]")
@@ -150,6 +176,9 @@ class Captured:
     traced: list[tuple[str, dict[str, str]]] | None = None
     """Every polled record's topic and source offset, in order, from the worker's log
     (:mod:`bench.compat.record_offsets`); ``None``: not logged."""
+    foreign_signals: list[str] = field(default_factory=list)
+    """The GTIDs of the other side's signal table's transactions (its watermarks and signal): set by
+    :func:`compare` from the other side's signal topic."""
     parallel_snapshot: bool = False
     """The initial snapshot read a table's chunks in parallel (cdc's Spark engine): its records of a table
     are compared in key order."""
@@ -299,8 +328,8 @@ class _Normaliser:
     @staticmethod
     def envelope(value: Any) -> Any:
         payload = value.get("payload") if isinstance(value, dict) and "schema" in value else value
-        if not isinstance(payload, dict):
-            return value
+        if not isinstance(payload, dict) or set(payload) == _TRANSACTION_FIELDS:
+            return value  # a BEGIN/END's ts_ms is its binlog event's time, the same on both sides
         for key in _WALL_CLOCK:
             if key in payload:
                 payload[key] = "<time>"
@@ -348,7 +377,10 @@ def _signature(rec: Record, side: Captured) -> str:
     payload = value.get("payload", value) if isinstance(value, dict) else value
     op = ddl = ""
     if isinstance(payload, dict):
-        op = str(payload.get("op", ""))
+        # a change's op; a BEGIN/END's status; a notification's aggregate type and type
+        op = str(payload.get("op") or payload.get("status") or "")
+        if "aggregate_type" in payload:
+            op = f"{payload.get('aggregate_type')}/{payload.get('type')}"
         ddl = side.normalise_text(str(payload.get("ddl", "")))
     return f"{key.decode('utf-8', 'replace')}|{op}|{ddl}"
 
@@ -528,14 +560,18 @@ def _shape(offset: Mapping[str, Any]) -> str:
 
 
 _POSITION = ("file", "pos", "gtids", "event", "row")
+_TRANSACTION_KEYS = ("transaction_id", "transaction_data_collection_order_")
 
 
 def _streaming_value(offset: Mapping[str, Any]) -> str:
     """The offset as compared while streaming: ``ts_sec`` aside, and during an incremental snapshot its
     binlog coordinates too (those of the watermark each side wrote to its own signal table)."""
     incremental = any(k.startswith("incremental_snapshot") for k in offset)
-    drop = ("ts_sec", *_POSITION) if incremental else ("ts_sec",)
-    return json.dumps({k: _text(v) for k, v in offset.items() if k not in drop}, sort_keys=True)
+    if not incremental:
+        return json.dumps({k: _text(v) for k, v in offset.items() if k != "ts_sec"}, sort_keys=True)
+    drop = ("ts_sec", *_POSITION)
+    kept = {k: _text(v) for k, v in offset.items() if k not in drop and not k.startswith(_TRANSACTION_KEYS)}
+    return json.dumps(kept, sort_keys=True)
 
 
 def _bare(offset: Mapping[str, Any]) -> str:
@@ -560,9 +596,11 @@ def _signal_gtids(side: Captured) -> dict[str, int]:
 
 
 def _unplaced(offset: Mapping[str, Any]) -> str:
-    """An offset without its binlog coordinates (``event``/``row`` kept)."""
+    """An offset without its binlog coordinates (``event``/``row`` kept) and its transaction's id and
+    per-table counts (those of each side's own watermark transaction)."""
     drop = ("ts_sec", "file", "pos", "gtids")
-    return json.dumps({k: _text(v) for k, v in offset.items() if k not in drop}, sort_keys=True)
+    kept = {k: _text(v) for k, v in offset.items() if k not in drop and not k.startswith(_TRANSACTION_KEYS)}
+    return json.dumps(kept, sort_keys=True)
 
 
 def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
@@ -744,8 +782,99 @@ def _signal_record(rec: Record) -> Record:
             for k in _SOURCE_POSITION:
                 if k in source:
                     source[k] = f"<{k}>"
+        block = payload.get("transaction")
+        if isinstance(block, dict) and "id" in block:
+            block["id"] = "<own watermark transaction>"
     raw = json.dumps(value).encode() if rec.value is not None else None
     return Record(key, raw, rec.headers)
+
+
+def _notification_record(rec: Record) -> Record:
+    """A sink notification with its timing and identity blanked: the id of an initial snapshot's
+    notification (a random UUID; an incremental snapshot's is the signal's id, compared) and the
+    timestamp."""
+    key = _UUID.sub(b"<uuid>", rec.key) if rec.key is not None else None
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) and "schema" in value else value
+    if isinstance(payload, dict):
+        payload["id"] = _UUID.sub(b"<uuid>", str(payload.get("id", "")).encode()).decode()
+        if "timestamp" in payload:
+            payload["timestamp"] = "<time>"
+    raw = json.dumps(value).encode() if rec.value is not None else None
+    return Record(key, raw, rec.headers)
+
+
+def _transaction_id(rec: Record) -> str | None:
+    value = rec.value_json()
+    payload = value.get("payload", value) if isinstance(value, dict) else None
+    return str(payload.get("id")) if isinstance(payload, dict) and "status" in payload else None
+
+
+def _touched(side: Captured) -> set[str]:
+    """The ids of the transactions a change record of ``side`` names (its ``transaction`` block)."""
+    out = set()
+    for topic, records in side.data.items():
+        if topic in (TRANSACTION_TOPIC, NOTIFICATION_TOPIC, HEARTBEAT_TOPIC):
+            continue
+        for rec in records:
+            value = rec.value_json()
+            payload = value.get("payload", value) if isinstance(value, dict) else None
+            block = payload.get("transaction") if isinstance(payload, dict) else None
+            if isinstance(block, dict) and block.get("id") is not None:
+                out.add(str(block["id"]))
+    return out
+
+
+def touched_transactions(records: list[Record], dbz: Captured, ours: Captured) -> list[Record]:
+    """The BEGIN/END records of the transactions with a change of a captured table on either side: a
+    BEGIN/END is written for every transaction of the server, and on the shared server its other clients
+    write hundreds of thousands in a run, each side over its own binlog range and at its own pace."""
+    touched = _touched(dbz) | _touched(ours)
+    return [r for r in records if _transaction_id(r) in touched]
+
+
+def transactions_left_out(side: Captured, dbz: Captured, ours: Captured) -> int:
+    """How many of ``side``'s transaction records are not compared (no captured change, or outside the
+    range both sides wrote)."""
+    other = ours if side is dbz else dbz
+    mine = touched_transactions(side.data.get(TRANSACTION_TOPIC, []), dbz, ours)
+    theirs = touched_transactions(other.data.get(TRANSACTION_TOPIC, []), dbz, ours)
+    return len(side.data.get(TRANSACTION_TOPIC, [])) - len(common_transactions(mine, theirs)[0])
+
+
+def common_transactions(mine: list[Record], theirs: list[Record]) -> tuple[list[Record], int]:
+    """``mine`` from the first to the last record whose transaction id ``theirs`` has too (each side
+    streams from its own snapshot's position to its own stop, and the server's other clients' transactions
+    before or after the other side's range reach one side only), and how many were left out."""
+    ids = {_transaction_id(r) for r in theirs}
+    inside = [i for i, r in enumerate(mine) if _transaction_id(r) in ids]
+    if not inside:
+        return [], len(mine)
+    kept = mine[inside[0] : inside[-1] + 1]
+    return kept, len(mine) - len(kept)
+
+
+def _transaction_parts(records: list[Record], side: Captured) -> tuple[list[Record], list[Record]]:
+    """The transaction topic without the other side's signal table's transactions, split into the side's
+    own signal table's (their ids blanked) and the rest."""
+    own = set(_signal_gtids(side))
+    foreign = set(side.foreign_signals) - own
+    signal, rest = [], []
+    for rec in records:
+        tx = _transaction_id(rec)
+        if tx in foreign:
+            continue
+        if tx in own:
+            value = rec.value_json()
+            value["payload"]["id"] = "<own watermark transaction>"
+            value["payload"]["ts_ms"] = "<own watermark time>"  # each side writes its own at its own pace
+            key = rec.key_json()
+            if isinstance(key, dict) and isinstance(key.get("payload"), dict):
+                key["payload"]["id"] = "<own watermark transaction>"
+            signal.append(Record(json.dumps(key).encode(), json.dumps(value).encode(), rec.headers))
+        else:
+            rest.append(rec)
+    return signal, rest
 
 
 _INITIAL = ("true", "first", "last", "first_in_data_collection", "last_in_data_collection")
@@ -791,11 +920,24 @@ def compare(
         for by, side in ((by_a, dbz), (by_b, ours)):
             if HEARTBEAT_TOPIC in by:
                 by[HEARTBEAT_TOPIC] = _distinct_heartbeats(by[HEARTBEAT_TOPIC], side)
+            if NOTIFICATION_TOPIC in by:
+                by[NOTIFICATION_TOPIC] = [_notification_record(r) for r in by[NOTIFICATION_TOPIC]]
+            if TRANSACTION_TOPIC in by:
+                other = ours if side is dbz else dbz
+                by[TRANSACTION_TOPIC] = touched_transactions(by[TRANSACTION_TOPIC], dbz, ours)
+                side.foreign_signals = list(_signal_gtids(other))
+                signal, rest = _transaction_parts(by[TRANSACTION_TOPIC], side)
+                by[TRANSACTION_TOPIC + " <own signal>"] = signal
+                by[TRANSACTION_TOPIC] = rest
             if SIGNAL_TOPIC in by:
                 by[SIGNAL_TOPIC] = [_signal_record(r) for r in by[SIGNAL_TOPIC]]
             if dbz.parallel_snapshot or ours.parallel_snapshot:
                 for topic in by:
                     by[topic] = _snapshot_in_key_order(by[topic])
+        if TRANSACTION_TOPIC in by_a or TRANSACTION_TOPIC in by_b:
+            a, b = by_a.get(TRANSACTION_TOPIC, []), by_b.get(TRANSACTION_TOPIC, [])
+            by_a[TRANSACTION_TOPIC] = common_transactions(a, b)[0]
+            by_b[TRANSACTION_TOPIC] = common_transactions(b, a)[0]
         for topic in sorted(set(by_a) | set(by_b)):
             if topics is None or topic in topics:
                 a, b = by_a.get(topic, []), by_b.get(topic, [])

@@ -1,7 +1,8 @@
 """``make compat``'s matrix: the base run under Debezium's defaults, and rows that each change one family of
 keys from it (the same keys on both sides), every row a whole run of :func:`bench.compat.run.run_compat`.
 
-A row's keys may name the run's database as ``{db}``. ``python -m bench.compat --row NAME`` runs one row
+A row's keys may name the run's database as ``{db}`` and the side's topic prefix as ``{prefix}`` (a topic
+of each side's own, e.g. ``notification.sink.topic.name``). ``python -m bench.compat --row NAME`` runs one row
 (``base`` by default), ``--matrix`` all of them; each row writes ``<workdir>/<row>/report.md`` and the matrix
 a summary, ``<workdir>/matrix.md``: per row its differences, the unexplained ones, and the exit status.
 ``--publish`` writes that summary (and the base row's report) into docs/debezium-compatibility.md.
@@ -33,8 +34,8 @@ class Row:
     """A run of its own (:mod:`bench.compat.snapshot_writes`): rows written during the snapshots, compared per
     key (:mod:`bench.compat.perkey`) instead of record by record."""
 
-    def config(self, db: str) -> dict[str, str]:
-        return {k.format(db=db): v.format(db=db) for k, v in self.keys.items()}
+    def config(self, db: str, prefix: str = "<prefix>") -> dict[str, str]:
+        return {k.format(db=db, prefix=prefix): v.format(db=db, prefix=prefix) for k, v in self.keys.items()}
 
 
 ROWS: tuple[Row, ...] = (
@@ -76,8 +77,17 @@ ROWS: tuple[Row, ...] = (
         "rows written during the initial and an incremental snapshot (compared per key)",
         per_key=True,
     ),
-    # Rows dbz-keys-a adds with its features (issue #27): transaction metadata
-    # (provide.transaction.metadata, topic.transaction) and notifications (notification.enabled.channels).
+    # issue #27: the transaction topic and the sink notifications, compared record by record
+    Row(
+        "transaction-metadata",
+        "provide.transaction.metadata (the <prefix>.transaction topic, the transaction block)",
+        {"provide.transaction.metadata": "true"},
+    ),
+    Row(
+        "notifications",
+        "notification.enabled.channels=sink (initial and incremental snapshot progress)",
+        {"notification.enabled.channels": "sink", "notification.sink.topic.name": "{prefix}-notifications"},
+    ),
 )
 
 

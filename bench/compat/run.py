@@ -238,6 +238,9 @@ def capture(side: Side, stack: Stack, names: dict[str, str]) -> cmp.Captured:
     heartbeat = read_topic(stack.bootstrap, f"__debezium-heartbeat.{side.prefix}", decode=side.decode)
     if heartbeat:
         got.data["__debezium-heartbeat"] = heartbeat
+    notifications = side.extra_config.get("notification.sink.topic.name")
+    if notifications:
+        got.data[cmp.NOTIFICATION_TOPIC] = read_topic(stack.bootstrap, notifications, decode=side.decode)
     got.schema_changes = read_topic(stack.bootstrap, side.prefix, decode=side.decode)
     got.history = read_topic(stack.bootstrap, side.history_topic)
     got.offsets = committed_offsets(stack, side)
@@ -442,7 +445,7 @@ def _run_once(args: argparse.Namespace, row: Row) -> int:
                 "signal.data.collection": f"{db}.{own}",
                 "table.exclude.list": f"{db}.{foreign},{db}.{workload.EXCLUDED_TABLE}",
                 "incremental.snapshot.chunk.size": "2",
-                **row.config(db),
+                **row.config(db, side.prefix),
             }
         )
     print(f"[compat] row {row.name}: {row.family} {row.config(db)}")
@@ -530,6 +533,15 @@ def _run_once(args: argparse.Namespace, row: Row) -> int:
             ],
             "offsets": len(c.offsets),
             **({"record offsets logged": len(c.record_offsets)} if c.record_offsets is not None else {}),
+            **(
+                {
+                    "transaction records not compared": cmp.transactions_left_out(
+                        c, got["debezium"], got["cdc"]
+                    )
+                }
+                if cmp.TRANSACTION_TOPIC in c.data
+                else {}
+            ),
         }
         for side, c in got.items()
     }

@@ -91,7 +91,7 @@ class MySqlSourceTask(SourceTask):
         self.props: dict[str, str] = {}
         self._last_poll = time.monotonic()
         self._context_headers: list[Header] = []
-        self._heartbeat_topic = ""
+        self._headerless: frozenset[str] = frozenset()  # topics whose records carry no context headers
         self._post: ProcessedEmit | None = None
         self.lineage: LineageEmitter | None = None
         """openlineage.integration.enabled: the run events (cdc.mysql.lineage); None when off."""
@@ -127,9 +127,18 @@ class MySqlSourceTask(SourceTask):
             self.lineage.running()
 
     def _start(self, settings: MySqlSettings, props: dict[str, str]) -> None:
-        # Debezium's EventDispatcher adds them to change and schema change records only: its heartbeats
-        # carry none (seen side by side, `make compat` row heartbeats)
-        self._heartbeat_topic = settings.naming.heartbeat_topic()
+        # Debezium's EventDispatcher adds them to change and schema change records only: its heartbeats,
+        # transaction BEGIN/END records and sink notifications carry none (seen side by side, `make compat`
+        # rows heartbeats, transaction-metadata and notifications)
+        self._headerless = frozenset(
+            t
+            for t in (
+                settings.naming.heartbeat_topic(),
+                settings.naming.transaction_topic() if settings.provide_transaction_metadata else None,
+                settings.notification_sink_topic_name if settings.notification_enabled_channels else None,
+            )
+            if t
+        )
         self.poll_timeout = settings.poll_interval_ms / 1000
         if self._restart_at is None:  # once, not at each restart after a retriable error
             log.info("%s", configuration_line(self.JAVA_NAME.rsplit(".", 1)[-1], props))
@@ -417,7 +426,7 @@ class MySqlSourceTask(SourceTask):
         if not batch:
             return None
         for record in batch:
-            if record.topic == self._heartbeat_topic:
+            if record.topic in self._headerless:
                 continue
             for header in self._context_headers:
                 record.headers.add_header(header)

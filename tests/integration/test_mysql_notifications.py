@@ -137,6 +137,10 @@ def test_snapshot_notifications_on_sink_log_and_jmx(
         "timestamp",
     ]
     assert sink.source_partition == {"server": prefix}
+    # As Debezium's: the __debezium.context.* headers are on change records, not on notifications
+    assert all(not r.headers.all_with_name("__debezium.context.runId") for r in records if r.topic == topic)
+    data = [r for r in records if r.topic == f"{prefix}.{db}.a"]
+    assert data and all(r.headers.all_with_name("__debezium.context.runId") for r in data)
 
     incremental = _notes(records, topic, "Incremental Snapshot")
     kinds = [n.get("type") for n in incremental]

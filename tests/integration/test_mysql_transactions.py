@@ -83,6 +83,9 @@ def test_transaction_topic_and_blocks(mysql_db: Any, kafka: Any, worker: Connect
     assert b["payload"]["transaction"] == {"id": first, "total_order": 2, "data_collection_order": 1}
 
     tx = _wait_for(kafka, f"{prefix}.transaction", 4)
+    # As Debezium's: the __debezium.context.* headers are on change records, not on BEGIN/END
+    assert [m.headers() for m in tx] == [None] * len(tx)
+    assert all("__debezium.context.runId" in dict(m.headers() or []) for m in records)
     ours = [(_json(m.key()), _json(m.value())) for m in tx]
     ours = [(k, v) for k, v in ours if v["payload"]["id"] in (first, second)]
     assert [v["payload"]["status"] for _, v in ours] == ["BEGIN", "END", "BEGIN", "END"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -396,3 +397,151 @@ def test_an_offset_among_the_sides_own_watermarks_is_compared_without_its_place(
 
     assert not unfound("0-1-602")  # among its own watermarks' transactions
     assert unfound("0-1-550")  # elsewhere: its place is compared
+
+
+# -- rows transaction-metadata and notifications --------------------------------------------------------
+
+
+def _tx(
+    prefix: str, status: str, tx_id: str, counts: dict[str, int] | None = None, ts: int = 7000
+) -> cmp.Record:
+    """A BEGIN/END record of ``<prefix>.transaction`` as JsonConverter writes it (schemas aside)."""
+    collections = [{"data_collection": t, "event_count": n} for t, n in (counts or {}).items()]
+    payload = {
+        "status": status,
+        "id": tx_id,
+        "event_count": sum((counts or {}).values()) if status == "END" else None,
+        "data_collections": collections if status == "END" else None,
+        "ts_ms": ts,
+    }
+    key = {
+        "schema": {"name": "io.debezium.connector.common.TransactionMetadataKey"},
+        "payload": {"id": tx_id},
+    }
+    value = {"schema": {"name": "io.debezium.connector.common.TransactionMetadataValue"}, "payload": payload}
+    return cmp.Record(json.dumps(key).encode(), json.dumps(value).encode())
+
+
+def _touching(ids: list[str]) -> list[cmp.Record]:
+    """Change records, the same on both sides, in the transactions ``ids``."""
+    values = [{"payload": {"op": "c", "transaction": {"id": i, "total_order": 1}}} for i in ids]
+    return [cmp.Record(b"k", json.dumps(v).encode()) for v in values]
+
+
+def _tx_side(name: str, prefix: str, db: str, ids: list[str]) -> cmp.Captured:
+    side = _side(name, prefix, db)
+    side.data[f"{db}.u"] = _touching([f"0-1-{n}" for n in range(10, 16)])
+    side.data[cmp.TRANSACTION_TOPIC] = [
+        r for i in ids for r in (_tx(prefix, "BEGIN", i), _tx(prefix, "END", i, {f"{db}.t": 1}))
+    ]
+    return side
+
+
+def test_the_transaction_topic_is_compared_over_the_range_both_sides_streamed() -> None:
+    """Each side streams from its own snapshot's position to its own stop: the server's other transactions
+    before or after the other side's range are left out (and counted); inside it every record counts."""
+    dbz = _tx_side("debezium", "dbz_x", "db_1", ["0-1-10", "0-1-11", "0-1-12", "0-1-13", "0-1-14"])
+    ours = _tx_side("cdc", "cdc_x", "db_1", ["0-1-12", "0-1-13", "0-1-14", "0-1-15"])
+    assert cmp.compare(dbz, ours, ("data",)) == []
+    # the server's other transactions (no captured change on either side) are not compared either
+    busy_dbz, busy_ours = copy.deepcopy(dbz), copy.deepcopy(ours)
+    for side, extra in ((busy_dbz, "0-1-90"), (busy_ours, "0-1-91")):
+        side.data["transaction"][2:2] = [_tx(side.prefix, "BEGIN", extra), _tx(side.prefix, "END", extra)]
+    assert cmp.compare(busy_dbz, busy_ours, ("data",)) == []
+    assert cmp.transactions_left_out(busy_dbz, busy_dbz, busy_ours) == 6
+    assert cmp.transactions_left_out(busy_ours, busy_dbz, busy_ours) == 4
+
+    def kinds(change: Any) -> set[str]:
+        altered = copy.deepcopy(ours)
+        change(altered.data["transaction"])
+        return {d.kind for d in cmp.compare(dbz, altered, ("data",))}
+
+    def count(records: list[cmp.Record]) -> None:  # an END with another per-table count
+        records[1] = _tx("cdc_x", "END", "0-1-12", {"db_1.t": 2})
+
+    def header(records: list[cmp.Record]) -> None:  # a context header Debezium's BEGIN does not carry
+        records[0].headers.append(("__debezium.context.connectorLogicalName", b"cdc_x"))
+
+    def later(records: list[cmp.Record]) -> None:  # a BEGIN's ts_ms is its binlog event's time: compared
+        records[2] = _tx("cdc_x", "BEGIN", "0-1-13", ts=7001)
+
+    def missing(records: list[cmp.Record]) -> None:  # a transaction inside the common range written once
+        del records[2:4]
+
+    assert kinds(count) == {
+        "data transaction value.payload.event_count",
+        "data transaction value.payload.data_collections[].event_count",
+    }
+    assert kinds(header) == {"data transaction header.__debezium.context.connectorLogicalName"}
+    assert kinds(later) == {"data transaction value.payload.ts_ms"}
+    assert kinds(missing) == {"data transaction <record>"}
+
+
+def test_signal_table_transactions_are_each_sides_own() -> None:
+    """Each side captures only its own signal table: the other side's watermark transactions (empty on one
+    side) are left out; its own are compared in their order with their GTID blanked."""
+    dbz = _tx_side("debezium", "dbz_x", "db_1", ["0-1-10", "0-1-13"])
+    ours = _tx_side("cdc", "cdc_x", "db_1", ["0-1-10", "0-1-13"])
+    for side, own, other in ((dbz, "0-1-11", "0-1-12"), (ours, "0-1-12", "0-1-11")):
+        side.names["sig_t"] = "<signal>"
+        value = {"schema": {}, "payload": {"op": "c", "after": {"id": "w"}, "source": {"gtid": own}}}
+        side.data["db_1.sig_t"] = [cmp.Record(b'{"id": "w"}', json.dumps(value).encode())]
+        records = side.data[cmp.TRANSACTION_TOPIC]
+        at = 7000 if side is dbz else 9000  # each side writes its own watermarks at its own time
+        mine = [_tx(side.prefix, "BEGIN", own, ts=at), _tx(side.prefix, "END", own, {"db_1.sig_t": 1}, at)]
+        theirs = [_tx(side.prefix, "BEGIN", other), _tx(side.prefix, "END", other)]
+        records[2:2] = sorted([*mine, *theirs], key=lambda r: json.loads(r.key or b"")["payload"]["id"])
+    assert cmp.compare(dbz, ours, ("data",)) == []
+    altered = copy.deepcopy(ours)
+    altered.data[cmp.TRANSACTION_TOPIC][5] = _tx("cdc_x", "END", "0-1-12", {"db_1.sig_t": 2})  # its own END
+    kinds = {d.kind for d in cmp.compare(dbz, altered, ("data",))}
+    assert kinds == {
+        "data transaction <own signal> value.payload.event_count",
+        "data transaction <own signal> value.payload.data_collections[].event_count",
+    }
+
+
+def _note(prefix: str, aggregate: str, kind: str, note_id: str, data: dict[str, str], ts: int) -> cmp.Record:
+    key = {"schema": {"name": "io.debezium.connector.common.NotificationKey"}, "payload": {"id": note_id}}
+    payload = {
+        "id": note_id,
+        "type": kind,
+        "aggregate_type": aggregate,
+        "additional_data": data,
+        "timestamp": ts,
+    }
+    value = {"schema": {"name": "io.debezium.connector.common.Notification"}, "payload": payload}
+    return cmp.Record(json.dumps(key).encode(), json.dumps(value).encode())
+
+
+def _notes(prefix: str, db: str, ts: int, reverse: bool = False) -> list[cmp.Record]:
+    started = {"connector_name": prefix, "data_collections": f"{db}.t"}
+    if reverse:  # the same entries in another order (Java's per-JVM order of bucket-sharing keys)
+        started = dict(reversed(list(started.items())))
+    return [
+        _note(prefix, "Initial Snapshot", "STARTED", str(uuid.uuid4()), started, ts),
+        _note(prefix, "Initial Snapshot", "COMPLETED", str(uuid.uuid4()), {"connector_name": prefix}, ts + 1),
+        _note(prefix, "Incremental Snapshot", "STARTED", "compat-incremental", started, ts + 2),
+    ]
+
+
+def test_notifications_are_compared_without_their_uuids_and_timestamps() -> None:
+    dbz, ours = _side("debezium", "dbz_x", "db_1"), _side("cdc", "cdc_x", "db_2")
+    dbz.data[cmp.NOTIFICATION_TOPIC] = _notes("dbz_x", "db_1", 1000)
+    ours.data[cmp.NOTIFICATION_TOPIC] = _notes("cdc_x", "db_2", 5000, reverse=True)
+    assert cmp.compare(dbz, ours, ("data",)) == []
+
+    def kinds(index: int, record: cmp.Record) -> set[str]:
+        altered = copy.deepcopy(ours)
+        altered.data[cmp.NOTIFICATION_TOPIC][index] = record
+        return {d.kind for d in cmp.compare(dbz, altered, ("data",))}
+
+    # an incremental snapshot's id is the signal's: compared
+    other_id = _note("cdc_x", "Incremental Snapshot", "STARTED", "another", {"connector_name": "cdc_x"}, 1)
+    assert "data __notifications value.payload.id" in kinds(2, other_id)
+    assert "data __notifications key<bytes>" in kinds(2, other_id)
+    wrong = _note("cdc_x", "Initial Snapshot", "COMPLETED", str(uuid.uuid4()), {"connector_name": "x"}, 1)
+    assert kinds(1, wrong) == {"data __notifications value.payload.additional_data.connector_name"}
+    headed = copy.deepcopy(ours.data[cmp.NOTIFICATION_TOPIC][0])
+    headed.headers.append(("__debezium.context.taskId", b"0"))
+    assert kinds(0, headed) == {"data __notifications header.__debezium.context.taskId"}
