@@ -104,6 +104,10 @@ IGNORED = (
     "coordinates in <signal> and during the incremental snapshot (each side's own watermarks); not the "
     "schema change topic's (other clients' DDL reaches each side over its own range) nor heartbeats' "
     "(timing)",
+    "the empty offset ({}) Debezium's sink notification records carry and its worker then commits (cdc's "
+    "notifications carry the task's offset): not compared, and never taken for the snapshot's completed "
+    "offset; the offsets of the transaction and notification topics' records, record by record (BEGIN/END "
+    "of every server transaction over each side's own binlog range; notifications at the snapshot's pace)",
     "how many heartbeats each worker writes (one per heartbeat.interval.ms when due: timing): each side's "
     "distinct heartbeat records (key, value with ts_ms aside, headers) are compared, each once; the binlog "
     "position a committed heartbeat offset names (the position when the heartbeat was due): its field set "
@@ -527,9 +531,11 @@ def record_offsets_from_log(log: str, prefix: str) -> list[dict[str, str]]:
     """Every record's source offset, in order, from a Connect worker's log with
     ``org.apache.kafka.connect.runtime.TransformationChain`` at TRACE (it logs each record, its
     ``sourceOffset`` included, before each transform; the connector needs one transform), partition
-    ``{server=<prefix>}`` only."""
+    ``{server=<prefix>}`` only; not the empty offsets of Debezium's sink notification records."""
     return [
-        _java_map(m.group(2)) for m in _TRACE.finditer(log) if _java_map(m.group(1)).get("server") == prefix
+        offset
+        for m in _TRACE.finditer(log)
+        if _java_map(m.group(1)).get("server") == prefix and (offset := _java_map(m.group(2)))
     ]
 
 
@@ -634,7 +640,7 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
         watermarks = (min(seqs), max(seqs) + 1) if seqs else None
         for i, rec in enumerate(side.offsets):
             value = rec.value_json()
-            if not isinstance(value, dict):
+            if not isinstance(value, dict) or not value:  # Debezium's at a sink notification: {}
                 continue
             if i < side.snapshot_commits:
                 found, shown = _shape(value) in snapshot_shapes, _shape(value)

@@ -14,8 +14,10 @@ Per topic, the k-th record's offset of one side is compared with the k-th of the
 * every other data record in order, by value, ``ts_sec`` aside; offsets carrying the incremental snapshot's
   keys and the records of each side's own signal table (``<signal>``) without their binlog coordinates
   (``file``, ``pos``, ``gtids``: each side writes its own watermarks at its own binlog place);
-* not compared: the schema change topic (other clients' DDL reaches each side over its own binlog range) and
-  heartbeats (one per interval when due: timing); their committed offsets are checked as before.
+* not compared: the schema change topic (other clients' DDL reaches each side over its own binlog range),
+  heartbeats (one per interval when due: timing), the transaction topic (a BEGIN/END of every server
+  transaction over each side's own binlog range) and notifications (the offset when the snapshot sent one);
+  their committed offsets are checked as before.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from typing import Any
 
 from bench.compat.compare import (
     _MAP_ENTRY,
-    HEARTBEAT_TOPIC,
     SIGNAL_TOPIC,
     Captured,
     Difference,
@@ -97,7 +98,10 @@ def _initial(offset: dict[str, str]) -> bool:
 def _per_topic(side: Captured, traced: Traced) -> dict[str, list[dict[str, str]]]:
     out: dict[str, list[dict[str, str]]] = {}
     for topic, offset in traced:
-        if not topic or topic == side.prefix or topic.startswith(HEARTBEAT_TOPIC):
+        # data topics only: not the schema change topic (<prefix>), heartbeats, the transaction topic (a
+        # BEGIN/END of every server transaction over each side's own binlog range) or notifications
+        # (<prefix>-notifications: the offset of the moment the snapshot sent one)
+        if not topic.startswith(side.prefix + ".") or topic == side.prefix + ".transaction":
             continue
         out.setdefault(side.normalise_text(topic.removeprefix(side.prefix + ".")), []).append(offset)
     return out

@@ -214,9 +214,11 @@ def snapshot_committed(stack: Stack, side: Side) -> bool:
     ``snapshot``); notes how many offsets it had committed by then."""
     for i, rec in enumerate(committed_offsets(stack, side)):
         value = rec.value_json()
-        if isinstance(value, dict) and value.get("snapshot") in (None, False, "false"):
-            # another client's DDL streamed before the worker's flush supersedes the completed offset
-            side.completed_superseded = "event" in value
+        # {}: Debezium's offset at a sink notification record, not the completed offset
+        if isinstance(value, dict) and value and value.get("snapshot") in (None, False, "false"):
+            # another client's DDL (or, with transaction metadata, any transaction's BEGIN/END) streamed
+            # before the worker's flush supersedes the completed offset, which names no server id
+            side.completed_superseded = "event" in value or "server_id" in value
             side.snapshot_commits = i if side.completed_superseded else i + 1
             return True
     return False
