@@ -3,6 +3,8 @@
 python -m bench run [--scenario B10] [--runs 3] [--rows N] [--only NAME ...] [--set KEY=VALUE ...]
 python -m bench list
 python -m bench data --dataset A --rows 1000000 [--table bench.a_1m] [--seed 42]
+python -m bench publish bench/results/B3-<stamp>.json [--block B3-1M]
+python -m bench aims [--print]
 """
 
 from __future__ import annotations
@@ -90,12 +92,29 @@ def _publish(args: argparse.Namespace) -> int:
     for path in args.results:
         result = json.loads(Path(path).read_text())
         cls = scenarios()[result["scenario"]]
+        for case in result["cases"]:  # the ratios as today's report computes them (the peers at their best)
+            report.summarize(cls.metrics, case["contenders"])
         md = report.markdown(result, cls.metrics)
         block = args.block or result["scenario"]
-        if not report.update_docs(REPO / "docs" / "benchmarks.md", block, md):
+        if not report.publish(REPO, block, result, md):
             print(f"docs/benchmarks.md has no results block {block}")
             return 1
         print(f"published {path} into docs/benchmarks.md")
+    return 0
+
+
+def _aims(args: argparse.Namespace) -> int:
+    from bench import aims, report
+
+    verdicts = aims.evaluate(aims.load_published(REPO / report.PUBLISHED))
+    md = aims.markdown(verdicts)
+    if args.print:
+        print(md, end="")
+        return 0
+    if not report.update_docs(REPO / "docs" / "benchmarks.md", "aims", md):
+        print("docs/benchmarks.md has no results block aims")
+        return 1
+    print(f"wrote the aims table ({len(verdicts)} rows) into docs/benchmarks.md")
     return 0
 
 
@@ -135,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     pub.add_argument("results", nargs="+")
     pub.add_argument("--block", help="the docs block to write (default: the scenario id, e.g. B3)")
     pub.set_defaults(func=_publish)
+    aim = sub.add_parser("aims", help="regenerate the aims table from bench/published/*.json")
+    aim.add_argument("--print", action="store_true", help="print it instead of writing the page")
+    aim.set_defaults(func=_aims)
     args = parser.parse_args(argv)
     # a TERM (or an INT that a background shell would ignore) unwinds like Ctrl-C, so the workers and
     # producers the harness started are stopped on the way out

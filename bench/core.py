@@ -128,6 +128,9 @@ class Contender:
     scenario_id: ClassVar[str]
     role: ClassVar[Role]
     order: ClassVar[int] = 50  # where its column sits; runs alternate in this order
+    # the contender whose settings this one tunes (``debezium-best`` tunes ``debezium``): the report takes
+    # ours' ratios against the better of the two per metric ("the peer at its best")
+    tunes: ClassVar[str | None] = None
 
     def __init__(self, ctx: Context, scenario: Scenario) -> None:
         self.ctx = ctx

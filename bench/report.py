@@ -1,7 +1,9 @@
 """Medians, spreads and ratios of the samples; the JSON, the markdown table and docs/benchmarks.md.
 
 Each scenario's section of ``docs/benchmarks.md`` holds its latest results between the markers
-``<!-- results:B10 -->`` and ``<!-- /results:B10 -->``; a run rewrites only what is between them.
+``<!-- results:B10 -->`` and ``<!-- /results:B10 -->``; a run rewrites only what is between them. The
+result a block shows is kept beside the page in ``bench/published/<block>.json`` (:func:`publish`), and
+the aims table (``<!-- results:aims -->``, :mod:`bench.aims`) is generated from those files.
 """
 
 from __future__ import annotations
@@ -19,9 +21,20 @@ _RUN_PATH = re.compile(r"(?<=[\s=])/[^\s=]*/" + _RUN)
 _RUN_NAME = re.compile(_RUN)
 _SERVER_ID = re.compile(r'("database\.server\.id": )"\d+"')
 DASH = "\u2013"
+PUBLISHED = Path("bench") / "published"  # under the repository: the results the page shows
 TIMES = "\u00d7"
 
-__all__ = ["markdown", "summarize", "update_docs", "write"]
+__all__ = [
+    "PUBLISHED",
+    "best_of",
+    "families",
+    "fmt",
+    "markdown",
+    "publish",
+    "summarize",
+    "update_docs",
+    "write",
+]
 
 
 def _stats(values: list[float]) -> dict[str, float] | None:
@@ -30,8 +43,28 @@ def _stats(values: list[float]) -> dict[str, float] | None:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
+def families(contenders: list[dict[str, Any]], role: str = "peer") -> dict[str, list[dict[str, Any]]]:
+    """The contenders of ``role`` that ran, by family: a contender and those that tune it (``tunes``),
+    under the default contender's name (``debezium``: ``debezium`` and ``debezium-best``)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for c in contenders:
+        if c["role"] == role and c.get("samples"):
+            out.setdefault(c.get("tunes") or c["name"], []).append(c)
+    return out
+
+
+def best_of(metric: Metric, members: list[dict[str, Any]]) -> tuple[float, str] | None:
+    """The best median of ``metric`` among a family's members (by ``metric.better``), and whose it is."""
+    known = [(c["stats"][metric.key]["median"], c["name"]) for c in members if c["stats"].get(metric.key)]
+    if not known:
+        return None
+    pick = max if metric.better == "higher" else min
+    return pick(known, key=lambda item: item[0])
+
+
 def summarize(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -> None:
-    """Add ``stats`` per metric to each contender, and ``ratios`` (ours / each peer) to ours."""
+    """Add ``stats`` per metric to each contender; to ours, ``ratios`` (ours / each peer) and ``best``
+    (ours / the best median of each peer family per metric: the peer at its best, issue #30)."""
     for entry in contenders:
         entry["stats"] = {}
         for metric in metrics:
@@ -53,9 +86,20 @@ def summarize(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -> 
                     a["median"] / b["median"] if metric.ratio and a and b and b["median"] else None
                 )
             own["ratios"][peer["name"]] = ratios
+        own["best"] = {}
+        for root, members in families(contenders).items():
+            best: dict[str, dict[str, Any] | None] = {}
+            for metric in metrics:
+                a, found = own["stats"].get(metric.key), best_of(metric, members)
+                if metric.ratio and a and found is not None and found[0]:
+                    best[metric.key] = {"ratio": a["median"] / found[0], "against": found[1]}
+                else:
+                    best[metric.key] = None
+            own["best"][root] = best
 
 
-def _fmt(value: float, digits: int) -> str:
+def fmt(value: float, digits: int) -> str:
+    """A figure as the tables show it: thousands separated, ``digits`` decimals below 10 000."""
     if abs(value) >= 10000:
         return f"{value:,.0f}"
     return f"{value:,.{digits}f}"
@@ -64,10 +108,10 @@ def _fmt(value: float, digits: int) -> str:
 def _cell(stats: dict[str, float] | None, metric: Metric) -> str:
     if not stats:
         return DASH
-    med = _fmt(stats["median"], metric.digits)
+    med = fmt(stats["median"], metric.digits)
     if stats["n"] == 1:
         return med
-    return f"{med} ({_fmt(stats['min'], metric.digits)}{DASH}{_fmt(stats['max'], metric.digits)})"
+    return f"{med} ({fmt(stats['min'], metric.digits)}{DASH}{fmt(stats['max'], metric.digits)})"
 
 
 def _case_table(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -> list[str]:
@@ -77,6 +121,9 @@ def _case_table(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -
     head = ["metric", *[f"{c['name']} ({c['role']})" for c in ran]]
     pairs = [(o, p) for o in ours for p in peers]
     head += [f"ratio {o['name']}/{p['name']}" for o, p in pairs]
+    tuned = [root for root, members in families(contenders).items() if len(members) > 1]
+    best_pairs = [(o, root) for o in ours for root in tuned]
+    head += [f"ratio {o['name']}/{root} at its best" for o, root in best_pairs]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for metric in metrics:
         if all(not c["stats"].get(metric.key) for c in ran):
@@ -86,6 +133,9 @@ def _case_table(metrics: tuple[Metric, ...], contenders: list[dict[str, Any]]) -
         for own, peer in pairs:
             ratio = own.get("ratios", {}).get(peer["name"], {}).get(metric.key)
             row.append(DASH if ratio is None else f"{ratio:.2f}{TIMES}")
+        for own, root in best_pairs:
+            best = (own.get("best", {}).get(root) or {}).get(metric.key)
+            row.append(DASH if not best else f"{best['ratio']:.2f}{TIMES} ({best['against']})")
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -162,4 +212,20 @@ def update_docs(doc: Path, scenario_id: str, md: str) -> bool:
     if not pattern.search(text):
         return False
     doc.write_text(pattern.sub(lambda _m: f"{start}\n{md.rstrip()}\n{end}", text), encoding="utf-8")
+    return True
+
+
+def publish(repo: Path, block: str, result: dict[str, Any], md: str) -> bool:
+    """Put ``md`` into the page's ``block``, keep ``result`` as ``bench/published/<block>.json`` and
+    regenerate the aims table from the published results; False when the page has no such block."""
+    from bench import aims  # aims imports this module
+
+    doc = repo / "docs" / "benchmarks.md"
+    if not update_docs(doc, block, md):
+        return False
+    folder = repo / PUBLISHED
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(result, indent=2, default=str).replace(str(Path.home()), "~")
+    (folder / f"{block}.json").write_text(text + "\n", encoding="utf-8")
+    update_docs(doc, "aims", aims.markdown(aims.evaluate(aims.load_published(folder))))
     return True

@@ -76,11 +76,18 @@ def run_scenario(
             continue
         ctx.log(f"[bench] case {case.key}: {case.label}")
         entries: dict[str, dict[str, Any]] = {
-            c.name: {"name": c.name, "role": c.role, "samples": [], "errors": []} for c in contenders
+            c.name: {"name": c.name, "role": c.role, "tunes": c.tunes, "samples": [], "errors": []}
+            for c in contenders
         }
         for name, why in unavailable.items():
-            role = next(cls.role for cls in contenders_for(scenario_id) if cls.name == name)
-            entries[name] = {"name": name, "role": role, "samples": [], "unavailable": why}
+            cls = next(cls for cls in contenders_for(scenario_id) if cls.name == name)
+            entries[name] = {
+                "name": name,
+                "role": cls.role,
+                "tunes": cls.tunes,
+                "samples": [],
+                "unavailable": why,
+            }
         scenario.prepare(case)
         for run in range(ctx.runs):
             for c in contenders:
@@ -121,7 +128,7 @@ def run_scenario(
     result["busy"] = max(header["load_at_start"][0], result["load_at_end"][0]) / cores > BUSY_LOAD
     json_path, md_path, md = report.write(ctx.repo / "bench" / "results", result, scenario.metrics)
     ctx.log(f"[bench] wrote {json_path} and {md_path}\n\n{md}")
-    if update_docs and report.update_docs(ctx.repo / "docs" / "benchmarks.md", scenario_id, md):
+    if update_docs and report.publish(ctx.repo, scenario_id, result, md):
         ctx.log(f"[bench] updated the {scenario_id} results in docs/benchmarks.md")
     return json_path
 

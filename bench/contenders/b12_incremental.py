@@ -264,6 +264,7 @@ class DebeziumIncremental(IncrementalContender):
 class DebeziumIncrementalChunk(DebeziumIncremental):
     name = "debezium-chunk"
     order = 21
+    tunes = "debezium"
 
     def settings(self) -> dict[str, str]:
         return {"incremental.snapshot.chunk.size": self.ctx.options.get("debezium_chunk", "8192")}

@@ -173,6 +173,7 @@ class DebeziumBest(_DebeziumSink):
 
     name = "debezium-best"
     order = 30
+    tunes = "debezium-defaults"
     settings = {
         "batch.size": "5000",
         "use.reduction.buffer": "true",

@@ -35,6 +35,7 @@ class JavaMirrorTuned(JavaMirror):
 
     name = "mm2-tuned"
     order = 30
+    tunes = "mm2"
 
     def extra(self, source: str, target: str) -> dict[str, str]:
         scenario: Any = self.scenario

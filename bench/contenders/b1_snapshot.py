@@ -14,7 +14,7 @@ import subprocess
 import time
 from typing import Any, ClassVar
 
-from bench import jars
+from bench import jars, peer_tuning
 from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
 from bench.contenders.jdbc_poll_cdc import connector_config as jdbc_connector_config
 from bench.core import Case, Contender, Sample, Unavailable, contender
@@ -254,6 +254,27 @@ class DebeziumSnapshot(ConnectSnapshot):
 
     def versions(self) -> dict[str, str]:
         return {"debezium connector": f"debezium-connector-mariadb {jars.MARIADB_VERSION}"}
+
+
+@contender
+class DebeziumSnapshotBest(DebeziumSnapshot):
+    """Debezium's initial snapshot at its best documented settings (:mod:`bench.peer_tuning`):
+    ``max.batch.size`` 8192, ``max.queue.size`` 32768, ``poll.interval.ms`` 100 and the producer through
+    ``producer.override.*`` (idempotent, five in flight, ``linger.ms`` 20, 1 MB batches, lz4).
+    ``snapshot.fetch.size`` stays unset (the docs: the unset default streams the result set; setting it
+    "can result in performance problems") and ``snapshot.max.threads`` at 1 (it parallelises across
+    tables; B1 has one)."""
+
+    name = "debezium-best"
+    order = 25
+    tunes = "debezium"
+
+    def spec(self, props: dict[str, str]) -> WorkerSpec:
+        return super().spec({**props, **peer_tuning.OVERRIDE_POLICY})
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        tuned = peer_tuning.with_options(peer_tuning.throughput_settings(), self.ctx.options)
+        return {**super().connector(run), **tuned}
 
 
 class SparkSnapshot(CdcSingle):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from bench import jars
+from bench import jars, peer_tuning
 from bench.core import Context, contender
 from bench.scenarios.b3_binlog import BinlogRange, ConnectBinlogContender, connector_config
 from bench.stack import Stack
@@ -61,3 +61,27 @@ class Debezium(ConnectBinlogContender):
     def versions(self) -> dict[str, str]:
         artifact = f"debezium-connector-{self.flavour}"
         return {"debezium connector": f"{artifact} {jars.debezium_version(artifact)}"}
+
+
+@contender
+class DebeziumBest(Debezium):
+    """Debezium at its best documented settings (:mod:`bench.peer_tuning`): ``max.batch.size`` 8192,
+    ``max.queue.size`` 32768, ``poll.interval.ms`` 100, and the worker's producer through
+    ``producer.override.*`` (idempotent, five requests in flight, ``linger.ms`` 20, 1 MB batches, lz4),
+    with ``connector.client.config.override.policy=All`` on the worker. Otherwise :class:`Debezium`'s
+    configuration, so the two columns differ only in these keys."""
+
+    name = "debezium-best"
+    order = 25
+    tunes = "debezium"
+
+    def settings(self) -> dict[str, str]:
+        """The tuned keys (B5's subclass trades batching for its latency budget)."""
+        return peer_tuning.throughput_settings()
+
+    def spec(self, props: dict[str, str]) -> WorkerSpec:
+        return super().spec({**props, **peer_tuning.OVERRIDE_POLICY})
+
+    def connector_config(self, rng: BinlogRange, prefix: str, stack: Stack) -> dict[str, str]:
+        tuned = peer_tuning.with_options(self.settings(), self.ctx.options)
+        return {**super().connector_config(rng, prefix, stack), **tuned}

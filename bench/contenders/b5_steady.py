@@ -1,7 +1,9 @@
 """B5's contenders: ours (MySqlConnector in ``cdc distributed``), Debezium in Kafka Connect, and our JDBC
 source (``JdbcSourceConnector``, timestamp+incrementing, polling every second) in ``cdc distributed``.
 
-The binlog connectors are B3's (:mod:`bench.contenders.b3_cdc`, :mod:`bench.contenders.b3_debezium`):
+Debezium runs twice, at its defaults (``debezium``) and at its best for a latency budget (``debezium-best``,
+:func:`bench.peer_tuning.latency_settings`). The binlog connectors are B3's (:mod:`bench.contenders.b3_cdc`,
+:mod:`bench.contenders.b3_debezium`):
 the same worker, the same connector configuration and the same way of starting from a binlog position
 (created STOPPED, offset written, resumed), here the position of the moment the run starts. The run itself
 (probe, paced writer, consumer, CPU window) is :class:`bench.scenarios.b5_steady.SteadyContender`'s.
@@ -12,8 +14,9 @@ from __future__ import annotations
 import subprocess
 from typing import ClassVar
 
+from bench import peer_tuning
 from bench.contenders.b3_cdc import CdcMySql
-from bench.contenders.b3_debezium import Debezium
+from bench.contenders.b3_debezium import Debezium, DebeziumBest
 from bench.contenders.jdbc_poll_cdc import CONNECTOR as JDBC_CONNECTOR
 from bench.contenders.jdbc_poll_cdc import connector_config as jdbc_config
 from bench.core import Context, Scenario, Unavailable, contender
@@ -96,6 +99,29 @@ class DebeziumB5(SteadyBinlog):
     role = "peer"
     order = 20
     b3_class = Debezium
+
+
+class _DebeziumLatency(DebeziumBest):
+    """B3's ``debezium-best`` with B5's settings: ``poll.interval.ms`` 25 and ``linger.ms`` 5."""
+
+    def settings(self) -> dict[str, str]:
+        return peer_tuning.latency_settings()
+
+
+@contender
+class DebeziumBestB5(SteadyBinlog):
+    """Debezium at its best documented settings for steady rates (:mod:`bench.peer_tuning`): the queue's
+    ``max.batch.size`` 8192 and ``max.queue.size`` 32768, ``poll.interval.ms`` 25 (at the default 500 a
+    change waits up to half a second for a batch that never fills at these rates; 25 ms is a budget
+    inside issue #30's 50 ms p99 aim, so that CPU per change is compared at equal latency), and the
+    producer idempotent with five requests in flight, ``linger.ms`` 5, lz4. ``--set binlog_poll=`` still
+    sets ``poll.interval.ms`` for every binlog contender alike."""
+
+    name = "debezium-best"
+    role = "peer"
+    order = 25
+    tunes = "debezium"
+    b3_class = _DebeziumLatency
 
 
 @contender

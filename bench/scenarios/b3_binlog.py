@@ -126,8 +126,16 @@ class B3Binlog(Scenario):
 
     # -------------------------------------------------------------------------------------------- prepare
 
+    def _tag(self) -> str:
+        """``--set tag=NAME``: a prepared table and range of its own (``bench.b8_bulk_update_NAME``), so a
+        small check run leaves the full-size preparation of the same scenario in place."""
+        tag = self.ctx.options.get("tag", "")
+        if tag and not tag.isidentifier():
+            raise ValueError(f"--set tag={tag!r}: letters, digits and underscores only")
+        return f"_{tag}" if tag else ""
+
     def _state_file(self, case: Case) -> Path:
-        path = self.ctx.cache / "bench" / f"{self.id.lower()}-{case.key}.json"
+        path = self.ctx.cache / "bench" / f"{self.id.lower()}-{case.key}{self._tag()}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -155,7 +163,7 @@ class B3Binlog(Scenario):
             self.ctx.info[case.key] = {"binlog": saved.to_dict(), "reused": True}
             return
         n, seed, workload = self.rows(), self.seed(), str(case.params["workload"])
-        name = f"{self.id.lower()}_{workload.replace('-', '_')}"
+        name = f"{self.id.lower()}_{workload.replace('-', '_')}{self._tag()}"
         table = f"{DATABASE}.{name}"
         started = time.monotonic()
         self.ctx.log(f"[bench]   preparing {table}: {n:,} rows of dataset {self.dataset}, seed {seed}")

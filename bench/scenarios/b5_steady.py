@@ -312,12 +312,15 @@ class B5Steady(Scenario):
                     f"{case.key}: {name}'s p99 {p99:.1f} ms {verdict} the aim of at most "
                     f"{P99_TARGET_MS:.0f} ms at 1 000 changes/s"
                 )
-            peer = median("debezium", "latency_p99_ms")
-            if peer is not None:
+            # Debezium at its best: the lower p99 of its default and tuned runs
+            peers = [(median(p, "latency_p99_ms"), p) for p in ("debezium", "debezium-best")]
+            known = [(value, p) for value, p in peers if value is not None]
+            if known:
+                peer, which = min(known)
                 verdict = "meets" if p99 <= peer else "misses"
                 notes.append(
                     f"{case.key}: {name}'s p99 {p99:.1f} ms {verdict} the aim of at most Debezium's "
-                    f"({peer:.1f} ms)"
+                    f"({which}: {peer:.1f} ms)"
                 )
             missing = median(name, "missing")
             if missing:
