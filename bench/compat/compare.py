@@ -104,6 +104,9 @@ IGNORED = (
     "coordinates in <signal> and during the incremental snapshot (each side's own watermarks); not the "
     "schema change topic's (other clients' DDL reaches each side over its own range) nor heartbeats' "
     "(timing)",
+    "with transaction metadata, a committed offset at a transaction of the other side's signal table (empty "
+    "on one side, a watermark during its incremental snapshot on the other): compared by its place only, "
+    "without the incremental snapshot's keys and the transaction's per-table counts",
     "the empty offset ({}) Debezium's sink notification records carry and its worker then commits (cdc's "
     "notifications carry the task's offset): not compared, and never taken for the snapshot's completed "
     "offset; the offsets of the transaction and notification topics' records, record by record (BEGIN/END "
@@ -609,6 +612,20 @@ def _unplaced(offset: Mapping[str, Any]) -> str:
     return json.dumps(kept, sort_keys=True)
 
 
+def _stripped(offset: Mapping[str, Any]) -> str:
+    """An offset without ``ts_sec``, the incremental snapshot's keys and the per-table counts of its
+    transaction: at a transaction of the other side's signal table (an empty transaction here, its
+    watermark there, during its own incremental snapshot), only its place is the same on both sides."""
+    kept = {
+        k: _text(v)
+        for k, v in offset.items()
+        if k != "ts_sec"
+        and not k.startswith("incremental_snapshot")
+        and not k.startswith("transaction_data_collection_order_")
+    }
+    return json.dumps(kept, sort_keys=True)
+
+
 def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
     """Every offset each worker committed must be one Debezium's records carried: before streaming by its
     field set (and ``snapshot`` value), while streaming by its value (``ts_sec`` aside). An offset of a
@@ -631,6 +648,8 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
         if o.get("gtids") in dbz_signals:
             at_signal.setdefault(dbz_signals[o["gtids"]], set()).add(_unplaced(o))
     at_any_signal = set().union(*at_signal.values()) if at_signal else set()
+    # with transaction metadata: the offsets at Debezium's signal transactions (cdc's BEGIN/END of them)
+    at_dbz_signal = {_stripped(o) for o in carried[completed + 1 :] if o.get("transaction_id") in dbz_signals}
     diffs: list[Difference] = []
     for side, tag in ((dbz, "dbz"), (ours, "cdc")):
         done = side.completed.value_json() if side.completed is not None else None
@@ -671,6 +690,11 @@ def _committed_in_records(dbz: Captured, ours: Captured) -> list[Difference]:
                     or (not incremental and _bare(value) in bare)
                     or (tag == "cdc" and not incremental and _outside(value, carried[completed + 1 :]))
                     or (tag == "cdc" and "event" not in value and _shape(value) in beat_shapes)
+                    or (
+                        tag == "cdc"
+                        and value.get("transaction_id") in dbz_signals
+                        and _stripped(value) in at_dbz_signal
+                    )
                     or (
                         tag == "cdc"
                         and _own_watermark(value, watermarks)
