@@ -1,4 +1,5 @@
 """B1's and B2's contenders: ``cdc snapshot`` on Spark at 1/2/4 partitions, cdc's single-reader snapshot,
+cdc's connector at its default engine (``auto``) and with ``snapshot.engine=spark`` in the worker,
 Debezium's initial snapshot in Kafka Connect, and the ``mariadb-dump`` ceiling (B1 only).
 
 The connectors run with the same configuration as B3's (:func:`bench.scenarios.b3_binlog.connector_config`)
@@ -208,7 +209,40 @@ class CdcSingle(ConnectSnapshot):
         return cdc_worker(self.ctx.workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))
 
     def connector(self, run: _Run) -> dict[str, str]:
+        config = _config(CDC_CONNECTOR, run, "disabled")
+        config["snapshot.engine"] = "local"  # one reader, whatever the default (auto) would choose
+        return config
+
+
+@contender
+class CdcDefault(CdcSingle):
+    """cdc's connector with its default ``snapshot.engine=auto``: the engine it picks for this table on
+    this machine (the task logs which and why)."""
+
+    name = "cdc-default"
+    order = 13
+
+    def connector(self, run: _Run) -> dict[str, str]:
         return _config(CDC_CONNECTOR, run, "disabled")
+
+
+@contender
+class CdcWorkerSpark(CdcSingle):
+    """cdc's connector with ``snapshot.engine=spark`` on ``local[2]`` in the worker (the engine ``auto``
+    starts there): the clock includes Spark's start in the worker process, not a new process's."""
+
+    name = "cdc-worker-spark-2"
+    order = 15
+
+    def check(self) -> None:
+        probe = subprocess.run([self.ctx.python, "-c", "import pyspark"], capture_output=True)
+        if probe.returncode != 0:
+            raise Unavailable("pyspark is not installed (make spark)")
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        config = _config(CDC_CONNECTOR, run, "disabled")
+        config.update({"snapshot.engine": "spark", "snapshot.spark.master": "local[2]"})
+        return config
 
 
 @contender
@@ -261,6 +295,10 @@ class SparkSnapshot(CdcSingle):
 
     partitions: ClassVar[int] = 2
     order = 10
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        # `cdc snapshot` runs Spark whatever snapshot.engine says: the config the user would POST
+        return _config(CDC_CONNECTOR, run, "disabled")
 
     def check(self) -> None:
         wanted = self.ctx.options.get("spark", "1,2,4").split(",")

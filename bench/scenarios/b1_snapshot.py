@@ -8,8 +8,12 @@ auto-created), and the topic is read back for missing and duplicated ids:
 * ``cdc-spark-<N>`` (ours): ``cdc snapshot`` with ``--master local[N] --partitions N`` (N parallel JDBC
   readers; ``--set spark=1,2,4`` picks the N), its default encoder (``auto``: the JVM path), the worker
   properties a ``cdc distributed`` worker runs with; process start (Spark's start-up included) to exit.
-* ``cdc-single`` (ours): cdc's MySQL connector with ``snapshot.mode=initial`` and its default
+* ``cdc-single`` (ours): cdc's MySQL connector with ``snapshot.mode=initial`` and
   ``snapshot.engine=local`` in a ``cdc distributed`` worker: one reader, as Debezium's.
+* ``cdc-default`` (ours): the same connector at its default ``snapshot.engine=auto``, which picks the
+  local reader or Spark by the table's row estimate and the cores (:mod:`cdc.mysql.snapshot_engine`).
+* ``cdc-worker-spark-2`` (ours): the same connector with ``snapshot.engine=spark`` on ``local[2]``:
+  Spark started inside the worker (the engine ``auto`` picks), the clock from ``POST /connectors``.
 * ``debezium`` (peer): Debezium's MariaDB connector with ``snapshot.mode=initial`` in Kafka Connect.
 * ``mariadb-dump`` (ceiling): ``mariadb-dump --single-transaction`` of the table to ``/dev/null``.
 

@@ -126,9 +126,15 @@ def estimated_rows(settings: Any, tables: Sequence[str] = ()) -> int:
     conn = connect(settings)
     try:
         with conn.cursor() as cur:
+            # only the captured databases' tables: information_schema opens every table it lists
+            cur.execute("SHOW DATABASES")
+            databases = sorted(str(r[0]) for r in cur.fetchall() if filters.database(str(r[0])))
+            if not databases:
+                return 0
             cur.execute(
                 "SELECT table_schema, table_name, COALESCE(table_rows, 0) FROM information_schema.tables "
-                "WHERE table_type = 'BASE TABLE'"
+                f"WHERE table_type = 'BASE TABLE' AND table_schema IN ({', '.join(['%s'] * len(databases))})",
+                databases,
             )
             rows = cur.fetchall()
     finally:
