@@ -80,9 +80,12 @@ def master_cores(master: str, partitions: int | None, cpus: int) -> int:
     if partitions:
         return int(partitions)
     m = re.fullmatch(r"\s*local(?:\[(\d+|\*)(?:,\d+)?\])?\s*", master)
-    if m is None or m.group(1) in (None, "*"):
-        return 1 if m is not None and m.group(1) is None else cpus
-    return int(m.group(1))
+    if m is None:  # a cluster
+        return cpus
+    threads = m.group(1)
+    if threads is None:  # "local": one thread
+        return 1
+    return cpus if threads == "*" else int(threads)
 
 
 def choose_engine(

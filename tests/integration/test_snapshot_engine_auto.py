@@ -4,7 +4,7 @@ estimate of the captured tables and the cores, in a real worker against the stac
 - the estimate is the server's (``information_schema.tables``) for the captured tables only;
 - a connector without ``snapshot.engine`` on a small table reads it with the local reader (the task logs
   the choice and its reason; Spark is not started);
-- (slow) the same connector, when the break-even is lowered below the table's size, starts Spark: the
+- the same connector, when the break-even is lowered below the table's size, starts Spark: the
   records are written by the Spark engine and its end offset is committed.
 """
 
@@ -154,8 +154,7 @@ def test_the_default_reads_a_small_table_locally(
     assert "Snapshot on Spark" not in caplog.text
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)  # Spark's start-up in the worker on a busy 2-core machine
+@pytest.mark.timeout(600)  # about a minute; Spark's start-up in the worker is slow on a busy machine
 def test_the_default_starts_spark_above_the_break_even(
     mysql_db: Any,
     kafka: Any,
