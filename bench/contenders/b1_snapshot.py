@@ -1,4 +1,5 @@
 """B1's and B2's contenders: ``cdc snapshot`` on Spark at 1/2/4 partitions, cdc's single-reader snapshot,
+cdc's connector at its default engine (``auto``) and with ``snapshot.engine=spark`` in the worker,
 Debezium's initial snapshot in Kafka Connect, and the ``mariadb-dump`` ceiling (B1 only).
 
 The connectors run with the same configuration as B3's (:func:`bench.scenarios.b3_binlog.connector_config`)
@@ -19,6 +20,7 @@ from bench.contenders.b3_debezium import debezium_worker, fetch_debezium
 from bench.contenders.jdbc_poll_cdc import connector_config as jdbc_connector_config
 from bench.core import Case, Contender, Sample, Unavailable, contender
 from bench.procstat import TreeMonitor, cpu_seconds
+from bench.query_cpu import QueryCpu
 from bench.scenarios import jdbc_poll
 from bench.scenarios.b1_snapshot import B1Snapshot, B2SnapshotUnderWrites, Writers, reduce_topic
 from bench.scenarios.b3_binlog import connector_config, settle, wait_drained
@@ -66,20 +68,35 @@ class _Run:
         self.server_id = random.randrange(5400, 7400)
         self.watermarks = Watermarks(self.stack.bootstrap, self.topic)
         self.writers: Writers | None = None
+        self.query_cpu: QueryCpu | None = None
         if isinstance(sc, B2SnapshotUnderWrites):
             self.writers = Writers(self.stack, self.table, self.rows, sc.write_seconds(), sc.seed() + 7)
 
     def start(self) -> None:
         self.mysqld0 = cpu_seconds(self.mysqld) if self.mysqld else 0.0
         self.broker0 = cpu_seconds(self.broker) if self.broker else 0.0
+        if self.mysqld:
+            self.query_cpu = QueryCpu(self.mysqld, self._root, self.table).start()
         self.t0 = time.monotonic()
         if self.writers is not None:
             self.writers.start()
+
+    def _root(self) -> Any:
+        import MySQLdb
+
+        return MySQLdb.connect(unix_socket=str(self.stack.socket), user="root")
 
     def server_cpu(self) -> tuple[float | None, float | None]:
         mysqld = cpu_seconds(self.mysqld) - self.mysqld0 if self.mysqld else None
         broker = cpu_seconds(self.broker) - self.broker0 if self.broker else None
         return mysqld, broker
+
+    def reads_cpu(self) -> float | None:
+        """mysqld CPU-seconds of the threads that served statements naming the table (bench/query_cpu.py)."""
+        if self.query_cpu is None:
+            return None
+        cpu = self.query_cpu.stop()
+        return cpu if self.query_cpu.error is None and self.query_cpu.threads else None
 
 
 class SnapshotContender(Contender):
@@ -107,12 +124,14 @@ class SnapshotContender(Contender):
         try:
             wall, cpu, peak = self.snapshot(run)
             mysqld_cpu, broker_cpu = run.server_cpu()
+            reads_cpu = run.reads_cpu()
             million = run.rows / 1e6
             values: dict[str, float | None] = {
                 "wall_s": wall,
                 "rows_per_s_wall": run.rows / wall,
                 "cpu_s_per_m": cpu / million,
                 "mysqld_cpu_s_per_m": mysqld_cpu / million if mysqld_cpu is not None else None,
+                "mysqld_reads_cpu_s_per_m": reads_cpu / million if reads_cpu is not None else None,
                 "broker_cpu_s_per_m": broker_cpu / million if broker_cpu is not None else None,
                 "peak_rss_mb": peak,
             }
@@ -144,6 +163,8 @@ class SnapshotContender(Contender):
                 notes.append(f"{self.name}: writers {run.writers.summary()}")
             return Sample(values, notes)
         finally:
+            if run.query_cpu is not None:
+                run.query_cpu.stop()
             if run.writers is not None and run.writers.started:
                 run.writers.seconds = 0  # stop early on an error
                 run.writers.join()
@@ -208,7 +229,40 @@ class CdcSingle(ConnectSnapshot):
         return cdc_worker(self.ctx.workdir, self.ctx.python, props, cpus=self.ctx.options.get("cpus"))
 
     def connector(self, run: _Run) -> dict[str, str]:
+        config = _config(CDC_CONNECTOR, run, "disabled")
+        config["snapshot.engine"] = "local"  # one reader, whatever the default (auto) would choose
+        return config
+
+
+@contender
+class CdcDefault(CdcSingle):
+    """cdc's connector with its default ``snapshot.engine=auto``: the engine it picks for this table on
+    this machine (the task logs which and why)."""
+
+    name = "cdc-default"
+    order = 13
+
+    def connector(self, run: _Run) -> dict[str, str]:
         return _config(CDC_CONNECTOR, run, "disabled")
+
+
+@contender
+class CdcWorkerSpark(CdcSingle):
+    """cdc's connector with ``snapshot.engine=spark`` on ``local[2]`` in the worker (the engine ``auto``
+    starts there): the clock includes Spark's start in the worker process, not a new process's."""
+
+    name = "cdc-worker-spark-2"
+    order = 15
+
+    def check(self) -> None:
+        probe = subprocess.run([self.ctx.python, "-c", "import pyspark"], capture_output=True)
+        if probe.returncode != 0:
+            raise Unavailable("pyspark is not installed (make spark)")
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        config = _config(CDC_CONNECTOR, run, "disabled")
+        config.update({"snapshot.engine": "spark", "snapshot.spark.master": "local[2]"})
+        return config
 
 
 @contender
@@ -282,6 +336,10 @@ class SparkSnapshot(CdcSingle):
 
     partitions: ClassVar[int] = 2
     order = 10
+
+    def connector(self, run: _Run) -> dict[str, str]:
+        # `cdc snapshot` runs Spark whatever snapshot.engine says: the config the user would POST
+        return _config(CDC_CONNECTOR, run, "disabled")
 
     def check(self) -> None:
         wanted = self.ctx.options.get("spark", "1,2,4").split(",")

@@ -8,14 +8,21 @@ auto-created), and the topic is read back for missing and duplicated ids:
 * ``cdc-spark-<N>`` (ours): ``cdc snapshot`` with ``--master local[N] --partitions N`` (N parallel JDBC
   readers; ``--set spark=1,2,4`` picks the N), its default encoder (``auto``: the JVM path), the worker
   properties a ``cdc distributed`` worker runs with; process start (Spark's start-up included) to exit.
-* ``cdc-single`` (ours): cdc's MySQL connector with ``snapshot.mode=initial`` and its default
+* ``cdc-single`` (ours): cdc's MySQL connector with ``snapshot.mode=initial`` and
   ``snapshot.engine=local`` in a ``cdc distributed`` worker: one reader, as Debezium's.
+* ``cdc-default`` (ours): the same connector at its default ``snapshot.engine=auto``, which picks the
+  local reader or Spark by the table's row estimate and the cores (:mod:`cdc.mysql.snapshot_engine`).
+* ``cdc-worker-spark-2`` (ours): the same connector with ``snapshot.engine=spark`` on ``local[2]``:
+  Spark started inside the worker (the engine ``auto`` picks), the clock from ``POST /connectors``.
 * ``debezium`` (peer): Debezium's MariaDB connector with ``snapshot.mode=initial`` in Kafka Connect.
 * ``mariadb-dump`` (ceiling): ``mariadb-dump --single-transaction`` of the table to ``/dev/null``.
 
 For the two connectors the clock starts at ``POST /connectors`` on a worker already up and stops when the
 topic's end offset reaches the row count. CPU-seconds are the contender's whole process tree, sampled from
-``/proc`` (Spark's JVM and its Python workers are children of ``cdc snapshot``).
+``/proc`` (Spark's JVM and its Python workers are children of ``cdc snapshot``). mysqld's CPU is given
+twice: the whole process (every client of the server), and the threads of the connections that ran
+statements naming the table (:mod:`bench.query_cpu`), which other clients of a shared server do not
+inflate.
 
 **B2** is B1 with writers: from the contender's start, three open-loop writer threads send 500 single-row
 UPDATEs (``k = k + 1``), 200 INSERTs and 50 DELETEs per second (ids drawn from the table's range, seeded)
@@ -80,6 +87,13 @@ class B1Snapshot(Scenario):
         Metric("wall_s", "seconds, start to last record", "s", "lower", 1),
         Metric("cpu_s_per_m", "contender CPU-seconds per million rows", "s", "lower", 1),
         Metric("mysqld_cpu_s_per_m", "mysqld CPU-seconds per million rows", "s", "lower", 2),
+        Metric(
+            "mysqld_reads_cpu_s_per_m",
+            "mysqld CPU-seconds per million rows, threads serving the table's reads",
+            "s",
+            "lower",
+            2,
+        ),
         Metric("broker_cpu_s_per_m", "broker CPU-seconds per million rows", "s", "lower", 2),
         Metric("peak_rss_mb", "contender peak RSS (process tree)", "MB", "lower", 0),
         Metric("records", "records read back", "", "higher", 0, ratio=False),

@@ -185,7 +185,10 @@ def _before_spark(args: argparse.Namespace, config: Mapping[str, Any], worker: M
         except Exception as exc:  # the run itself reports what is wrong with the config or the server
             log.debug("No row estimate: %s", exc)
         else:
-            advice = built_in_would_be_faster(rows)
+            from cdc.mysql.snapshot_engine import machine_cpus, master_cores
+
+            cores = master_cores(args.master or "local[*]", args.partitions, machine_cpus())
+            advice = built_in_would_be_faster(rows, cores)
             if advice:
                 print(advice, file=sys.stderr)
     return 0

@@ -16,27 +16,24 @@ tasks stop and commit, the config stays) and ``--force`` for the rare case (a st
 workers that were all killed). A worker that cannot be asked (no status topic, nothing listening) is not
 running the connector.
 
-**Spark or the connector's own snapshot.** Spark's start-up is a fixed cost: docs/benchmarks.md B1 (1 M
-rows of dataset A on 2 cores) measured 15.5 s for ``cdc snapshot --master local[2]`` from the process's
-start, 177 k rows/s first to last record, so about 10 s of start-up; the connector's own single reader
-did 48 k rows/s including its start (20.9 s). The two take the same time at
-``10 s / (1/48 000 - 1/177 000) ≈ 659 000`` rows; below :data:`SPARK_WORTH_ROWS` the command says that
-the built-in snapshot (``snapshot.engine=local``, the default) would be faster, and goes on.
+**Spark or the connector's own snapshot.** Spark's start-up is a fixed cost the connector's own reader
+does not pay; below :func:`cdc.mysql.snapshot_engine.spark_worth_rows` rows for the master's cores (the
+break-even the connector's ``snapshot.engine=auto`` uses, from B1's measurements) the command says that
+the connector's own snapshot (just start the connector) would be faster, and goes on.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdc.mysql.snapshot_engine import LOCAL_ROWS_S, SPARK_START_S, estimated_rows, spark_worth_rows
+
 __all__ = [
-    "SPARK_START_S",
-    "SPARK_WORTH_ROWS",
     "RunningConnector",
     "built_in_would_be_faster",
     "estimated_rows",
@@ -44,15 +41,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("cdc.snapshot")
-
-SPARK_START_S = 10.0
-"""Spark's start-up on 2 cores (B1: 15.5 s for 1 M rows at 177 k rows/s first to last)."""
-SINGLE_READER_ROWS_S = 48_000.0
-"""The connector's own snapshot, start included (B1: 1 M rows in 20.9 s)."""
-SPARK_ROWS_S = 177_000.0
-"""``cdc snapshot --master local[2]``, first to last record (B1)."""
-SPARK_WORTH_ROWS = int(SPARK_START_S / (1 / SINGLE_READER_ROWS_S - 1 / SPARK_ROWS_S) // 10_000 * 10_000)
-"""Below this many rows the built-in snapshot finishes first (650 000: the break-even, rounded down)."""
 
 ACTIVE = frozenset({"RUNNING", "PAUSED"})
 
@@ -238,43 +226,17 @@ def _from_standalone_rest(worker: Mapping[str, Any], name: str, timeout: float) 
     return RunningConnector(name, state, tasks, worker_id, f"the standalone worker at {url}", url)
 
 
-def built_in_would_be_faster(rows: int) -> str | None:
-    """The advice printed before Spark starts when the tables are small (None when Spark is worth it)."""
-    if rows >= SPARK_WORTH_ROWS:
+def built_in_would_be_faster(rows: int, cores: int) -> str | None:
+    """The advice printed before Spark starts on ``cores`` cores when the tables are small (None when
+    Spark is worth it)."""
+    worth = spark_worth_rows(cores)
+    if worth is not None and rows >= worth:
         return None
+    below = f"below about {worth:,} rows" if worth is not None else "at any size"
     return (
         f"The captured tables hold about {rows:,} rows (the server's estimate): the connector's own "
-        f"snapshot (snapshot.engine=local, the default; just start the connector) would be faster. "
-        f"Spark's start-up takes about {SPARK_START_S:.0f} s, which the built-in reader's "
-        f"~{SINGLE_READER_ROWS_S / 1000:.0f}k rows/s outweighs below about {SPARK_WORTH_ROWS:,} rows "
-        "(docs/benchmarks.md, B1, 2 cores). Going on with Spark."
+        f"snapshot (snapshot.engine=auto, the default, or local; just start the connector) would be "
+        f"faster. Spark's start-up takes about {SPARK_START_S:.0f} s, which the built-in reader's "
+        f"~{LOCAL_ROWS_S / 1000:.0f}k rows/s outweighs {below} on {cores} core(s) (docs/benchmarks.md, "
+        "B1). Going on with Spark."
     )
-
-
-def estimated_rows(settings: Any, tables: list[str]) -> int:
-    """The server's row estimate (``information_schema.tables.table_rows``) of the tables the snapshot
-    reads: the captured ones, or those of ``--tables`` (names or regexes) among them."""
-    from cdc.history.model import TableId
-    from cdc.mysql.connection import connect
-    from cdc.mysql.filters import Filters
-
-    filters = Filters(settings)
-    conn = connect(settings)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(
-                "SELECT table_schema, table_name, COALESCE(table_rows, 0) FROM information_schema.tables "
-                "WHERE table_type = 'BASE TABLE'"
-            )
-            rows = cur.fetchall()
-    finally:
-        conn.close()
-    total = 0
-    for db, table, count in rows:
-        tid = TableId(str(db), str(table))
-        if not filters.snapshot_table(tid):
-            continue
-        if tables and not any(str(tid) == w or re.fullmatch(w, str(tid)) for w in tables):
-            continue
-        total += int(count)
-    return total

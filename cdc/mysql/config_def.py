@@ -421,12 +421,13 @@ def _define_snapshot(d: ConfigDef) -> None:
     d.define(
         "snapshot.engine",
         S,
-        "local",
-        v.case_insensitive_one_of("local", "spark"),
+        "auto",
+        v.case_insensitive_one_of("auto", "local", "spark"),
         LO,
         "Who reads the initial snapshot: one reader (local), or primary-key chunks read in parallel as "
         "Spark tasks that write the same records to Kafka themselves (spark; needs pyspark on the "
-        "worker, see docs/snapshots.md).",
+        "worker, see docs/snapshots.md); auto: spark when pyspark is installed and the tables are large "
+        "enough for Spark's start-up to pay on the master's cores (the server's row estimate), else local.",
         **s,
     )
     d.define(

@@ -5,7 +5,8 @@ snapshotter/streamer, decides whether to snapshot (``snapshot.mode`` and the sto
 one capture thread. ``poll`` only drains the queue; a failure of the capture thread surfaces there and
 fails the task with its message.
 
-With ``snapshot.engine=spark`` the initial snapshot with data is the parallel engine's
+With ``snapshot.engine=spark`` (or ``auto``, the default, on tables large enough for it to pay,
+:mod:`cdc.mysql.snapshot_engine`) the initial snapshot with data is the parallel engine's
 (:func:`cdc.mysql.spark.connector.spark_snapshot`): its Spark tasks write the records to Kafka themselves
 with the worker's converters and producer settings (from
 :meth:`~cdc.api.connector.SourceTaskContext.worker_client_config`), the schema history is written through
@@ -56,6 +57,7 @@ from cdc.mysql.signals import (
     SignalProcessor,
 )
 from cdc.mysql.snapshot import Snapshotter
+from cdc.mysql.snapshot_engine import resolve_engine
 from cdc.mysql.start_log import configuration_line
 from cdc.mysql.start_plan import resume_offset, start_plan
 from cdc.mysql.streaming import Streamer
@@ -263,8 +265,8 @@ class MySqlSourceTask(SourceTask):
     ) -> None:
         assert self.queue is not None and self.streamer is not None
         try:
-            spark = self.settings.snapshot_engine.lower() == "spark"
-            if plan in ("snapshot", "snapshot_only") and spark:
+            spark = plan in ("snapshot", "snapshot_only") and self._snapshot_on_spark()
+            if spark:
                 result = self._spark_snapshot(schema_events, offset)
                 start = result.offset
                 # The run's own metrics were unregistered at its end: the task's show the snapshot done.
@@ -315,6 +317,15 @@ class MySqlSourceTask(SourceTask):
                     self._lineage_failed = True
                     self.lineage.fail(exc)
                 self.queue.fail(exc)
+
+    def _snapshot_on_spark(self) -> bool:
+        """Whether the initial snapshot's data is read by the Spark engine (``snapshot.engine``; ``auto``
+        chooses by the tables' size and the cores, see :mod:`cdc.mysql.snapshot_engine`)."""
+        assert self.settings is not None
+        choice = resolve_engine(self.settings)
+        if self.settings.snapshot_engine.lower() == "auto":
+            log.info("Snapshot engine: %s (snapshot.engine=auto: %s)", choice.engine, choice.reason)
+        return choice.spark
 
     def _delay_streaming(self) -> bool:
         """``streaming.delay.ms`` after a completed snapshot (Debezium's ``delayStreamingIfNeeded``: not when

@@ -1,7 +1,8 @@
 """Spark settings from a REST user (issue #24): a connector's ``snapshot.spark.conf.*`` reached the Spark
 session the worker creates, and for its first session the driver JVM's command line:
 ``spark.driver.extraJavaOptions=-XX:MaxMetaspaceSize=12m -XX:OnOutOfMemoryError=<command>`` ran the command
-on the worker host (``snapshot.engine=spark``, or ``incremental.snapshot.engine=spark``), and
+on the worker host (``snapshot.engine=spark``, or ``incremental.snapshot.engine=spark``, or the default
+``snapshot.engine=auto`` on a large table), and
 ``spark.pyspark.python`` became ``PYSPARK_PYTHON`` for every later Spark job of every connector.
 
 Against a real standalone worker with basic authentication and the stack's MariaDB: each such key is an
@@ -32,6 +33,7 @@ def test_a_connector_sets_only_the_allowed_spark_keys(
     worker = standalone_worker(tmp_path, kafka, workers)
     spark = {"snapshot.engine": "spark"}
     incremental = {"incremental.snapshot.engine": "spark"}
+    default: dict[str, str] = {}  # snapshot.engine=auto starts Spark on large enough tables
     allowed = {
         "snapshot.spark.conf.spark.executor.memory": "1g",
         "snapshot.spark.conf.spark.sql.shuffle.partitions": "4",
@@ -44,6 +46,9 @@ def test_a_connector_sets_only_the_allowed_spark_keys(
     attacks = [
         (spark, "snapshot.spark.conf.spark.driver.extraJavaOptions", command),
         (incremental, "snapshot.spark.conf.spark.driver.extraJavaOptions", command),
+        (default, "snapshot.spark.conf.spark.driver.extraJavaOptions", command),
+        (default, "snapshot.spark.conf.spark.pyspark.python", "/bin/sh"),
+        (default, "snapshot.spark.master", "spark://127.0.0.1:7077"),
         (spark, "snapshot.spark.conf.spark.executor.extraJavaOptions", command),
         (spark, "snapshot.spark.conf.spark.pyspark.python", "/bin/sh"),
         (spark, "snapshot.spark.conf.spark.pyspark.driver.python", "/bin/sh"),

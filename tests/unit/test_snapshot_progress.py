@@ -3,7 +3,7 @@ the advice on small tables (the B1 threshold)."""
 
 from __future__ import annotations
 
-from cdc.cli.snapshot_guard import SPARK_WORTH_ROWS, built_in_would_be_faster
+from cdc.cli.snapshot_guard import built_in_would_be_faster
 from cdc.history.model import TableId
 from cdc.snapshot.chunks import plan_table
 from cdc.snapshot.progress import Progress
@@ -45,7 +45,6 @@ def test_a_failing_probe_falls_back_to_finished_chunks() -> None:
 
 
 def test_small_tables_get_the_advice_from_b1() -> None:
-    assert 600_000 <= SPARK_WORTH_ROWS <= 700_000  # 10 s of start-up against 48k and 177k rows/s
-    advice = built_in_would_be_faster(200)
-    assert advice is not None and "snapshot.engine=local" in advice and "docs/benchmarks.md, B1" in advice
-    assert built_in_would_be_faster(10_000_000) is None
+    advice = built_in_would_be_faster(200, 2)
+    assert advice is not None and "snapshot.engine=auto" in advice and "docs/benchmarks.md, B1" in advice
+    assert built_in_would_be_faster(10_000_000, 2) is None
