@@ -118,7 +118,8 @@ def connector_config(side: Side, stack: Stack, databases: list[str]) -> dict[str
 
 
 def engine_config(engine: str, workdir: Path) -> dict[str, str]:
-    """cdc's snapshot engine: ``local`` (its default) or ``spark`` (the parallel Spark read, JVM encoders
+    """cdc's snapshot engine: ``local`` (its default, ``snapshot.engine=auto``, which reads the workload's
+    small tables with the local engine) or ``spark`` (the parallel Spark read, JVM encoders
     where a table allows them, on ``local[2]`` with small chunks so that every table spans several)."""
     if engine == "local":
         return {}
