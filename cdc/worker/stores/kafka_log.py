@@ -41,7 +41,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.kafka.produce import produce
-from cdc.worker.stores.topics import TopicSpec, ensure_topic
+from cdc.worker.stores.topics import Backoff, TopicSpec, ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord", "RecordMetadata", "StoreTimeoutError"]
 
@@ -129,9 +129,11 @@ class KafkaBasedLog:
 
     def start(self) -> None:
         deadline = time.monotonic() + self._start_timeout
+        admin_config = {**self._client_config, "client.id": self._client_id}
+        # one admin client (the same settings and id) creates or checks the topic, then asks end offsets
+        self._admin = AdminClient(admin_config)
         if self.spec is not None:
-            admin = {**self._client_config, "client.id": self._client_id}
-            ensure_topic(admin, self.spec, self._start_timeout)
+            ensure_topic(admin_config, self.spec, self._start_timeout, admin=self._admin)
         consumer = Consumer(
             {
                 **self._client_config,
@@ -145,7 +147,6 @@ class KafkaBasedLog:
             }
         )
         self._consumer = consumer
-        self._admin = AdminClient({**self._client_config, "client.id": self._client_id})
         partitions = self._partitions(consumer, deadline)
         self.partition_count = len(partitions)
         with self._cond:
@@ -168,6 +169,7 @@ class KafkaBasedLog:
         log.info("Started KafkaBasedLog for topic %s (%d partitions)", self.topic, self.partition_count)
 
     def _partitions(self, consumer: Consumer, deadline: float) -> list[int]:
+        backoff = Backoff()
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -180,7 +182,7 @@ class KafkaBasedLog:
                     raise StoreTimeoutError(f"Cannot read the metadata of topic {self.topic}: {exc}") from exc
             if remaining <= 0:
                 raise ConnectError(f"Topic {self.topic} does not exist (or has no partitions)")
-            time.sleep(0.2)
+            backoff.sleep(deadline - time.monotonic())
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stopping.set()
@@ -261,6 +263,7 @@ class KafkaBasedLog:
             raise ConnectError(f"KafkaBasedLog for topic {self.topic} is not started")
         deadline = time.monotonic() + timeout
         request = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in list(self._positions)}
+        backoff = Backoff()
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -272,7 +275,8 @@ class KafkaBasedLog:
                 # Leadership moves (a new topic, a restarted broker) are transient: ask again.
                 if remaining <= 0 or not _retriable(exc):
                     raise StoreTimeoutError(f"Cannot read the end offsets of {self.topic}: {exc}") from exc
-                time.sleep(min(0.2, max(0.0, remaining)))
+                log.debug("Asking the end offsets of %s again: %s", self.topic, exc)
+                backoff.sleep(deadline - time.monotonic())
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written to the topic before this call has been passed to the callback."""
