@@ -60,11 +60,18 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
     :mod:`cdc.worker.herder_core`)."""
 
     def start(self) -> None:
-        self.status_store.set_update_listener(self._status_read)
-        self.status_store.start()
-        self.offset_store.start()
-        self.config_store.set_update_listener(self)
-        self.config_store.start()
+        # The membership connects (kafka-python's import and bootstrap) while the stores are read, mostly
+        # waiting on the brokers; it joins the group at the herder thread's first poll, as before.
+        self.membership.connect()
+        try:
+            self.status_store.set_update_listener(self._status_read)
+            self.status_store.start()
+            self.offset_store.start()
+            self.config_store.set_update_listener(self)
+            self.config_store.start()
+        except BaseException:
+            self.membership.stop()
+            raise
         self._thread.start()
 
     def wait_started(self, timeout: float) -> bool:

@@ -42,8 +42,11 @@ HEAVY = (
     "cdc.mysql.connector",
     "cdc.jdbc.connector",
     "cdc.openlineage",
+    "kafka",
 )
-"""Modules (and their sub-modules) a worker must not import until a connector or a request uses them."""
+"""Modules (and their sub-modules) a worker must not import until a connector or a request uses them.
+``kafka`` (kafka-python, the group membership's client) is needed at once, but on the membership's thread
+while the herder reads its stores (``GroupMembership.connect``), not on the main thread's way to REST."""
 
 # What ``cdc distributed`` imports before it talks to Kafka, plus a standalone runtime assembled in full
 # (herder, worker, REST app and server: build_distributed differs only in its stores and membership, which

@@ -50,13 +50,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdc.config.settings import setting, settings_from
-from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator, kafka_python_client
 from cdc.worker.distributed.protocol import Assignment, ConnectorsAndTasks, ConnectProtocol
 from cdc.worker.metrics import RebalanceMetrics
 from cdc.worker.stores.base import ClusterConfigState, ConfigBackingStore, SessionKey, TaskId
+
+if TYPE_CHECKING:
+    # kafka-python (about 250 modules) loads on the membership thread, in :meth:`GroupMembership._connect`,
+    # while the herder reads its stores: not on the path to the worker's first answer over REST.
+    from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator
 
 __all__ = ["GroupMembership", "GroupSettings", "configured_work"]
 
@@ -142,6 +146,7 @@ class GroupMembership:
         self._seen_revision = 0
         self._acked_revision = 0
         self._herder_polls = False
+        self._first_poll = threading.Event()  # the membership thread joins the group once this is set
         self._rejoin_after_ack = False
         self._rejoin_at: float | None = None
         self._unsync_until: float | None = None
@@ -153,11 +158,19 @@ class GroupMembership:
         """Called (from the membership thread) whenever the assignment or the leader changes."""
         self._listener = listener
 
+    def connect(self) -> None:
+        """Connect to the cluster in the background (kafka-python's import, its bootstrap): the herder calls
+        this before it reads its stores, and the group is joined at its first :meth:`poll`."""
+        self.start()
+
     def start(self) -> None:
         """Connect to the cluster and start taking part in the group (in the background)."""
-        if self._thread is not None or self._stopping.is_set():
-            return
-        self._thread = threading.Thread(target=self._run, name=f"group-{self.settings.group_id}", daemon=True)
+        with self._lock:
+            if self._thread is not None or self._stopping.is_set():
+                return
+            self._thread = threading.Thread(
+                target=self._run, name=f"group-{self.settings.group_id}", daemon=True
+            )
         self._thread.start()
 
     def prepare_to_stop(self) -> None:
@@ -188,6 +201,7 @@ class GroupMembership:
     def _halt(self) -> None:
         self._stopping.set()
         self._wakeup.set()
+        self._first_poll.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(30)
@@ -237,6 +251,7 @@ class GroupMembership:
     def poll(self, timeout: float) -> bool:
         # The first poll comes from the herder thread once the config store has been read: join then.
         self.start()
+        self._first_poll.set()
         with self._lock:
             self._herder_polls = True
             # The herder calls poll after the reconciliation that read `_seen_revision` has finished.
@@ -308,6 +323,8 @@ class GroupMembership:
 
     # -- the membership thread ---------------------------------------------------------------------------
     def _connect(self) -> WorkerCoordinator:
+        from cdc.worker.distributed.coordinator import WorkerCoordinator, kafka_python_client
+
         s = self.settings
         client = kafka_python_client(self._client_settings, self._client_id, s.request_timeout_ms)
         return WorkerCoordinator(
@@ -331,6 +348,9 @@ class GroupMembership:
             except Exception as exc:  # keep trying while the cluster is unreachable
                 log.warning("Could not connect to Kafka for group %s: %s", self.settings.group_id, exc)
                 self._stopping.wait(2.0)
+        # Connected ahead of time (connect()): join once the herder has read its config topic and polls.
+        while not self._stopping.is_set() and not self._first_poll.wait(0.5):
+            pass
         while not self._stopping.is_set():
             try:
                 self._turn()
