@@ -49,17 +49,14 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cdc.config.settings import setting, settings_from
+from cdc.worker.distributed.group_settings import GroupSettings
 from cdc.worker.distributed.protocol import Assignment, ConnectorsAndTasks, ConnectProtocol
 from cdc.worker.metrics import RebalanceMetrics
 from cdc.worker.stores.base import ClusterConfigState, ConfigBackingStore, SessionKey, TaskId
 
-if TYPE_CHECKING:
-    # kafka-python (about 250 modules) loads on the membership thread, in :meth:`GroupMembership._connect`,
-    # while the herder reads its stores: not on the path to the worker's first answer over REST.
+if TYPE_CHECKING:  # kafka-python loads on the membership thread (_connect), not on the way to REST
     from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator
 
 __all__ = ["GroupMembership", "GroupSettings", "configured_work"]
@@ -71,33 +68,6 @@ def configured_work(snapshot: ClusterConfigState) -> ConnectorsAndTasks:
     """Every connector and task the config snapshot asks for (what the leader assigns)."""
     connectors = snapshot.connectors()
     return ConnectorsAndTasks.of(connectors, [t for c in connectors for t in snapshot.tasks(c)])
-
-
-@dataclass(frozen=True)
-class GroupSettings:
-    """The worker keys the group uses (parsed ``DISTRIBUTED_DEF`` values); defaults are the keys' own."""
-
-    group_id: str = setting("group.id")
-    connect_protocol: str = setting("connect.protocol", "sessioned")
-    session_timeout_ms: int = setting("session.timeout.ms", 10000)
-    heartbeat_interval_ms: int = setting("heartbeat.interval.ms", 3000)
-    rebalance_timeout_ms: int = setting("rebalance.timeout.ms", 60000)
-    scheduled_rebalance_max_delay_ms: int = setting("scheduled.rebalance.max.delay.ms", 300000)
-    worker_sync_timeout_ms: int = setting("worker.sync.timeout.ms", 3000)
-    worker_unsync_backoff_ms: int = setting("worker.unsync.backoff.ms", 300000)
-    key_generation_algorithm: str = setting("inter.worker.key.generation.algorithm", "HmacSHA256")
-    key_ttl_ms: int = setting("inter.worker.key.ttl.ms", 3600000)
-    # Not declared by DISTRIBUTED_DEF, so a worker file does not set them: the group client's own timings.
-    request_timeout_ms: int = 40000
-    retry_backoff_ms: int = 100
-
-    @property
-    def protocol(self) -> ConnectProtocol:
-        return ConnectProtocol.from_config(self.connect_protocol)
-
-    @classmethod
-    def from_worker(cls, parsed: Mapping[str, Any]) -> GroupSettings:
-        return settings_from(cls, parsed)
 
 
 _KEY_BYTES = {"HmacSHA256": 32, "HmacSHA1": 20, "HmacSHA512": 64}
@@ -146,7 +116,7 @@ class GroupMembership:
         self._seen_revision = 0
         self._acked_revision = 0
         self._herder_polls = False
-        self._first_poll = threading.Event()  # the membership thread joins the group once this is set
+        self._first_poll = threading.Event()  # joins the group once set
         self._rejoin_after_ack = False
         self._rejoin_at: float | None = None
         self._unsync_until: float | None = None
@@ -159,18 +129,14 @@ class GroupMembership:
         self._listener = listener
 
     def connect(self) -> None:
-        """Connect to the cluster in the background (kafka-python's import, its bootstrap): the herder calls
-        this before it reads its stores, and the group is joined at its first :meth:`poll`."""
+        """Connect in the background while the herder reads its stores; join at the first :meth:`poll`."""
         self.start()
 
     def start(self) -> None:
         """Connect to the cluster and start taking part in the group (in the background)."""
-        with self._lock:
-            if self._thread is not None or self._stopping.is_set():
-                return
-            self._thread = threading.Thread(
-                target=self._run, name=f"group-{self.settings.group_id}", daemon=True
-            )
+        if self._thread is not None or self._stopping.is_set():
+            return
+        self._thread = threading.Thread(target=self._run, name=f"group-{self.settings.group_id}", daemon=True)
         self._thread.start()
 
     def prepare_to_stop(self) -> None:
@@ -348,7 +314,7 @@ class GroupMembership:
             except Exception as exc:  # keep trying while the cluster is unreachable
                 log.warning("Could not connect to Kafka for group %s: %s", self.settings.group_id, exc)
                 self._stopping.wait(2.0)
-        # Connected ahead of time (connect()): join once the herder has read its config topic and polls.
+        # connected early (connect): join once the herder, its config read, polls
         while not self._stopping.is_set() and not self._first_poll.wait(0.5):
             pass
         while not self._stopping.is_set():
