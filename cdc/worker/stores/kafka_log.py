@@ -10,7 +10,8 @@ The shape of Kafka Connect's class of the same name, over confluent-kafka (librd
   records read and from partition-EOF events, so compacted gaps and transaction markers at the end of
   a partition do not stall it.
 * The producer uses ``partitioner=murmur2_random`` (Java's placement for keyed records) and no
-  idempotence, as Connect's internal producers do; :meth:`KafkaBasedLog.send` returns a future.
+  idempotence, as Connect's internal producers do, and no linger; :meth:`KafkaBasedLog.send` returns a
+  future.
 
 The consumer's ``group.id`` is required by librdkafka even for assigned partitions; it is the log's
 client id (``<group>-configs`` …), never joined and never committed to, so it cannot disturb the
@@ -159,6 +160,9 @@ class KafkaBasedLog:
                 "partitioner": "murmur2_random",
                 "enable.idempotence": False,
                 "acks": "all",
+                # each write is waited for (a config is read back before the REST answer, a task's RUNNING
+                # before the next step): librdkafka's default 5 ms linger would only delay it
+                "linger.ms": 0,
                 **self._producer_config,
             }
         )
