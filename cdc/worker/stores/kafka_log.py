@@ -335,10 +335,13 @@ class KafkaBasedLog:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise StoreTimeoutError(f"Timed out after {timeout:.1f}s writing to topic {self.topic}")
+            # The reader thread polls this producer too and may serve our delivery first: poll(0.1) then
+            # waited its full 100 ms for a callback that had already run. Short polls look at the futures
+            # again soon (a poll that serves a callback returns at once).
             if producer is not None:
-                producer.poll(min(remaining, 0.1))
+                producer.poll(min(remaining, 0.005))
             else:
-                time.sleep(min(remaining, 0.1))
+                time.sleep(min(remaining, 0.005))
         results = []
         for f in futures:
             exc = f.exception()
