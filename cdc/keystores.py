@@ -26,11 +26,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
-
 from cdc.errors import ConfigError
+
+# ``cryptography`` (about 50 modules) is imported by the functions that read a store, not by this module:
+# every worker imports it (the REST client's TLS), few configure a store.
 
 __all__ = [
     "KeyPair",
@@ -101,6 +100,8 @@ def _load_jks(data: bytes, password: str | None, keys: StoreKeys, location: str,
 
 
 def _load_pkcs12(data: bytes, password: str | None, keys: StoreKeys, location: str) -> Any:
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
     secret = password.encode() if password is not None else None
     try:
         return pkcs12.load_pkcs12(data, secret)
@@ -131,6 +132,9 @@ def store_kind(location: str) -> str:
 
 
 def _pem_certificates(data: bytes, keys: StoreKeys, location: str) -> list[str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError as exc:
@@ -156,6 +160,8 @@ def read_truststore(location: str, password: str | None, keys: StoreKeys) -> str
         for entry in store.private_keys.values():
             pems.extend(_pem_cert(der) for _type, der in entry.cert_chain[:1])
     else:
+        from cryptography.hazmat.primitives import serialization
+
         bundle = _load_pkcs12(data, password, keys, location)
         certs = ([bundle.cert] if bundle.cert is not None else []) + list(bundle.additional_certs)
         pems = [c.certificate.public_bytes(serialization.Encoding.PEM).decode("ascii") for c in certs]
@@ -165,6 +171,8 @@ def read_truststore(location: str, password: str | None, keys: StoreKeys) -> str
 
 
 def _pkcs8(key: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode("ascii")
@@ -172,6 +180,8 @@ def _pkcs8(key: Any) -> str:
 
 def _pem_keypair(data: bytes, password: str | None, keys: StoreKeys, location: str) -> KeyPair:
     # a PEM key store: the certificate chain and the private key in one file (Kafka's ssl.keystore.type=PEM)
+    from cryptography.hazmat.primitives import serialization
+
     try:
         key = serialization.load_pem_private_key(data, password.encode() if password else None)
     except (TypeError, ValueError) as exc:
@@ -192,6 +202,8 @@ def read_keystore(
     ``key_password`` (Kafka's ``ssl.key.password``) opens the key when it differs from the store's password.
     A store with no private key, or with several (we cannot choose the alias the JVM's key manager would),
     is refused."""
+    from cryptography.hazmat.primitives import serialization
+
     data = _read_bytes(location, keys)
     kind = _kind(data)
     if kind == "pem":

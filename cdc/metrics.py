@@ -27,10 +27,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.metrics_core import Metric
+if TYPE_CHECKING:  # prometheus_client is imported by the first scrape, not by a worker's start
+    from prometheus_client.metrics_core import Metric
 
 __all__ = ["REGISTRY", "MetricSource", "MetricsRegistry", "Reading"]
 
@@ -182,6 +182,8 @@ class MetricsRegistry:
 
 def families(readings: Iterable[Reading]) -> Iterator[Metric]:
     """Readings grouped into ``prometheus_client`` metric families, in the order names first appear."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
     grouped: dict[str, Metric] = {}
     for r in readings:
         family = grouped.get(r.name)

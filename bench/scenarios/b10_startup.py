@@ -73,7 +73,8 @@ class WorkerStartupContender(Contender):
                         "topic": f"{group}-file",
                     },
                 )
-                worker.wait_running(f"{group}-source")
+                # asked every 20 ms (both workers): at the default 200 ms the figure moved in 0.2 s steps
+                worker.wait_running(f"{group}-source", interval=0.02)
                 running = time.monotonic() - posted
                 time.sleep(self.scenario.idle_seconds())  # type: ignore[attr-defined]
                 snap = worker.snap()

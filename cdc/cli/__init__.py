@@ -21,6 +21,7 @@ log = logging.getLogger("cdc")
 
 
 def _standalone(args: argparse.Namespace) -> int:
+    gc_settings.pause()  # until tune(): start-up's imports, collected once there
     from cdc.worker.properties import load_connector_config, load_properties
     from cdc.worker.runtime import build_standalone
 
@@ -44,6 +45,7 @@ def _standalone(args: argparse.Namespace) -> int:
 
 
 def _distributed(args: argparse.Namespace) -> int:
+    gc_settings.pause()  # until tune(): start-up's imports, collected once there
     from cdc.worker.properties import load_properties
     from cdc.worker.runtime import build_distributed
 

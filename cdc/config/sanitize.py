@@ -9,6 +9,7 @@ The pattern comes from whoever may create a connector, and the worker matches it
 connector shares: it is matched with the ``regex`` package within :data:`SANITIZE_BUDGET_S` for all the
 keys of one config, the GIL released (as signal patterns are, :mod:`cdc.mysql.incremental.patterns`); a
 pattern that runs out of that budget is taken to match every key (masking too much, never too little).
+``regex`` is imported by the first config that sets the key, not by a worker's start.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import regex
 
 __all__ = [
     "DEBEZIUM_SANITIZE_PATTERN",
@@ -42,6 +41,8 @@ def pattern_error(pattern: str) -> str | None:
     """Why ``pattern`` cannot be a sanitize pattern, or None."""
     if len(pattern) > MAX_PATTERN_CHARS:
         return f"The pattern is longer than {MAX_PATTERN_CHARS} characters"
+    import regex
+
     try:
         regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:
@@ -58,6 +59,8 @@ def sanitized_keys(props: Mapping[str, Any], keys: Iterable[str] | None = None) 
         return set()
     if pattern_error(pattern) is not None:
         return set(names)
+    import regex
+
     compiled = regex.compile(pattern)
     deadline = time.monotonic() + SANITIZE_BUDGET_S
     out: set[str] = set()

@@ -8,23 +8,30 @@
   with its schema-registry client.
 
 Modules are imported lazily by the plugin registry through :data:`PLUGINS`; importing this package
-imports them all, for direct use.
+imports none of them: a name is imported on first use (PEP 562), so that a worker whose
+converters are JSON never loads Avro's (``fastavro``, the schema registry's HTTP client) — a submodule
+such as :mod:`cdc.converters.header_bytes` imports this package first.
 """
 
-from cdc.converters.avro_converter import AvroConverter
-from cdc.converters.header import SimpleHeaderConverter
-from cdc.converters.json_converter import JsonConverter
-from cdc.converters.registry_client import SchemaRegistryClient
-from cdc.converters.simple import (
-    BooleanConverter,
-    ByteArrayConverter,
-    DoubleConverter,
-    FloatConverter,
-    IntegerConverter,
-    LongConverter,
-    ShortConverter,
-    StringConverter,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdc.converters.avro_converter import AvroConverter
+    from cdc.converters.header import SimpleHeaderConverter
+    from cdc.converters.json_converter import JsonConverter
+    from cdc.converters.registry_client import SchemaRegistryClient
+    from cdc.converters.simple import (
+        BooleanConverter,
+        ByteArrayConverter,
+        DoubleConverter,
+        FloatConverter,
+        IntegerConverter,
+        LongConverter,
+        ShortConverter,
+        StringConverter,
+    )
 
 __all__ = [
     "PLUGINS",
@@ -61,3 +68,19 @@ PLUGINS: dict[str, str] = {
     **{name.rpartition(".")[2]: target for name, target in _CLASSES.items()},
 }
 """Every name a user may write (Java FQCN and simple name) → ``module:attribute``."""
+
+_LAZY = {
+    **{target.rpartition(":")[2]: target.partition(":")[0] for target in _CLASSES.values()},
+    "SchemaRegistryClient": "cdc.converters.registry_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # once: later lookups find it without this hook
+    return value

@@ -99,6 +99,7 @@ def lookup_cluster_id(settings: Mapping[str, Any], timeout: float = 30.0) -> str
     :class:`~cdc.api.errors.ConnectError` with Connect's message and librdkafka's reason (``SASL
     authentication error: Authentication failed: Invalid username or password``); so does a timeout.
     """
+    import concurrent.futures
     import time
 
     from confluent_kafka.admin import AdminClient
@@ -111,7 +112,10 @@ def lookup_cluster_id(settings: Mapping[str, Any], timeout: float = 30.0) -> str
     future = admin.describe_cluster(request_timeout=timeout)
     deadline = time.monotonic() + timeout
     while not future.done() and time.monotonic() < deadline:
-        admin.poll(0.1)  # serves error_cb
+        # The answer completes the future from librdkafka's background thread, not through poll: waiting
+        # in poll(0.1) added 100 ms to every worker's start. Wait on the future; poll only serves error_cb.
+        concurrent.futures.wait([future], timeout=0.05)
+        admin.poll(0)
         refused = next((e for e in errors if _authentication_failure(e)), None)
         if refused is not None:
             future.cancel()

@@ -12,15 +12,28 @@ against Java's own vectors and the partitions users saw Connect choose.
 
 from __future__ import annotations
 
-from kafka.partitioner.default import murmur2 as _kafka_python_murmur2
+from collections.abc import Callable
 
 __all__ = ["murmur2", "partition_for", "to_positive"]
+
+_hash: Callable[[bytes], int] | None = None
+
+
+def _kafka_python_murmur2() -> Callable[[bytes], int]:
+    # imported at the first hash: importing kafka-python takes ~250 modules, which the worker loads on its
+    # group membership's thread (cdc.worker.distributed.membership), not on the way to its REST answer
+    global _hash
+    if _hash is None:
+        from kafka.partitioner.default import murmur2 as impl
+
+        _hash = impl
+    return _hash
 
 
 def murmur2(data: bytes) -> int:
     """The 32-bit murmur2 hash of ``data`` as Java computes it (a signed int): kafka-python's (the hash of
     its ``DefaultPartitioner``, unsigned) read as Java's signed int."""
-    h: int = _kafka_python_murmur2(data)
+    h: int = _kafka_python_murmur2()(data)
     return h - (1 << 32) if h & 0x80000000 else h
 
 

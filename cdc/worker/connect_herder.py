@@ -45,6 +45,7 @@ from cdc.worker.stores.base import (
     TargetState,
     TaskId,
 )
+from cdc.worker.stores.startup import start_stores
 from cdc.worker.worker import connector_kind
 
 __all__ = ["KAFKA_COMPAT_VERSION", "ConnectHerder"]
@@ -60,11 +61,16 @@ class ConnectHerder(HerderStatus, Reconciler, OffsetsApi, Herder):
     :mod:`cdc.worker.herder_core`)."""
 
     def start(self) -> None:
+        # The membership connects (kafka-python's import and bootstrap) while the stores are read, mostly
+        # waiting on the brokers; it joins the group at the herder thread's first poll, as before.
+        self.membership.connect()
         self.status_store.set_update_listener(self._status_read)
-        self.status_store.start()
-        self.offset_store.start()
         self.config_store.set_update_listener(self)
-        self.config_store.start()
+        try:
+            start_stores([self.status_store, self.offset_store, self.config_store])
+        except BaseException:
+            self.membership.stop()
+            raise
         self._thread.start()
 
     def wait_started(self, timeout: float) -> bool:

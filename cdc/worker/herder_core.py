@@ -65,6 +65,8 @@ class HerderCore:
         self.settings = self.worker.settings
         self.worker_id = self.worker.worker_id
         self._wake = threading.Event()
+        # notified with _wake: a request waiting for the group's leader (_require_leader) looks again at once
+        self._woken = threading.Condition()
         self._stopping = threading.Event()
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
@@ -80,6 +82,8 @@ class HerderCore:
 
     def wake(self) -> None:
         self._wake.set()
+        with self._woken:
+            self._woken.notify_all()
 
     def _snapshot(self) -> ClusterConfigState:
         return self.config_store.snapshot()
@@ -101,7 +105,10 @@ class HerderCore:
             and not self._stopping.is_set()
             and time.monotonic() < deadline
         ):
-            time.sleep(0.05)
+            # the membership wakes the herder when the leader changes; 50 ms bounds a missed notification
+            with self._woken:
+                if self.membership.leader_url() is None:
+                    self._woken.wait(0.05)
         if not self.membership.is_leader():
             raise NotLeaderError(
                 "This worker is not able to communicate with the leader of the cluster, "

@@ -37,6 +37,11 @@ class Membership(Protocol):
         """The connectors and tasks this worker should run now."""
         ...
 
+    def connect(self) -> None:
+        """Start connecting to the cluster (in the background) while the herder reads its stores; the group
+        is joined at the first :meth:`poll`. Nothing in a cluster of one."""
+        ...
+
     def poll(self, timeout: float) -> bool:
         """Drive membership (heartbeats, rebalances); True if the assignment may have changed."""
         ...
@@ -89,6 +94,9 @@ class SoloMembership:
 
     def poll(self, timeout: float) -> bool:
         return False
+
+    def connect(self) -> None:
+        pass
 
     def prepare_to_stop(self) -> None:
         pass

@@ -21,3 +21,16 @@ def test_tune_freezes_start_up_and_raises_the_young_threshold() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_pause_stops_automatic_collection_until_tune() -> None:
+    before = gc.get_threshold()
+    try:
+        gc_settings.pause()
+        assert not gc.isenabled()
+        gc_settings.tune()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -49,14 +49,15 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cdc.config.settings import setting, settings_from
-from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator, kafka_python_client
+from cdc.worker.distributed.group_settings import GroupSettings
 from cdc.worker.distributed.protocol import Assignment, ConnectorsAndTasks, ConnectProtocol
 from cdc.worker.metrics import RebalanceMetrics
 from cdc.worker.stores.base import ClusterConfigState, ConfigBackingStore, SessionKey, TaskId
+
+if TYPE_CHECKING:  # kafka-python loads on the membership thread (_connect), not on the way to REST
+    from cdc.worker.distributed.coordinator import JoinResult, WorkerCoordinator
 
 __all__ = ["GroupMembership", "GroupSettings", "configured_work"]
 
@@ -67,33 +68,6 @@ def configured_work(snapshot: ClusterConfigState) -> ConnectorsAndTasks:
     """Every connector and task the config snapshot asks for (what the leader assigns)."""
     connectors = snapshot.connectors()
     return ConnectorsAndTasks.of(connectors, [t for c in connectors for t in snapshot.tasks(c)])
-
-
-@dataclass(frozen=True)
-class GroupSettings:
-    """The worker keys the group uses (parsed ``DISTRIBUTED_DEF`` values); defaults are the keys' own."""
-
-    group_id: str = setting("group.id")
-    connect_protocol: str = setting("connect.protocol", "sessioned")
-    session_timeout_ms: int = setting("session.timeout.ms", 10000)
-    heartbeat_interval_ms: int = setting("heartbeat.interval.ms", 3000)
-    rebalance_timeout_ms: int = setting("rebalance.timeout.ms", 60000)
-    scheduled_rebalance_max_delay_ms: int = setting("scheduled.rebalance.max.delay.ms", 300000)
-    worker_sync_timeout_ms: int = setting("worker.sync.timeout.ms", 3000)
-    worker_unsync_backoff_ms: int = setting("worker.unsync.backoff.ms", 300000)
-    key_generation_algorithm: str = setting("inter.worker.key.generation.algorithm", "HmacSHA256")
-    key_ttl_ms: int = setting("inter.worker.key.ttl.ms", 3600000)
-    # Not declared by DISTRIBUTED_DEF, so a worker file does not set them: the group client's own timings.
-    request_timeout_ms: int = 40000
-    retry_backoff_ms: int = 100
-
-    @property
-    def protocol(self) -> ConnectProtocol:
-        return ConnectProtocol.from_config(self.connect_protocol)
-
-    @classmethod
-    def from_worker(cls, parsed: Mapping[str, Any]) -> GroupSettings:
-        return settings_from(cls, parsed)
 
 
 _KEY_BYTES = {"HmacSHA256": 32, "HmacSHA1": 20, "HmacSHA512": 64}
@@ -142,6 +116,7 @@ class GroupMembership:
         self._seen_revision = 0
         self._acked_revision = 0
         self._herder_polls = False
+        self._first_poll = threading.Event()  # joins the group once set
         self._rejoin_after_ack = False
         self._rejoin_at: float | None = None
         self._unsync_until: float | None = None
@@ -152,6 +127,10 @@ class GroupMembership:
     def set_listener(self, listener: Callable[[], None]) -> None:
         """Called (from the membership thread) whenever the assignment or the leader changes."""
         self._listener = listener
+
+    def connect(self) -> None:
+        """Connect in the background while the herder reads its stores; join at the first :meth:`poll`."""
+        self.start()
 
     def start(self) -> None:
         """Connect to the cluster and start taking part in the group (in the background)."""
@@ -188,6 +167,7 @@ class GroupMembership:
     def _halt(self) -> None:
         self._stopping.set()
         self._wakeup.set()
+        self._first_poll.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(30)
@@ -237,6 +217,7 @@ class GroupMembership:
     def poll(self, timeout: float) -> bool:
         # The first poll comes from the herder thread once the config store has been read: join then.
         self.start()
+        self._first_poll.set()
         with self._lock:
             self._herder_polls = True
             # The herder calls poll after the reconciliation that read `_seen_revision` has finished.
@@ -308,6 +289,8 @@ class GroupMembership:
 
     # -- the membership thread ---------------------------------------------------------------------------
     def _connect(self) -> WorkerCoordinator:
+        from cdc.worker.distributed.coordinator import WorkerCoordinator, kafka_python_client
+
         s = self.settings
         client = kafka_python_client(self._client_settings, self._client_id, s.request_timeout_ms)
         return WorkerCoordinator(
@@ -331,6 +314,9 @@ class GroupMembership:
             except Exception as exc:  # keep trying while the cluster is unreachable
                 log.warning("Could not connect to Kafka for group %s: %s", self.settings.group_id, exc)
                 self._stopping.wait(2.0)
+        # connected early (connect): join once the herder, its config read, polls
+        while not self._stopping.is_set() and not self._first_poll.wait(0.5):
+            pass
         while not self._stopping.is_set():
             try:
                 self._turn()

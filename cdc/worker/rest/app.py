@@ -89,6 +89,6 @@ def create_app(
         loggers or Loggers(),
     )
     app.state.admin_ports = set()
-    app.state.metrics = metrics.exposition(worker_metrics)
+    app.state.metrics = metrics.Exposition(worker_metrics)
     app.state.status_view = StatusView(herder, lambda: metrics.readings(worker_metrics))
     return app

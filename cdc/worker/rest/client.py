@@ -10,36 +10,41 @@ from __future__ import annotations
 
 import ssl
 import threading
-from typing import Any
-
-import requests
-from requests.adapters import HTTPAdapter
+from typing import TYPE_CHECKING, Any
 
 from cdc.worker.rest.settings import RestSettings, SslSettings
-from cdc.worker.rest.tls import client_context
+
+if TYPE_CHECKING:  # requests (and urllib3, charset_normalizer, idna) load with the first peer request
+    import requests
+    from requests.adapters import HTTPAdapter
 
 __all__ = ["PeerClient", "peer_client", "set_peer_client"]
 
 
-class _TlsAdapter(HTTPAdapter):
-    """requests with our SSLContext, and without requests adding certifi's CAs to it."""
+def _tls_adapter(context: ssl.SSLContext) -> HTTPAdapter:
+    from requests.adapters import HTTPAdapter
 
-    def __init__(self, context: ssl.SSLContext) -> None:
-        self._context = context
-        super().__init__()
+    class _TlsAdapter(HTTPAdapter):
+        """requests with our SSLContext, and without requests adding certifi's CAs to it."""
 
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["ssl_context"] = self._context
-        super().init_poolmanager(*args, **kwargs)
+        def __init__(self, context: ssl.SSLContext) -> None:
+            self._context = context
+            super().__init__()
 
-    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
-        kwargs["ssl_context"] = self._context
-        return super().proxy_manager_for(proxy, **kwargs)
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["ssl_context"] = self._context
+            super().init_poolmanager(*args, **kwargs)
 
-    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
-        conn.cert_reqs = "CERT_REQUIRED"
-        conn.ca_certs = None
-        conn.ca_cert_dir = None
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+            kwargs["ssl_context"] = self._context
+            return super().proxy_manager_for(proxy, **kwargs)
+
+        def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+            conn.cert_reqs = "CERT_REQUIRED"
+            conn.ca_certs = None
+            conn.ca_cert_dir = None
+
+    return _TlsAdapter(context)
 
 
 class PeerClient:
@@ -58,12 +63,16 @@ class PeerClient:
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
+            import requests
+
             session = requests.Session()
             session.trust_env = False  # peers are reached directly, not through a user's proxy settings
             if self._ssl is not None:
                 if self._context is None:
+                    from cdc.worker.rest.tls import client_context
+
                     self._context = client_context(self._ssl)
-                session.mount("https://", _TlsAdapter(self._context))
+                session.mount("https://", _tls_adapter(self._context))
             self._local.session = session
         return session
 

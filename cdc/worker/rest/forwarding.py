@@ -28,7 +28,6 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-import requests
 from starlette.requests import Request
 
 from cdc.worker.errors import NotAssignedError, NotLeaderError, RebalanceNeededError
@@ -52,8 +51,6 @@ _RAW = object()
 _CONNECT_TIMEOUT_S = 5.0  # a peer that does not even accept the connection within this is unreachable
 _FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 1.0
-# Errors of the connection itself: the target did not answer (a dead worker), as opposed to its answer.
-_UNREACHABLE = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
 class TargetUnreachable(RestError):
@@ -86,6 +83,10 @@ def forward_request(
 ) -> Forwarded:
     """``method path`` on ``base_url``: its 2xx as :class:`Forwarded`, its error as :class:`RestError` with
     its status and message; :class:`TargetUnreachable` when it did not answer."""
+    import requests  # here, not at the top: a worker that never forwards does not load it
+
+    # Errors of the connection itself: the target did not answer (a dead worker), as opposed to its answer.
+    unreachable = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
     url = base_url.rstrip("/") + path
     log.debug("Forwarding request %s %s %s", method, url, query)
     try:
@@ -94,7 +95,7 @@ def forward_request(
         )
     except requests.exceptions.SSLError as e:  # reached, but refused by TLS: no rebalance will cure that
         raise RestError(500, f"IO Error trying to forward REST request: {e}") from None
-    except _UNREACHABLE as e:
+    except unreachable as e:
         # The leader (or owner) is unreachable: typically it just died and the group has not yet
         # noticed. That is a rebalance in the making: HerderCaller waits for it, then answers what
         # Connect answers during a rebalance (409, retry later) rather than a 500 for an I/O error.

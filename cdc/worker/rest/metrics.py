@@ -6,28 +6,26 @@ and every source the connectors registered in :data:`cdc.metrics.REGISTRY` (Debe
 the JDBC source's), and the process' own as every Prometheus client library exports them
 (``process_cpu_seconds_total``, ``process_resident_memory_bytes``, ``process_open_fds``,
 ``process_start_time_seconds``… and ``python_info``), which the JVM's agent gives for a Java worker.
-``prometheus_client`` writes the text (types, HELP, label escaping).
+``prometheus_client`` writes the text (types, HELP, label escaping); it is imported, and the registry
+built, by the first scrape (a worker that is never scraped does not load it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    PlatformCollector,
-    ProcessCollector,
-    generate_latest,
-)
-from prometheus_client.metrics_core import Metric
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from cdc.metrics import REGISTRY, MetricSource, Reading, families
 
-__all__ = ["exposition", "readings", "routes"]
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import Metric
+
+__all__ = ["Exposition", "exposition", "readings", "routes"]
 
 
 class _Collector:
@@ -47,6 +45,8 @@ def readings(own: MetricSource | None) -> Iterator[Reading]:
 
 def exposition(own: MetricSource | None) -> CollectorRegistry:
     """A ``prometheus_client`` registry over ``own``, the connectors' sources and this process."""
+    from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
+
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(own))
     ProcessCollector(registry=registry)
@@ -54,9 +54,24 @@ def exposition(own: MetricSource | None) -> CollectorRegistry:
     return registry
 
 
+class Exposition:
+    """What ``app.state.metrics`` holds: :func:`exposition`'s registry, built on first use."""
+
+    def __init__(self, own: MetricSource | None) -> None:
+        self.own = own
+        self._registry: CollectorRegistry | None = None
+
+    def registry(self) -> CollectorRegistry:
+        if self._registry is None:  # the event loop's thread only: no lock needed
+            self._registry = exposition(self.own)
+        return self._registry
+
+
 async def metrics(request: Request) -> Response:
-    registry: CollectorRegistry = request.app.state.metrics
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    lazy: Exposition = request.app.state.metrics
+    return Response(generate_latest(lazy.registry()), media_type=CONTENT_TYPE_LATEST)
 
 
 routes = [Route("/metrics", metrics, methods=["GET"])]

@@ -10,7 +10,8 @@ The shape of Kafka Connect's class of the same name, over confluent-kafka (librd
   records read and from partition-EOF events, so compacted gaps and transaction markers at the end of
   a partition do not stall it.
 * The producer uses ``partitioner=murmur2_random`` (Java's placement for keyed records) and no
-  idempotence, as Connect's internal producers do; :meth:`KafkaBasedLog.send` returns a future.
+  idempotence, as Connect's internal producers do, and no linger; :meth:`KafkaBasedLog.send` returns a
+  future.
 
 The consumer's ``group.id`` is required by librdkafka even for assigned partitions; it is the log's
 client id (``<group>-configs`` …), never joined and never committed to, so it cannot disturb the
@@ -41,7 +42,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from cdc.api.errors import ConnectError, RetriableError
 from cdc.kafka.produce import produce
-from cdc.worker.stores.topics import TopicSpec, ensure_topic
+from cdc.worker.stores.topics import Backoff, TopicSpec, ensure_topic
 
 __all__ = ["KafkaBasedLog", "LogRecord", "RecordMetadata", "StoreTimeoutError"]
 
@@ -129,9 +130,11 @@ class KafkaBasedLog:
 
     def start(self) -> None:
         deadline = time.monotonic() + self._start_timeout
+        admin_config = {**self._client_config, "client.id": self._client_id}
+        # one admin client (the same settings and id) creates or checks the topic, then asks end offsets
+        self._admin = AdminClient(admin_config)
         if self.spec is not None:
-            admin = {**self._client_config, "client.id": self._client_id}
-            ensure_topic(admin, self.spec, self._start_timeout)
+            ensure_topic(admin_config, self.spec, self._start_timeout, admin=self._admin)
         consumer = Consumer(
             {
                 **self._client_config,
@@ -145,7 +148,6 @@ class KafkaBasedLog:
             }
         )
         self._consumer = consumer
-        self._admin = AdminClient({**self._client_config, "client.id": self._client_id})
         partitions = self._partitions(consumer, deadline)
         self.partition_count = len(partitions)
         with self._cond:
@@ -158,6 +160,9 @@ class KafkaBasedLog:
                 "partitioner": "murmur2_random",
                 "enable.idempotence": False,
                 "acks": "all",
+                # each write is waited for (a config is read back before the REST answer, a task's RUNNING
+                # before the next step): librdkafka's default 5 ms linger would only delay it
+                "linger.ms": 0,
                 **self._producer_config,
             }
         )
@@ -168,6 +173,7 @@ class KafkaBasedLog:
         log.info("Started KafkaBasedLog for topic %s (%d partitions)", self.topic, self.partition_count)
 
     def _partitions(self, consumer: Consumer, deadline: float) -> list[int]:
+        backoff = Backoff()
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -180,7 +186,7 @@ class KafkaBasedLog:
                     raise StoreTimeoutError(f"Cannot read the metadata of topic {self.topic}: {exc}") from exc
             if remaining <= 0:
                 raise ConnectError(f"Topic {self.topic} does not exist (or has no partitions)")
-            time.sleep(0.2)
+            backoff.sleep(deadline - time.monotonic())
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stopping.set()
@@ -261,6 +267,7 @@ class KafkaBasedLog:
             raise ConnectError(f"KafkaBasedLog for topic {self.topic} is not started")
         deadline = time.monotonic() + timeout
         request = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in list(self._positions)}
+        backoff = Backoff()
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -272,7 +279,8 @@ class KafkaBasedLog:
                 # Leadership moves (a new topic, a restarted broker) are transient: ask again.
                 if remaining <= 0 or not _retriable(exc):
                     raise StoreTimeoutError(f"Cannot read the end offsets of {self.topic}: {exc}") from exc
-                time.sleep(min(0.2, max(0.0, remaining)))
+                log.debug("Asking the end offsets of %s again: %s", self.topic, exc)
+                backoff.sleep(deadline - time.monotonic())
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written to the topic before this call has been passed to the callback."""
@@ -327,10 +335,13 @@ class KafkaBasedLog:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise StoreTimeoutError(f"Timed out after {timeout:.1f}s writing to topic {self.topic}")
+            # The reader thread polls this producer too and may serve our delivery first: poll(0.1) then
+            # waited its full 100 ms for a callback that had already run. Short polls look at the futures
+            # again soon (a poll that serves a callback returns at once).
             if producer is not None:
-                producer.poll(min(remaining, 0.1))
+                producer.poll(min(remaining, 0.005))
             else:
-                time.sleep(min(remaining, 0.1))
+                time.sleep(min(remaining, 0.005))
         results = []
         for f in futures:
             exc = f.exception()
