@@ -59,7 +59,9 @@ class SteadyBinlog(SteadyContender):
 
     def natural_lag_ms(self) -> float:
         # a caught-up connector holds events up to poll.interval.ms (Debezium's ChangeEventQueue)
-        return max(1000.0, 2.0 * float(self.ctx.options.get("binlog_poll", "500")))
+        ours = self.case.params.get("cdc_poll_ms") if self.case is not None and self.role == "ours" else None
+        poll = float(ours if ours is not None else self.ctx.options.get("binlog_poll", "500"))
+        return max(1000.0, 2.0 * poll)
 
     def extra_topics(self, prefix: str) -> list[str]:
         # the schema history, the server's topic and ours' heartbeat topic, as B3 cleans them up
@@ -71,6 +73,12 @@ class SteadyBinlog(SteadyContender):
         config = self.inner.connector_config(here, prefix, stack)
         if self.ctx.options.get("binlog_poll"):  # the same for ours and Debezium (default 500 ms both)
             config["poll.interval.ms"] = self.ctx.options["binlog_poll"]
+        if self.role == "ours":  # the trade-off curve: ours' latency budget and producer linger
+            poll = self.case.params.get("cdc_poll_ms") if self.case is not None else None
+            if poll is not None:
+                config["poll.interval.ms"] = str(poll)
+            if self.ctx.options.get("cdc_linger"):
+                config["producer.override.linger.ms"] = self.ctx.options["cdc_linger"]
         if self.ctx.options.get("start", "offset") == "no_data":
             config["snapshot.mode"] = "no_data"
             worker.create_connector(name, config)

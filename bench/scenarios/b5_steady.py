@@ -14,7 +14,10 @@ must reach the consumer, or it is missing); ``insert_every=5`` (1 change in 5 is
 binlog connectors' ``poll.interval.ms``, the same for both; unset, both run at their default of 500 ms,
 which Debezium 3.5 waits out whenever fewer than ``max.batch.size`` (2048) events are queued: its
 ``ChangeEventQueue.poll`` returns on a full batch or on that timer, so at these rates its latency is
-mostly that wait); ``dump=1`` (write every measured change's times to
+mostly that wait); ``cdc_polls=0,5,20,50,200`` (ours' ``poll.interval.ms`` only, one case per rate and
+value, keyed ``r<rate>-p<ms>``: the latency/CPU trade-off curve; give ``--only cdc`` and run Debezium once
+at its default beside it); ``cdc_linger=N`` (ours' ``producer.override.linger.ms``; unset, the worker's
+default of 5 ms); ``dump=1`` (write every measured change's times to
 ``<workdir>/b5/<topic>.latency.tsv``; give ``--workdir`` to keep it); ``seed``; ``fresh=1`` (reload the
 table); ``keep=1`` (keep the topics).
 
@@ -218,6 +221,12 @@ class B5Steady(Scenario):
     def rates(self) -> list[int]:
         return [int(float(r)) for r in self.option("rates", "100,1000,3000").split(",") if r.strip()]
 
+    def cdc_polls(self) -> list[int | None]:
+        """Ours' ``poll.interval.ms`` per case (``cdc_polls``); [None]: the connector's own (or
+        ``binlog_poll``)."""
+        given = [int(float(p)) for p in self.option("cdc_polls", "").split(",") if p.strip()]
+        return list(given) if given else [None]
+
     def cases(self) -> list[Case]:
         n, every = self.rows(), self.insert_every
         short = (
@@ -228,13 +237,16 @@ class B5Steady(Scenario):
         mix = f"1 change in {every} an INSERT" if every > 0 else "UPDATEs only"
         return [
             Case(
-                f"r{rate}",
+                f"r{rate}" if poll is None else f"r{rate}-p{poll}",
                 f"{rate:,} changes/s for {self.duration:g} s measured (after at least {self.warmup:g} s of "
                 "warm-up, until caught up)"
-                f"{short}; dataset A, {n:,} rows; {mix}",
-                {"rate": rate, "duration_s": self.duration, "warmup_min_s": self.warmup},
+                f"{short}; dataset A, {n:,} rows; {mix}"
+                + ("" if poll is None else f"; ours at poll.interval.ms={poll}"),
+                {"rate": rate, "duration_s": self.duration, "warmup_min_s": self.warmup}
+                | ({} if poll is None else {"cdc_poll_ms": poll}),
             )
             for rate in self.rates()
+            for poll in self.cdc_polls()
         ]
 
     # ------------------------------------------------------------------------------------------ prepare
@@ -498,7 +510,11 @@ class SteadyContender(Contender):
 
     # ---------------------------------------------------------------------------------------------- run
 
+    case: Case | None = None
+    """The case :meth:`run` is running (its ``cdc_poll_ms``, if any, is ours' ``poll.interval.ms``)."""
+
     def run(self, case: Case, run: int) -> Sample:
+        self.case = case
         b5 = self.steady
         stack = Stack(self.ctx.repo)
         rate = int(case.params["rate"])

@@ -70,3 +70,80 @@ def test_poll_with_a_failure_returns_what_it_holds_first() -> None:
         assert str(exc) == "producer"
     else:
         raise AssertionError("the failure was not raised")
+
+
+class _CountingCondition(threading.Condition):
+    """A condition that counts how often a waiter went to sleep on it (each wake-up starts a new wait)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        return super().wait(timeout)
+
+
+@pytest.mark.honours("max.batch.size")
+def test_a_waiting_poll_is_woken_by_a_full_batch_not_by_every_record() -> None:
+    """As Debezium's doEnqueue signals the poller only on a full batch: one record at a time (the binlog's
+    single-row transactions) does not wake the poll per record to go back to sleep."""
+    queue = ChangeEventQueue(max_size=1000, max_batch=50)
+    counting = _CountingCondition()
+    queue._cond = counting
+    stopping = threading.Event()
+
+    def feed() -> None:
+        for i in range(60):
+            queue.put_all([i], stopping)
+            time.sleep(0.002)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    batch = queue.poll(5.0)
+    feeder.join(5)
+    assert batch == list(range(50))  # returned on the full batch, long before the interval
+    assert counting.waits <= 2  # woken once, by the full batch (the old queue woke it per record)
+    assert queue.poll(0.05) == list(range(50, 60))
+
+
+@pytest.mark.honours("poll.interval.ms")
+def test_a_short_interval_does_not_return_empty_polls_while_nothing_comes() -> None:
+    """poll.interval.ms under 500 ms bounds how long records wait for a batch; with nothing queued the poll
+    waits (up to 500 ms) for the first record and returns it at once, instead of spinning on empty polls."""
+    queue = ChangeEventQueue(max_size=100, max_batch=10)
+    stopping = threading.Event()
+    started = time.monotonic()
+    assert queue.poll(0.0) == []  # nothing came: empty after the idle wait, not at once
+    assert time.monotonic() - started >= 0.45
+    late = threading.Timer(0.1, lambda: queue.put_all([1], stopping))
+    late.start()
+    started = time.monotonic()
+    assert queue.poll(0.0) == [1]
+    assert 0.05 < time.monotonic() - started < 0.4  # the first record returned as soon as it came
+    late.join()
+    assert queue.put_all([2, 3], stopping)
+    started = time.monotonic()
+    assert queue.poll(0.0) == [2, 3]  # records already there: at once, as Debezium's
+    assert time.monotonic() - started < 0.1
+
+
+def test_the_default_interval_still_returns_an_empty_poll_when_it_ends() -> None:
+    queue = ChangeEventQueue(max_size=100, max_batch=10)
+    started = time.monotonic()
+    assert queue.poll(0.6) == []
+    assert 0.55 <= time.monotonic() - started < 1.5
+
+
+def test_a_full_queue_wakes_the_poll_even_below_a_batch() -> None:
+    """max.queue.size under max.batch.size: the queue fills before a batch does; the poll is woken each time
+    it fills (the capture thread is about to wait for room), not left to sleep out its interval."""
+    queue = ChangeEventQueue(max_size=4, max_batch=10)
+    stopping = threading.Event()
+    writer = threading.Thread(target=lambda: queue.put_all(list(range(12)), stopping))
+    started = time.monotonic()
+    writer.start()
+    assert queue.poll(3.0) == list(range(10))  # three queuefuls, each handed over as it filled
+    assert time.monotonic() - started < 2.5
+    writer.join(5)
+    assert queue.poll(0.1) == [10, 11]
