@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--password", default="cdc")
     parser.add_argument("--convert", action="store_true", help="also JSON-convert key and value")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--ssl-mode", default="disabled", help="database.ssl.mode (B3 runs disabled)")
     args = parser.parse_args()
 
     state = Path.home() / ".cache" / "cdc" / "bench" / f"b3-{args.case}.json"
@@ -71,6 +72,7 @@ def main() -> None:
         "database.port": args.port,
         "database.user": args.user,
         "database.password": args.password,
+        "database.ssl.mode": args.ssl_mode,  # B3's contender config: the loopback stream in plain text
         "database.server.id": str(random.randrange(7400, 8400)),
         "topic.prefix": PREFIX,
         "database.include.list": db,
