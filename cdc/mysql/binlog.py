@@ -51,7 +51,7 @@ __all__ = ["READ_BUFFER", "BinlogReader"]
 
 MAX_PACKET_LEN = 2**24 - 1
 READ_BUFFER = 256 * 1024
-"""Bytes the stream connection's reader takes from the socket at most per ``recv`` (see ``_widen_read_buffer``)."""
+"""The stream connection's read buffer: at most this many bytes per ``recv`` (see ``_widen_read_buffer``)."""
 _COM_BINLOG_DUMP = 0x12
 _SEND_ANNOTATE_ROWS = 0x02
 _HEADER = struct.Struct("<xIBIIIH")  # OK byte, timestamp, type, server id, event size, next position, flags

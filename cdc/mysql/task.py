@@ -416,11 +416,10 @@ class MySqlSourceTask(SourceTask):
         batch = self.queue.poll(self.poll_timeout)
         if not batch:
             return None
+        context, heartbeats = self._context_headers, self._heartbeat_topic
         for record in batch:
-            if record.topic == self._heartbeat_topic:
-                continue
-            for header in self._context_headers:
-                record.headers.add_header(header)
+            if record.topic != heartbeats:
+                record.headers.extend(context)
         return batch
 
     def progress(self) -> Mapping[str, Any]:
