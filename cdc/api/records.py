@@ -64,6 +64,11 @@ class Headers:
         self._items.append(header)
         return self
 
+    def extend(self, headers: list[Header]) -> Headers:
+        """Add ``headers`` (immutable ``Header`` objects) at the end, in their order."""
+        self._items.extend(headers)
+        return self
+
     def last_with_name(self, key: str) -> Header | None:
         for h in reversed(self._items):
             if h.key == key:

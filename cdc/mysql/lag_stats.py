@@ -42,12 +42,16 @@ class LagStatistics:
 
     def record(self, lag_ms: int, count: int = 1) -> None:
         """``count`` change events ``lag_ms`` behind the source."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: this runs per binlog event, and the context manager costs as much
+        try:
             self.count += count
             self.total += lag_ms * count
-            if self.min is None or lag_ms < self.min:
+            low = self.min
+            if low is None or lag_ms < low:
                 self.min = lag_ms
-            if self.max is None or lag_ms > self.max:
+            high = self.max
+            if high is None or lag_ms > high:
                 self.max = lag_ms
             if not self.quantiles:
                 return
@@ -59,7 +63,10 @@ class LagStatistics:
                 else:
                     index = math.ceil(math.log(lag_ms) / _LOG_GAMMA)
                     self._last_lag, self._last_index = lag_ms, index
-                self._buckets[index] = self._buckets.get(index, 0) + count
+                buckets = self._buckets
+                buckets[index] = buckets.get(index, 0) + count
+        finally:
+            lock.release()
 
     @property
     def average(self) -> float | None:

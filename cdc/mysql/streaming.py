@@ -258,9 +258,10 @@ class Streamer:
         self.maps_seen = reader.table_maps_read
         self.metrics.connected = True
         self.file, self.next_pos = start.file, start.pos
+        handlers = self._handlers  # _dispatch, inlined: this loop runs for every binlog event
         try:
             for event in self._events(reader):
-                self._dispatch(event)
+                handlers[type(event)](event)
                 # after handling it, as Debezium's onEvent (rotate, heartbeat, annotate events have a
                 # timestamp of 0: no time)
                 if event.timestamp:
@@ -414,7 +415,8 @@ class Streamer:
             self._emit(records)
 
     def _rows(self, event: Rows) -> None:
-        maps = self._maps_read()
+        binlog = self.binlog
+        maps = binlog.table_maps_read if binlog is not None else 0  # _maps_read, inlined
         if not self.in_tx:  # a row event outside BEGIN…COMMIT (non-transactional table)
             self.in_tx = True
             self.tx_start = self.event_start

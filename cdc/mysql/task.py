@@ -436,11 +436,10 @@ class MySqlSourceTask(SourceTask):
         batch = self.queue.poll(self.poll_timeout)
         if not batch:
             return None
+        context, headerless = self._context_headers, self._headerless
         for record in batch:
-            if record.topic in self._headerless:
-                continue
-            for header in self._context_headers:
-                record.headers.add_header(header)
+            if record.topic not in headerless:
+                record.headers.extend(context)
         return batch
 
     def progress(self) -> Mapping[str, Any]:

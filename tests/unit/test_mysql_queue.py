@@ -147,3 +147,22 @@ def test_a_full_queue_wakes_the_poll_even_below_a_batch() -> None:
     assert time.monotonic() - started < 2.5
     writer.join(5)
     assert queue.poll(0.1) == [10, 11]
+
+
+def test_records_wait_in_the_queue_until_a_batch_is_there() -> None:
+    """The poller is not woken (and does not take records one put at a time) before ``max.batch.size``
+    records are there: single-row transactions cost the capture thread a wake-up each otherwise."""
+    queue = ChangeEventQueue(max_size=100, max_batch=3)
+    stopping = threading.Event()
+    got: list[list[int]] = []
+    poller = threading.Thread(target=lambda: got.append(queue.poll(5.0)))
+    poller.start()
+    for i in range(2):
+        assert queue.put_all([i], stopping)
+        time.sleep(0.05)
+    assert len(queue) == 2 and poller.is_alive()  # still queued: nothing woke the poller for them
+    started = time.monotonic()
+    assert queue.put_all([2, 3], stopping)
+    poller.join(5)
+    assert got == [[0, 1, 2]] and time.monotonic() - started < 2.0  # woken by the full batch
+    assert queue.poll(0.1) == [3]
