@@ -27,11 +27,11 @@ import re
 from typing import Any
 
 from bench.compat.compare import (
-    _MAP_ENTRY,
     SIGNAL_TOPIC,
     Captured,
     Difference,
     _flagged,
+    _java_map,
     _shape,
     _streaming_value,
     _text,
@@ -49,10 +49,6 @@ _CONNECT = re.compile(
 )
 _CDC = re.compile(r"record topic=(\S*) partition=(\{[^{}]*\}) offset=")
 _JSON = json.JSONDecoder()
-
-
-def _java_map(text: str) -> dict[str, str]:
-    return dict(part.split("=", 1) for part in _MAP_ENTRY.split(text) if "=" in part)
 
 
 def connect_traced(log: str, prefix: str) -> Traced:
